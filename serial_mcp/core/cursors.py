@@ -1,0 +1,56 @@
+"""Read cursors: named positions in a connection's RX stream.
+
+``default`` is shared; any other name is created on first use, so two agents (or tasks) each get
+every byte. A cursor also carries the frame decoder state of framed reads, so a frame torn across
+two reads is decoded whole on the next one.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from serial_mcp import messages
+from serial_mcp.errors import InvalidArgument
+
+DEFAULT_CURSOR = "default"
+MAX_CURSORS = 64
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}")
+
+
+@dataclass
+class Cursor:
+    """A position (absolute offset of the next unread byte) plus framed-read state."""
+
+    name: str
+    offset: int
+    decoder: Any = None  # a core.decode.StreamDecoder while framed reads use this cursor
+    decoder_key: str | None = None  # the framing config the decoder was built from
+    pending: list[Any] = field(default_factory=list)  # decoded frames not yet returned (max_frames)
+
+
+class CursorTable:
+    """All cursors of one connection; bounded so a chatty client cannot grow it without limit."""
+
+    def __init__(self, start: int = 0) -> None:
+        self._cursors: dict[str, Cursor] = {DEFAULT_CURSOR: Cursor(DEFAULT_CURSOR, start)}
+
+    def get(self, name: str, create_at: int) -> Cursor:
+        """The cursor ``name``; a new one starts at ``create_at`` (the oldest retained byte)."""
+        cur = self._cursors.get(name)
+        if cur is not None:
+            return cur
+        if not _NAME.fullmatch(name):
+            raise InvalidArgument(messages.CURSOR_BAD_NAME.format(name=name))
+        if len(self._cursors) >= MAX_CURSORS:
+            raise InvalidArgument(messages.CURSOR_TOO_MANY.format(max=MAX_CURSORS))
+        cur = Cursor(name, create_at)
+        self._cursors[name] = cur
+        return cur
+
+    def positions(self) -> dict[str, int]:
+        return {name: c.offset for name, c in self._cursors.items()}
+
+    def __iter__(self) -> Any:
+        return iter(self._cursors.values())

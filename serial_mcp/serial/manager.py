@@ -1,0 +1,98 @@
+"""ConnectionManager: opens ports through an injected Opener, one connection per port."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+import os
+from typing import Any
+
+import anyio
+
+from serial_mcp import messages
+from serial_mcp.core.ring import DEFAULT_CAPACITY, MAX_CAPACITY, MIN_CAPACITY
+from serial_mcp.core.settings import SerialSettings, validate_settings
+from serial_mcp.errors import InvalidArgument, SerialMcpError
+from serial_mcp.serial.connection import Connection
+from serial_mcp.serial.handle import Opener
+
+log = logging.getLogger(__name__)
+
+MAX_CONNECTIONS = 64
+
+
+def port_key(port: str) -> str:
+    """Identity of a port for the one-connection rule: symlinks (``/dev/serial/by-id/...``) resolved."""
+    if "://" in port:
+        return port
+    try:
+        return os.path.realpath(port)
+    except OSError:
+        return port
+
+
+class ConnectionManager:
+    """Every open connection of this server; the opener decides where bytes come from."""
+
+    def __init__(self, opener: Opener) -> None:
+        self.opener = opener
+        self._connections: dict[str, Connection] = {}
+        self._ids = itertools.count(1)
+        self._open_lock = asyncio.Lock()
+
+    async def open(
+        self,
+        port: str,
+        settings: SerialSettings | None = None,
+        rx_buffer_size: int | None = None,
+        options: dict[str, Any] | None = None,
+    ) -> Connection:
+        """Open ``port``; refuses a port this server already has open (``port_busy``)."""
+        if not port or not port.strip():
+            raise InvalidArgument(messages.OPEN_NO_PORT)
+        settings = validate_settings(settings or SerialSettings())
+        size = DEFAULT_CAPACITY if rx_buffer_size is None else rx_buffer_size
+        if isinstance(size, bool) or not MIN_CAPACITY <= size <= MAX_CAPACITY:
+            raise InvalidArgument(messages.BAD_RX_BUFFER.format(value=size, min=MIN_CAPACITY, max=MAX_CAPACITY))
+        async with self._open_lock:
+            key = port_key(port)
+            for conn in self._connections.values():
+                if port_key(conn.port) == key:
+                    raise SerialMcpError(
+                        "port_busy", messages.PORT_BUSY_HERE.format(port=port, id=conn.id, state=conn.state)
+                    )
+            if len(self._connections) >= MAX_CONNECTIONS:
+                raise SerialMcpError("too_many_connections", messages.TOO_MANY_CONNECTIONS.format(max=MAX_CONNECTIONS))
+            handle = await anyio.to_thread.run_sync(self.opener.open, port, settings)
+            conn_id = f"c{next(self._ids)}"
+            conn = Connection(conn_id, port, handle, settings, size, asyncio.get_running_loop(), options)
+            self._connections[conn_id] = conn
+            conn.start()
+            log.info("opened %s as %s (%s)", port, conn_id, settings)
+            return conn
+
+    def get(self, connection_id: str) -> Connection:
+        """By id (``c1``), or by port name when exactly one connection has that port."""
+        conn = self._connections.get(connection_id)
+        if conn is not None:
+            return conn
+        by_port = [c for c in self._connections.values() if c.port == connection_id]
+        if len(by_port) == 1:
+            return by_port[0]
+        known = ", ".join(f"{c.id} ({c.port})" for c in self._connections.values()) or "none"
+        raise SerialMcpError("connection_not_found", messages.CONNECTION_NOT_FOUND.format(id=connection_id, known=known))
+
+    def list(self) -> list[Connection]:
+        return list(self._connections.values())
+
+    async def close(self, connection_id: str) -> Connection:
+        conn = self.get(connection_id)
+        await conn.close()
+        self._connections.pop(conn.id, None)
+        log.info("closed %s (%s)", conn.id, conn.port)
+        return conn
+
+    async def close_all(self) -> None:
+        for conn in list(self._connections.values()):
+            await self.close(conn.id)

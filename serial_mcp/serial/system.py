@@ -1,0 +1,173 @@
+"""SystemOpener: real ports through pyserial's ``serial_for_url`` (device paths, loop://, socket://, rfc2217://).
+
+Reads on file-descriptor ports (ttys, PTYs, sockets) block in ``select`` on the port and a private
+wake-up pipe, so an idle port costs no CPU and ``cancel_read`` returns at once.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import select
+import threading
+from typing import Any
+
+import serial
+
+from serial_mcp import messages
+from serial_mcp.core.settings import SerialSettings
+from serial_mcp.errors import SerialMcpError
+from serial_mcp.serial.handle import PortEOF
+
+_PARITY = {"none": serial.PARITY_NONE, "even": serial.PARITY_EVEN, "odd": serial.PARITY_ODD,
+           "mark": serial.PARITY_MARK, "space": serial.PARITY_SPACE}
+_READ_SIZE = 65536
+_GENERIC_TIMEOUT = 0.5  # for ports without a file descriptor or cancel_read (e.g. rfc2217://)
+
+
+def pyserial_kwargs(settings: SerialSettings) -> dict[str, Any]:
+    """Map our settings onto pyserial attribute names."""
+    return {
+        "baudrate": settings.baud_rate,
+        "bytesize": settings.data_bits,
+        "parity": _PARITY[settings.parity],
+        "stopbits": settings.stop_bits,
+        "xonxoff": settings.flow_control == "software",
+        "rtscts": settings.flow_control == "hardware",
+    }
+
+
+class SystemPortHandle:
+    """A pyserial port with a blocking, cancellable chunk reader."""
+
+    def __init__(self, name: str, ser: Any) -> None:
+        self.name = name
+        self._ser = ser
+        self._fd: int | None = None
+        try:
+            fd = ser.fileno()
+            self._fd = fd if isinstance(fd, int) and fd >= 0 else None
+        except Exception:  # noqa: BLE001 - pyserial raises various types for "no fd"
+            self._fd = None
+        self._wake_r, self._wake_w = os.pipe()
+        os.set_blocking(self._wake_r, False)
+        self._cancelled = threading.Event()
+        self._generic_cancel = hasattr(ser, "cancel_read") and self._fd is None
+        if self._fd is None:
+            ser.timeout = None if self._generic_cancel else _GENERIC_TIMEOUT
+
+    def read_chunk(self) -> bytes:
+        if self._fd is not None:
+            return self._read_fd(self._fd)
+        return self._read_generic()
+
+    def _read_fd(self, fd: int) -> bytes:
+        while not self._cancelled.is_set():
+            try:
+                ready, _, _ = select.select([fd, self._wake_r], [], [])
+            except InterruptedError:
+                continue
+            if self._wake_r in ready:
+                return b""
+            try:
+                data = os.read(fd, _READ_SIZE)
+            except BlockingIOError:
+                continue
+            if not data:
+                raise PortEOF(messages.PORT_EOF)
+            return data
+        return b""
+
+    def _read_generic(self) -> bytes:
+        ser = self._ser
+        while not self._cancelled.is_set():
+            try:
+                first = ser.read(1)
+                if not first:
+                    continue  # timeout or cancel_read; the loop checks the flag
+                waiting = ser.in_waiting
+                return first + (ser.read(waiting) if waiting else b"")
+            except serial.SerialException as exc:
+                raise OSError(errno.EIO, str(exc)) from exc
+        return b""
+
+    def cancel_read(self) -> None:
+        self._cancelled.set()
+        try:
+            os.write(self._wake_w, b"x")
+        except OSError:
+            pass
+        if self._generic_cancel:
+            try:
+                self._ser.cancel_read()
+            except Exception:  # noqa: BLE001 - best effort on a closing port
+                pass
+
+    def write(self, data: bytes) -> int:
+        try:
+            n = self._ser.write(data)
+            self._ser.flush()
+        except serial.SerialTimeoutException as exc:
+            raise TimeoutError(str(exc)) from exc
+        except serial.SerialException as exc:
+            raise OSError(errno.EIO, str(exc)) from exc
+        return len(data) if n is None else int(n)
+
+    def reset_input(self) -> None:
+        self._ser.reset_input_buffer()
+
+    def reset_output(self) -> None:
+        self._ser.reset_output_buffer()
+
+    def apply_settings(self, settings: SerialSettings) -> None:
+        for key, value in pyserial_kwargs(settings).items():
+            setattr(self._ser, key, value)
+
+    def modem_lines(self) -> dict[str, bool | None]:
+        lines: dict[str, bool | None] = {}
+        for name in ("cts", "dsr", "ri", "cd"):
+            try:
+                lines[name] = bool(getattr(self._ser, name))
+            except Exception:  # noqa: BLE001 - PTYs and sockets have no modem lines
+                lines[name] = None
+        return lines
+
+    def close(self) -> None:
+        try:
+            self._ser.close()
+        finally:
+            for fd in (self._wake_r, self._wake_w):
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+
+
+class SystemOpener:
+    """Opens real ports with pyserial; device paths are locked exclusively against other processes."""
+
+    def open(self, port: str, settings: SerialSettings) -> SystemPortHandle:
+        is_url = "://" in port
+        try:
+            ser = serial.serial_for_url(port, do_not_open=True, **pyserial_kwargs(settings))
+            if not is_url and os.name == "posix":
+                ser.exclusive = True
+            ser.open()
+        except (serial.SerialException, OSError, ValueError) as exc:
+            raise classify_open_error(port, exc) from exc
+        return SystemPortHandle(port, ser)
+
+
+def classify_open_error(port: str, exc: BaseException) -> SerialMcpError:
+    """Turn pyserial's open failures into stable codes: port_not_found, port_busy, permission_denied ..."""
+    code = getattr(exc, "errno", None)
+    text = str(exc)
+    if code == errno.ENOENT or "No such file" in text or "could not find" in text.lower():
+        return SerialMcpError("port_not_found", messages.PORT_NOT_FOUND.format(port=port))
+    if code in (errno.EBUSY, errno.EAGAIN) or "exclusively lock" in text or "Resource busy" in text:
+        return SerialMcpError("port_busy", messages.PORT_BUSY_OTHER.format(port=port))
+    if code == errno.EACCES or "Permission denied" in text:
+        return SerialMcpError("permission_denied", messages.PORT_PERMISSION.format(port=port))
+    if isinstance(exc, ValueError) or "invalid URL" in text or "expected a string" in text:
+        return SerialMcpError("invalid_argument", messages.PORT_BAD_URL.format(port=port, error=text))
+    return SerialMcpError("port_open_failed", messages.PORT_OPEN_FAILED.format(port=port, error=text))
