@@ -44,6 +44,98 @@ PORT_BUSY_HERE = ("port {port!r} is already open here as connection {id!r} (stat
                   "or close it first.")
 TOO_MANY_CONNECTIONS = "this server already has {max} open connections; close one first."
 CONNECTION_NOT_FOUND = "no connection {id!r}; open connections: {known}. Call open(port) to create one."
+WRITE_EMPTY = "data is empty; give the text (or hex/base64 bytes) to send."
+NOT_CONNECTED = ("connection {id!r} is {state} (last error: {error}); nothing was sent. Close it and open the "
+                 "port again once the device is back.")
+WRITE_TIMEOUT = "writing to {id!r} timed out (flow control holding the line?); check flow_control and cabling."
+WRITE_FAILED = "writing to {id!r} failed: {error}; the connection is now disconnected."
+UNKNOWN_ARGUMENT = "{tool} has no argument {key!r}{hint}; its arguments are: {allowed}."
+DID_YOU_MEAN = " (did you mean {name!r}?)"
+SIM_UNKNOWN = "simulated port {port!r} is not known; built-in simulations: {kinds} (e.g. sim://modem)."
 BAD_ENCODING = "encoding {value!r} for {field} is not known; use one of: {allowed}."
 
+# --- command line ---------------------------------------------------------------------------------
+
+CLI_DESCRIPTION = ("MCP server for serial ports. Without a command it serves MCP over stdio; configure it in "
+                   "your agent's MCP client as the command 'serial-mcp'.")
+CLI_LOG_LEVEL = "log level for stderr (default WARNING)"
+CLI_SERVE = "serve MCP over stdio (the default)"
+CLI_DEMO = "run a scripted agent session against a built-in simulated device and print the transcript"
+CLI_DEMO_PORT = "port to use (default sim://modem, a simulated AT modem with a GPS)"
+
+DEMO_TOOLS = "serial-mcp server started over stdio; {n} tools: {names}"
+DEMO_DONE = "demo finished: every call behaved as expected (the typo 'baudrate' was refused on purpose)."
+DEMO_FAILED = "demo finished with {n} unexpected result(s)."
+
+# --- tool & parameter descriptions --------------------------------------------------------------
+
+SERVER_INSTRUCTIONS = (
+    "serial-mcp talks to serial ports (USB-serial, UARTs, socket:// and rfc2217:// network ports). "
+    "Normal path: list_ports -> open(port, baud_rate) -> transact(data) for command/reply, or write + read "
+    "-> close. Received bytes are kept in a ring buffer per connection with absolute offsets; read consumes "
+    "through a cursor ('default' unless you name your own) and reports bytes_lost if the ring overran. "
+    "Use match to wait for a pattern, timeout_ms to bound waits; a plain read returns once the line is idle. "
+    "Payloads are utf8 text unless you ask for hex or base64; non-UTF-8 bytes come back as hex, never lost."
+)
+D_LIST_PORTS = "List serial ports on this machine with USB identity (vid, pid, serial). Start here."
+D_LIST_CONNECTIONS = "List open connections with state and byte counters."
+D_OPEN = ("Open a port (device path or URL: /dev/ttyUSB0, COM3, socket://host:port, rfc2217://host:port, "
+          "loop://). Default 115200 8N1. Returns connection_id for every other tool.")
+D_CLOSE = "Close a connection and release the port."
+D_GET_STATUS = ("State (open/disconnected/closed), settings, counters, ring offsets, cursor positions, "
+                "bytes lost, modem lines (null where the port has none).")
+D_READ = ("Read received bytes from a cursor (default) or offset. Returns when match is found, max_bytes "
+          "gathered, the line is idle for idle_ms after data, or timeout_ms passes. Already-buffered data is "
+          "checked first. Use next_offset to continue; bytes_lost > 0 means the buffer overran.")
+D_WRITE = "Send bytes to the device (utf8 text by default; hex or base64 for binary). Include line endings yourself."
+D_TRANSACT = ("Send data and read the reply in one step: the reply window starts just before the write, so a fast "
+              "answer is never missed and older backlog is excluded. Takes every read option (match, timeouts).")
+D_FLUSH = ("Discard unread received data for a cursor (input), the OS transmit queue (output) or both. "
+           "Received data stays in the ring for explicit offset reads.")
+
+P_CONNECTION_ID = "Connection id from open (or the port name if it is open once)."
+P_PORT = "Device path or URL, e.g. /dev/ttyUSB0, COM3, socket://host:4000, rfc2217://host:2217, loop://."
+P_BAUD = "Baud rate, default 115200."
+P_DATA_BITS = "Data bits, default 8."
+P_RX_BUFFER = "RX ring size in bytes (default 262144)."
+P_FROM = "Where to start: 'cursor' (default), 'now' (only new data), 'buffer_start', or an absolute offset."
+P_CURSOR = "Cursor name; 'default' is shared, other names are created on first use (one per agent/task)."
+P_TIMEOUT_MS = "Longest wait in ms (default 1000; 0 = return what is buffered)."
+P_IDLE_MS = "Return once data arrived and the line was quiet this long (default 100 without match)."
+P_MAX_BYTES = "Most bytes to return (default 65536)."
+P_MATCH = ("Stop when found: a string, or {pattern, mode: literal|regex|glob, pattern_encoding}. Data up to and "
+           "including the match is returned.")
+P_ENCODING_OUT = "Payload encoding: utf8 (default; invalid UTF-8 falls back to hex), hex or base64."
+P_ENCODING_IN = "How data is encoded: utf8 (default), hex (spaces allowed) or base64."
+P_ENCODING_BOTH = "Encoding of data and of the reply: utf8 (default), hex or base64."
+P_READ_ENCODING = "Reply encoding if it differs from encoding."
+P_DATA = "Bytes to send, in the given encoding. Add line endings (\\r, \\n) yourself."
+P_FLUSH_TARGET = "input (default), output or both."
+
+# one-line human summaries that accompany every structured result
+S_PORTS = "{n} port(s): {names}"
+S_CONNECTIONS = "{n} connection(s): {items}"
+S_OPEN = "opened {port} as {id} at {baud} baud"
+S_CLOSE = "closed {id} ({port}); received {rx} bytes, sent {tx}"
+S_STATUS = "{id} {port}: {state}; rx {rx} bytes, tx {tx}, unread {unread}, lost {lost}{error}"
+S_READ = "{n} bytes [{start}..{end}) stop={stop}{lost}{enc}: {data}"
+S_LOST = " LOST {n} bytes before this data"
+S_WRITE = "wrote {n} bytes to {id}"
+S_FLUSH = "flushed {target} of {id}; {n} unread bytes discarded"
+
 # --- framing, parsers, checksums (core/framing, core/parsers, core/checksums) -------------------
+
+CHECKSUM_UNKNOWN = (
+    "algorithm {name!r} is not known; did you mean {suggestions}? "
+    "Case and '-', '/', '_' or spaces don't matter (CRC-16/MODBUS = crc16_modbus)."
+)
+CHECKSUM_UNKNOWN_NO_MATCH = (
+    "algorithm {name!r} is not known; use one of {examples}, or any CRC catalogue name "
+    "such as CRC-16/MODBUS or crc32_iscsi ({count} algorithms in all)."
+)
+CHECKSUM_AMBIGUOUS = (
+    "algorithm {name!r} is ambiguous: {count} CRC models have that width, e.g. {examples}; "
+    "name the one your device uses."
+)
+CHECKSUM_AND_MORE = " (and {count} more)"
+CHECKSUM_NOT_A_NAME = "algorithm must be a string such as 'crc16_modbus', not {type}."

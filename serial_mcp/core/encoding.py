@@ -60,7 +60,9 @@ def utf8_complete_length(data: bytes) -> int:
         b = data[n - back]
         if b < 0x80:
             return n
-        if b >= 0xC0:  # lead byte: how long should its sequence be?
+        if 0xC2 <= b <= 0xF4:  # a valid lead byte: how long should its sequence be?
             need = 2 if b < 0xE0 else 3 if b < 0xF0 else 4
             return n - back if need > back else n
+        if b >= 0xC0:  # never valid in UTF-8: nothing to wait for
+            return n
     return n

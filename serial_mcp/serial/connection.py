@@ -63,6 +63,7 @@ class Connection:
         self.tx = TxSession(handle)
         self.state: State = "open"
         self.last_error: str | None = None
+        self.bytes_lost_total = 0  # bytes that reads were told they lost (ring overrun before they read)
         self.opened_at = time.time()
         self._last_rx_time: float | None = None
         self._waiters: list[asyncio.Future[None]] = []

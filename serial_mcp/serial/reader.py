@@ -168,6 +168,7 @@ async def read(conn: Connection, req: ReadRequest, start: int | None = None) -> 
             break
         await conn.wait_change(wait)
 
+    conn.bytes_lost_total += lost
     data = bytes(buf)
     if req.encoding == "utf8" and stop not in ("match", "disconnected", "closed"):
         data = data[: utf8_complete_length(data)] or data

@@ -1,0 +1,181 @@
+"""Typed tool results: each becomes a tool's ``outputSchema`` and its ``structuredContent``.
+
+Field names are part of the contract in TOOLS.md. Kept flat and short: every byte of schema is
+paid for in every agent session.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pydantic import BaseModel
+
+from serial_mcp import messages
+
+
+def _q(text: str) -> str:
+    """A payload as a JSON string literal: escapes CR/LF so the summary stays one line."""
+    return json.dumps(text, ensure_ascii=False)
+
+
+class Port(BaseModel):
+    name: str
+    description: str | None = None
+    vid: str | None = None
+    pid: str | None = None
+    serial_number: str | None = None
+    manufacturer: str | None = None
+    product: str | None = None
+    interface: str | None = None
+    location: str | None = None
+    transport: str
+    open_as: str | None = None
+
+
+class ListPortsResult(BaseModel):
+    ports: list[Port]
+    profile_matches: list[dict[str, Any]] = []
+
+    def summary(self) -> str:
+        names = ", ".join(
+            p.name + (f" ({p.description})" if p.description else "") + (f" open as {p.open_as}" if p.open_as else "")
+            for p in self.ports
+        )
+        return messages.S_PORTS.format(n=len(self.ports), names=names or "-")
+
+
+class ConnectionSummary(BaseModel):
+    connection_id: str
+    port: str
+    state: str
+    baud_rate: int
+    rx_bytes: int
+    tx_bytes: int
+
+
+class ListConnectionsResult(BaseModel):
+    connections: list[ConnectionSummary]
+
+    def summary(self) -> str:
+        items = ", ".join(f"{c.connection_id} {c.port} {c.state}" for c in self.connections)
+        return messages.S_CONNECTIONS.format(n=len(self.connections), items=items or "-")
+
+
+class OpenResult(BaseModel):
+    connection_id: str
+    port: str
+    state: str
+    baud_rate: int
+    settings: dict[str, Any]
+    rx_buffer_size: int
+    profile: str | None = None
+
+    def summary(self) -> str:
+        return messages.S_OPEN.format(id=self.connection_id, port=self.port, baud=self.baud_rate)
+
+
+class CloseResult(BaseModel):
+    connection_id: str
+    port: str
+    rx_bytes: int
+    tx_bytes: int
+
+    def summary(self) -> str:
+        return messages.S_CLOSE.format(id=self.connection_id, port=self.port, rx=self.rx_bytes, tx=self.tx_bytes)
+
+
+class CursorStatus(BaseModel):
+    offset: int
+    unread: int
+    lost: int
+
+
+class StatusResult(BaseModel):
+    connection_id: str
+    port: str
+    state: str
+    settings: dict[str, Any]
+    rx_bytes: int
+    tx_bytes: int
+    start_offset: int
+    end_offset: int
+    rx_buffer_size: int
+    cursors: dict[str, CursorStatus]
+    bytes_lost_total: int
+    bytes_evicted: int
+    cts: bool | None
+    dsr: bool | None
+    ri: bool | None
+    cd: bool | None
+    last_error: str | None
+    opened_at: str
+
+    def summary(self) -> str:
+        return messages.S_STATUS.format(
+            id=self.connection_id, port=self.port, state=self.state, rx=self.rx_bytes, tx=self.tx_bytes,
+            unread=self.cursors["default"].unread if "default" in self.cursors else 0, lost=self.bytes_lost_total,
+            error=f", last error: {self.last_error}" if self.last_error else "",
+        )
+
+
+class Frame(BaseModel):
+    index: int
+    data: str
+    encoding: str
+    offset: int
+    t: float | None = None
+    parsed: dict[str, Any] | None = None
+    checksum_valid: bool | None = None
+
+
+class ReadResult(BaseModel):
+    data: str
+    encoding: str
+    stop_reason: str
+    from_offset: int
+    next_offset: int
+    bytes_lost: int
+    buffered_remaining: int
+    matched: bool = False
+    match_index: int | None = None
+    match_offset: int | None = None
+    cursor: str | None = None
+    frames: list[Frame] | None = None
+    frames_dropped: int | None = None
+    error: str | None = None
+
+    def summary(self) -> str:
+        n = self.next_offset - self.from_offset
+        lost = messages.S_LOST.format(n=self.bytes_lost) if self.bytes_lost else ""
+        return messages.S_READ.format(
+            n=n, start=self.from_offset, end=self.next_offset, stop=self.stop_reason, lost=lost,
+            enc="" if self.encoding == "utf8" else f" {self.encoding}", data=_q(self.data),
+        )
+
+
+class WriteResult(BaseModel):
+    connection_id: str
+    bytes_written: int
+    tx_bytes: int
+
+    def summary(self) -> str:
+        return messages.S_WRITE.format(n=self.bytes_written, id=self.connection_id)
+
+
+class TransactResult(BaseModel):
+    write: WriteResult
+    read: ReadResult
+    mark_offset: int
+
+    def summary(self) -> str:
+        return f"{self.write.summary()}; {self.read.summary()}"
+
+
+class FlushResult(BaseModel):
+    connection_id: str
+    target: str
+    bytes_discarded: int
+
+    def summary(self) -> str:
+        return messages.S_FLUSH.format(id=self.connection_id, target=self.target, n=self.bytes_discarded)

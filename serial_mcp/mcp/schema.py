@@ -1,0 +1,52 @@
+"""Schema slimming: the same JSON Schemas with pydantic's noise removed.
+
+Every agent session pays for ``tools/list`` in tokens, so titles, ``default: null`` and
+``anyOf [X, null]`` wrappers are folded away. The meaning is unchanged: optional inputs stay
+optional (not in ``required``), nullable outputs become ``type: [X, "null"]``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mcp.server.mcpserver import MCPServer
+
+
+def slim(schema: Any, *, keep_null: bool) -> Any:
+    """Return a slimmed copy of ``schema``; ``keep_null`` keeps nullability (output schemas)."""
+    if isinstance(schema, list):
+        return [slim(s, keep_null=keep_null) for s in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key == "title" and isinstance(value, str):
+            continue
+        if key == "default" and value is None:
+            continue
+        if key == "properties" and isinstance(value, dict):
+            out[key] = {name: slim(v, keep_null=keep_null) for name, v in value.items()}
+            continue
+        out[key] = slim(value, keep_null=keep_null)
+    variants = out.get("anyOf")
+    if isinstance(variants, list) and any(v == {"type": "null"} for v in variants):
+        rest = [v for v in variants if v != {"type": "null"}]
+        simple = all(set(v) == {"type"} and isinstance(v["type"], str) for v in rest)
+        if simple:
+            types = [v["type"] for v in rest] + (["null"] if keep_null else [])
+            del out["anyOf"]
+            out["type"] = types[0] if len(types) == 1 else types
+        elif len(rest) == 1 and not keep_null:
+            del out["anyOf"]
+            out.update(rest[0])
+        else:
+            out["anyOf"] = rest + ([{"type": "null"}] if keep_null else [])
+    return out
+
+
+def slim_tool_schemas(server: MCPServer) -> None:
+    """Slim the input and output schema of every registered tool, in place."""
+    for tool in server._tool_manager.list_tools():
+        tool.parameters = slim(tool.parameters, keep_null=False)
+        if tool.fn_metadata.output_schema is not None:
+            tool.fn_metadata.output_schema = slim(tool.fn_metadata.output_schema, keep_null=True)

@@ -1,0 +1,132 @@
+"""How tools are registered: structured errors, Python-keyword argument names, typo detection.
+
+- A ``SerialMcpError`` raised by a tool becomes ``isError: true`` with ``{"error": {"code",
+  "message"}}`` in ``structuredContent`` and the message as text — never a hidden traceback.
+- Arguments whose wire name is a Python keyword (``from``) are declared as ``from_`` with an alias.
+- ``UnknownArgumentGuard`` rejects argument names a tool does not have, naming the closest one
+  (``baudrate`` → ``baud_rate``), before the SDK's validation would silently drop them.
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import inspect
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import mcp_types as types
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp.server.mcpserver import MCPServer
+
+from serial_mcp import messages
+from serial_mcp.errors import SerialMcpError
+
+log = logging.getLogger(__name__)
+
+KEYWORD_ALIASES = {"from": "from_"}
+
+
+def error_result(code: str, message: str) -> types.CallToolResult:
+    """The one shape of a tool failure."""
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=f"{message} [{code}]")],
+        structured_content={"error": {"code": code, "message": message}},
+        is_error=True,
+    )
+
+
+def structured_result(result: Any) -> Any:
+    """A model result as structuredContent plus its one-line summary as the text block."""
+    summary = getattr(result, "summary", None)
+    if not callable(summary):
+        return result
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=summary())],
+        structured_content=result.model_dump(mode="json"),
+    )
+
+
+class ToolRegistry:
+    """Registers tool functions on an MCPServer and remembers each tool's argument names."""
+
+    def __init__(self, server: MCPServer) -> None:
+        self.server = server
+        self.arg_names: dict[str, set[str]] = {}
+
+    def tool(
+        self,
+        *,
+        title: str,
+        description: str,
+        read_only: bool = False,
+        destructive: bool = False,
+        idempotent: bool = False,
+        open_world: bool = False,
+    ) -> Callable[[Callable[..., Awaitable[Any]]], Callable[..., Awaitable[Any]]]:
+        def register(fn: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
+            sig = inspect.signature(fn, eval_str=True)
+
+            @functools.wraps(fn)
+            async def call(**kwargs: Any) -> Any:
+                for wire, py in KEYWORD_ALIASES.items():
+                    if wire in kwargs:
+                        kwargs[py] = kwargs.pop(wire)
+                try:
+                    result = await fn(**kwargs)
+                except SerialMcpError as exc:
+                    return error_result(exc.code, exc.message)
+                return structured_result(result)
+
+            call.__signature__ = sig  # type: ignore[attr-defined]
+            names = {p.name for p in sig.parameters.values() if p.annotation is not _context_type()}
+            self.arg_names[fn.__name__] = {next((w for w, p in KEYWORD_ALIASES.items() if p == n), n) for n in names}
+            self.server.tool(
+                name=fn.__name__,
+                title=title,
+                description=description,
+                annotations=types.ToolAnnotations(
+                    title=title,
+                    read_only_hint=read_only,
+                    destructive_hint=destructive,
+                    idempotent_hint=idempotent,
+                    open_world_hint=open_world,
+                ),
+            )(call)
+            return fn
+
+        return register
+
+    def guard(self) -> UnknownArgumentGuard:
+        return UnknownArgumentGuard(self.arg_names)
+
+
+def _context_type() -> Any:
+    from mcp.server.mcpserver import Context
+
+    return Context
+
+
+class UnknownArgumentGuard:
+    """Server middleware: a ``tools/call`` with an argument the tool lacks gets a tool error."""
+
+    def __init__(self, arg_names: dict[str, set[str]]) -> None:
+        self.arg_names = arg_names
+
+    async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        if ctx.method == "tools/call" and ctx.params:
+            name = ctx.params.get("name")
+            args = ctx.params.get("arguments") or {}
+            allowed = self.arg_names.get(name) if isinstance(name, str) else None
+            if allowed is not None and isinstance(args, dict):
+                unknown = sorted(k for k in args if k not in allowed)
+                if unknown:
+                    key = unknown[0]
+                    close = difflib.get_close_matches(key, sorted(allowed), n=1, cutoff=0.5)
+                    hint = messages.DID_YOU_MEAN.format(name=close[0]) if close else ""
+                    msg = messages.UNKNOWN_ARGUMENT.format(
+                        key=key, tool=name, hint=hint, allowed=", ".join(sorted(allowed))
+                    )
+                    return error_result("invalid_argument", msg)
+        return await call_next(ctx)

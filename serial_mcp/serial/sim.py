@@ -1,0 +1,58 @@
+"""Built-in simulated devices (``sim://modem``, ``sim://echo``): try serial-mcp with no hardware attached.
+
+``sim://modem`` behaves like a small AT-command modem: echo off, ``AT`` → ``OK``, ``ATI`` → identity,
+``AT+CSQ`` → signal quality, ``AT+GMR`` → firmware, unknown commands → ``ERROR``. ``sim://echo``
+returns every byte written.
+"""
+
+from __future__ import annotations
+
+from serial_mcp import __version__, messages
+from serial_mcp.core.settings import SerialSettings
+from serial_mcp.errors import SerialMcpError
+from serial_mcp.serial.fake import FakeDevice, FakePortHandle
+
+_MODEM_REPLIES = {
+    b"AT": b"\r\nOK\r\n",
+    b"ATI": b"\r\nserial-mcp simulated modem\r\nRevision: SIM " + __version__.encode() + b"\r\n\r\nOK\r\n",
+    b"AT+GMR": b"\r\nSIM" + __version__.encode() + b"\r\n\r\nOK\r\n",
+    b"AT+CSQ": b"\r\n+CSQ: 23,99\r\n\r\nOK\r\n",
+    b"AT+CGMI": b"\r\nserial-mcp\r\n\r\nOK\r\n",
+    b"AT+CPIN?": b"\r\n+CPIN: READY\r\n\r\nOK\r\n",
+}
+
+
+class ModemResponder:
+    """Line-buffered AT interpreter: answers each CR-terminated command."""
+
+    def __init__(self) -> None:
+        self._line = bytearray()
+
+    def __call__(self, data: bytes) -> bytes | None:
+        out = bytearray()
+        for b in data:
+            if b in (0x0D, 0x0A):
+                cmd = bytes(self._line).strip().upper()
+                self._line.clear()
+                if cmd:
+                    out += _MODEM_REPLIES.get(cmd, b"\r\nERROR\r\n")
+            else:
+                self._line.append(b)
+        return bytes(out) or None
+
+
+class SimOpener:
+    """Opens ``sim://modem`` and ``sim://echo``."""
+
+    KINDS = ("modem", "echo")
+
+    def open(self, port: str, settings: SerialSettings) -> FakePortHandle:
+        kind = port.removeprefix("sim://").strip("/")
+        if kind == "modem":
+            dev = FakeDevice(port, ModemResponder())
+            dev.feed(b"\r\nSIM MODEM READY\r\n")
+        elif kind == "echo":
+            dev = FakeDevice(port, lambda data: data)
+        else:
+            raise SerialMcpError("port_not_found", messages.SIM_UNKNOWN.format(port=port, kinds=", ".join(self.KINDS)))
+        return FakePortHandle(dev, settings)
