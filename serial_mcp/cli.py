@@ -28,8 +28,9 @@ class OneLineParser(argparse.ArgumentParser):
 def build_parser() -> OneLineParser:
     p = OneLineParser(prog="serial-mcp", description=messages.CLI_DESCRIPTION)
     p.add_argument("--version", action="version", version=f"serial-mcp {__version__}")
-    p.add_argument("--log-level", default="WARNING", type=str.upper, choices=LOG_LEVELS,
-                   help=messages.CLI_LOG_LEVEL)
+    p.add_argument(
+        "--log-level", default="WARNING", type=str.upper, choices=LOG_LEVELS, help=messages.CLI_LOG_LEVEL
+    )
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
     sub.add_parser("serve", help=messages.CLI_SERVE)
     demo = sub.add_parser("demo", help=messages.CLI_DEMO)
@@ -39,8 +40,9 @@ def build_parser() -> OneLineParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    logging.basicConfig(stream=sys.stderr, level=args.log_level,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        stream=sys.stderr, level=args.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
     try:
         if args.command == "demo":
             from serial_mcp.demo import run_demo
@@ -49,7 +51,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return serve_stdio(args.log_level)
     except KeyboardInterrupt:
         return 130
-    except Exception as exc:  # noqa: BLE001 - a startup failure is one clear line, not a traceback
+    except Exception as exc:
         sys.stderr.write(f"serial-mcp: {exc}\n")
         return 1
 

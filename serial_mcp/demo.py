@@ -23,7 +23,10 @@ def _steps(port: str) -> list[tuple[str, dict[str, Any]]]:
         ("open", {"port": port, "baud_rate": 115200}),
         ("read", {"connection_id": port, "timeout_ms": 500}),
         ("transact", {"connection_id": port, "data": "ATI\r", "match": "OK"}),
-        ("transact", {"connection_id": port, "data": "AT+CSQ\r", "match": {"pattern": "OK|ERROR", "mode": "regex"}}),
+        (
+            "transact",
+            {"connection_id": port, "data": "AT+CSQ\r", "match": {"pattern": "OK|ERROR", "mode": "regex"}},
+        ),
         ("read", {"connection_id": port, "from": "buffer_start", "max_bytes": 32, "encoding": "hex"}),
         ("get_status", {"connection_id": port}),
         ("open", {"port": port, "baudrate": 9600}),

@@ -97,6 +97,7 @@ P_CONNECTION_ID = "Connection id from open (or the port name if it is open once)
 P_PORT = "Device path or URL, e.g. /dev/ttyUSB0, COM3, socket://host:4000, rfc2217://host:2217, loop://."
 P_BAUD = "Baud rate, default 115200."
 P_DATA_BITS = "Data bits, default 8."
+P_STOP_BITS = "Stop bits: 1 (default), 1.5 or 2."
 P_RX_BUFFER = "RX ring size in bytes (default 262144)."
 P_FROM = "Where to start: 'cursor' (default), 'now' (only new data), 'buffer_start', or an absolute offset."
 P_CURSOR = "Cursor name; 'default' is shared, other names are created on first use (one per agent/task)."
@@ -124,6 +125,74 @@ S_WRITE = "wrote {n} bytes to {id}"
 S_FLUSH = "flushed {target} of {id}; {n} unread bytes discarded"
 
 # --- framing, parsers, checksums (core/framing, core/parsers, core/checksums) -------------------
+
+# framing / parser option objects (core/framing/options.py, config.py)
+OPTIONS_NOT_OBJECT = "{field} must be an object such as {example}, not {got}."
+OPTIONS_UNKNOWN_KEY = "unknown key {key!r} in {field}.{hint} Allowed keys{context}: {allowed}."
+OPTIONS_FOR_TYPE = " for type {type!r}"
+OPTIONS_DID_YOU_MEAN = " Did you mean {match!r}?"
+OPTIONS_MISSING = "{field}.{key} is required; use one of: {allowed}."
+OPTIONS_REQUIRED = "{field}.{key} is required."
+OPTIONS_BAD_CHOICE = "{field}.{key} {value} is not known.{hint} Use one of: {allowed}."
+OPTIONS_BAD_BOOL = "{field}.{key} must be true or false, not {value}."
+OPTIONS_BAD_INT = "{field}.{key} must be a whole number from {low} to {high}, not {value}."
+OPTIONS_BAD_STRING = "{field}.{key} must be a non-empty string, not {value}."
+OPTIONS_BAD_STRING_LIST = (
+    "{field}.{key} must be a non-empty string or a list of them (e.g. [\"$\", \"!\"]), "
+    "not {value}."
+)
+CHECKSUM_BAD_SEPARATOR = (
+    "{field}.separator must be a string (the text between payload and checksum, e.g. "
+    "\"*\")."
+)
+FRAMING_TX_AUTO = (
+    "{field}.ending 'auto' only applies to received data; use 'lf', 'cr' or 'crlf' "
+    "for what you send."
+)
+PARSER_BAD_PROMPT = (
+    "{field}.prompt is not a valid regular expression ({error}); fix it or leave it "
+    "out for the defaults."
+)
+PRESET_UNKNOWN = "protocol {name!r} is not a known preset.{hint} Valid presets: {allowed}."
+
+# framing errors in the received stream (FramingError.message)
+FRAMING_TOO_LONG = (
+    "frame longer than max_length ({max_length} bytes) without a terminator; skipped "
+    "up to the next one."
+)
+FRAMING_LENGTH_TOO_BIG = (
+    "length prefix {length} is above max_length {max_length}: the stream is out of step; "
+    "skipping bytes until a plausible length is found."
+)
+FRAMING_SLIP_BAD_ESCAPE = "invalid SLIP escape (0xDB not followed by 0xDC or 0xDD); packet dropped."
+FRAMING_SLIP_END_INSIDE = "SLIP packet contains an END byte (0xC0) inside; it holds more than one packet."
+FRAMING_COBS_ZERO = "COBS frame contains a 0x00 byte; 0x00 only delimits frames."
+FRAMING_COBS_EMPTY = "COBS frame is empty; even an empty payload encodes as 0x01."
+FRAMING_COBS_TRUNCATED = (
+    "COBS code byte 0x{code:02x} at position {position} runs past the end of the "
+    "frame; frame dropped."
+)
+
+# encoding what is sent
+FRAMING_SHORTER_THAN_HEADER = (
+    "payload of {length} bytes is shorter than header_offset ({header_offset}); "
+    "include the header bytes."
+)
+FRAMING_PAYLOAD_TOO_LONG = (
+    "payload needs a length of {length}, above the limit of {limit} for this "
+    "tx_framing."
+)
+NMEA_NOT_ASCII = "an NMEA sentence must be plain ASCII."
+NMEA_MULTILINE = "send one NMEA sentence per write; this one contains a line break inside."
+NMEA_BAD_CHECKSUM_FIELD = (
+    "the text after '*' must be two hex digits, got {given!r}; or leave '*HH' out "
+    "and it is added."
+)
+NMEA_CHECKSUM_MISMATCH = (
+    "NMEA checksum *{given} does not match the sentence (it should be *{expected}); "
+    "fix it or leave it out."
+)
+MODBUS_PDU_TOO_SHORT = "a Modbus frame needs at least the address and function code (2 bytes), got {length}."
 
 CHECKSUM_UNKNOWN = (
     "algorithm {name!r} is not known; did you mean {suggestions}? "

@@ -34,7 +34,9 @@ def decode_input(data: str, encoding: str, *, field: str = "data") -> bytes:
             return base64.b64decode("".join(data.split()), validate=True)
         except (binascii.Error, ValueError):
             raise InvalidArgument(messages.BAD_BASE64.format(field=field)) from None
-    raise InvalidArgument(messages.BAD_ENCODING.format(field=field, value=encoding, allowed=", ".join(ENCODINGS)))
+    raise InvalidArgument(
+        messages.BAD_ENCODING.format(field=field, value=encoding, allowed=", ".join(ENCODINGS))
+    )
 
 
 def encode_output(data: bytes, encoding: str) -> tuple[str, Encoding]:

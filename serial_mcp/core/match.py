@@ -29,7 +29,7 @@ class Span:
 
 
 def glob_to_regex(pattern: bytes) -> bytes:
-    """Translate a glob to an unanchored regex: ``*`` any run within a line, ``?`` one byte, ``[..]`` a class."""
+    """Glob to unanchored regex: ``*`` any run within a line, ``?`` one byte, ``[..]`` a class."""
     out = bytearray()
     i, n = 0, len(pattern)
     while i < n:
@@ -84,7 +84,9 @@ class Matcher:
             raise InvalidArgument(messages.MATCH_NOT_OBJECT)
         unknown = sorted(set(spec) - set(MATCH_KEYS))
         if unknown:
-            raise InvalidArgument(messages.MATCH_UNKNOWN_KEY.format(key=unknown[0], allowed=", ".join(MATCH_KEYS)))
+            raise InvalidArgument(
+                messages.MATCH_UNKNOWN_KEY.format(key=unknown[0], allowed=", ".join(MATCH_KEYS))
+            )
         pattern = spec.get("pattern")
         if not isinstance(pattern, str):
             raise InvalidArgument(messages.MATCH_NO_PATTERN)

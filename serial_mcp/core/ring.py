@@ -99,7 +99,7 @@ class RxRing:
             self._stamp_head = head
 
     def read(self, offset: int, max_bytes: int | None = None) -> RingRead:
-        """Bytes from ``offset`` to the end (at most ``max_bytes``); below the retained start, what is left plus the gap."""
+        """Bytes from ``offset`` on (at most ``max_bytes``); below the start: what is left + the gap."""
         if offset < 0 or offset > self._end:
             raise ValueError(f"offset {offset} outside 0..{self._end}")
         start = self.start_offset
@@ -121,7 +121,7 @@ class RxRing:
         return bytes(self._buf[pos:]) + bytes(self._buf[: n - (cap - pos)])
 
     def find(self, needle: bytes, begin: int, stop: int | None = None) -> int:
-        """Absolute offset of the first ``needle`` within [begin, stop), or -1. ``begin`` is clamped to the start."""
+        """Absolute offset of the first ``needle`` in [begin, stop), or -1; ``begin`` is clamped."""
         begin = max(begin, self.start_offset)
         stop = self._end if stop is None else min(stop, self._end)
         if stop - begin < len(needle):

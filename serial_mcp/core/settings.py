@@ -52,6 +52,8 @@ def validate_settings(s: SerialSettings) -> SerialSettings:
     if s.stop_bits not in STOP_BITS:
         raise InvalidArgument(messages.BAD_STOP_BITS.format(value=s.stop_bits))
     if s.flow_control not in FLOW_CONTROLS:
-        raise InvalidArgument(messages.BAD_FLOW.format(value=s.flow_control, allowed=", ".join(FLOW_CONTROLS)))
+        raise InvalidArgument(
+            messages.BAD_FLOW.format(value=s.flow_control, allowed=", ".join(FLOW_CONTROLS))
+        )
     stop = int(s.stop_bits) if float(s.stop_bits).is_integer() else s.stop_bits
-    return replace(s, parity=parity, stop_bits=stop)  # type: ignore[arg-type]
+    return replace(s, parity=parity, stop_bits=stop)

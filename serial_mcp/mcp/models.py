@@ -39,7 +39,9 @@ class ListPortsResult(BaseModel):
 
     def summary(self) -> str:
         names = ", ".join(
-            p.name + (f" ({p.description})" if p.description else "") + (f" open as {p.open_as}" if p.open_as else "")
+            p.name
+            + (f" ({p.description})" if p.description else "")
+            + (f" open as {p.open_as}" if p.open_as else "")
             for p in self.ports
         )
         return messages.S_PORTS.format(n=len(self.ports), names=names or "-")
@@ -82,7 +84,9 @@ class CloseResult(BaseModel):
     tx_bytes: int
 
     def summary(self) -> str:
-        return messages.S_CLOSE.format(id=self.connection_id, port=self.port, rx=self.rx_bytes, tx=self.tx_bytes)
+        return messages.S_CLOSE.format(
+            id=self.connection_id, port=self.port, rx=self.rx_bytes, tx=self.tx_bytes
+        )
 
 
 class CursorStatus(BaseModel):
@@ -113,8 +117,13 @@ class StatusResult(BaseModel):
 
     def summary(self) -> str:
         return messages.S_STATUS.format(
-            id=self.connection_id, port=self.port, state=self.state, rx=self.rx_bytes, tx=self.tx_bytes,
-            unread=self.cursors["default"].unread if "default" in self.cursors else 0, lost=self.bytes_lost_total,
+            id=self.connection_id,
+            port=self.port,
+            state=self.state,
+            rx=self.rx_bytes,
+            tx=self.tx_bytes,
+            unread=self.cursors["default"].unread if "default" in self.cursors else 0,
+            lost=self.bytes_lost_total,
             error=f", last error: {self.last_error}" if self.last_error else "",
         )
 
@@ -149,8 +158,13 @@ class ReadResult(BaseModel):
         n = self.next_offset - self.from_offset
         lost = messages.S_LOST.format(n=self.bytes_lost) if self.bytes_lost else ""
         return messages.S_READ.format(
-            n=n, start=self.from_offset, end=self.next_offset, stop=self.stop_reason, lost=lost,
-            enc="" if self.encoding == "utf8" else f" {self.encoding}", data=_q(self.data),
+            n=n,
+            start=self.from_offset,
+            end=self.next_offset,
+            stop=self.stop_reason,
+            lost=lost,
+            enc="" if self.encoding == "utf8" else f" {self.encoding}",
+            data=_q(self.data),
         )
 
 

@@ -66,38 +66,59 @@ def build_server(
         open_by_port = {c.port: c.id for c in manager.list()}
         ports = [
             models.Port(
-                name=p.name, description=p.description, vid=p.vid, pid=p.pid, serial_number=p.serial_number,
-                manufacturer=p.manufacturer, product=p.product, interface=p.interface, location=p.location,
-                transport=p.transport, open_as=open_by_port.get(p.name),
+                name=p.name,
+                description=p.description,
+                vid=p.vid,
+                pid=p.pid,
+                serial_number=p.serial_number,
+                manufacturer=p.manufacturer,
+                product=p.product,
+                interface=p.interface,
+                location=p.location,
+                transport=p.transport,
+                open_as=open_by_port.get(p.name),
             )
             for p in port_lister()
         ]
         return models.ListPortsResult(ports=ports, profile_matches=[])
 
-    @reg.tool(title="List open connections", description=messages.D_LIST_CONNECTIONS, read_only=True,
-              idempotent=True)
+    @reg.tool(
+        title="List open connections",
+        description=messages.D_LIST_CONNECTIONS,
+        read_only=True,
+        idempotent=True,
+    )
     async def list_connections() -> models.ListConnectionsResult:
         return models.ListConnectionsResult(connections=[_summary(c) for c in manager.list()])
 
     # --- lifecycle -------------------------------------------------------------------------------
 
     @reg.tool(title="Open a port", description=messages.D_OPEN, open_world=True)
-    async def open(  # noqa: A001 - the contract's tool name
+    async def open(
         port: Annotated[str, Field(description=messages.P_PORT)],
         baud_rate: Annotated[int | None, Field(description=messages.P_BAUD)] = None,
         data_bits: Annotated[Literal[5, 6, 7, 8] | None, Field(description=messages.P_DATA_BITS)] = None,
         parity: Annotated[Literal["none", "even", "odd", "mark", "space"] | None, Field()] = None,
-        stop_bits: Annotated[Literal[1, 1.5, 2] | None, Field()] = None,
+        stop_bits: Annotated[float | None, Field(description=messages.P_STOP_BITS)] = None,
         flow_control: Annotated[Literal["none", "software", "hardware"] | None, Field()] = None,
         rx_buffer_size: Annotated[int | None, Field(description=messages.P_RX_BUFFER)] = None,
     ) -> models.OpenResult:
         settings = SerialSettings().updated(
-            baud_rate=baud_rate, data_bits=data_bits, parity=parity, stop_bits=stop_bits, flow_control=flow_control
+            baud_rate=baud_rate,
+            data_bits=data_bits,
+            parity=parity,
+            stop_bits=stop_bits,
+            flow_control=flow_control,
         )
         conn = await manager.open(port, settings, rx_buffer_size)
         return models.OpenResult(
-            connection_id=conn.id, port=conn.port, state=conn.state, baud_rate=conn.settings.baud_rate,
-            settings=conn.settings.as_dict(), rx_buffer_size=conn.ring.capacity, profile=None,
+            connection_id=conn.id,
+            port=conn.port,
+            state=conn.state,
+            baud_rate=conn.settings.baud_rate,
+            settings=conn.settings.as_dict(),
+            rx_buffer_size=conn.ring.capacity,
+            profile=None,
         )
 
     @reg.tool(title="Close a connection", description=messages.D_CLOSE, destructive=True, idempotent=False)
@@ -127,7 +148,12 @@ def build_server(
     ) -> models.ReadResult:
         conn = manager.get(connection_id)
         req = reader.build_read_request(
-            from_=from_, cursor=cursor, timeout_ms=timeout_ms, idle_ms=idle_ms, max_bytes=max_bytes, match=match,
+            from_=from_,
+            cursor=cursor,
+            timeout_ms=timeout_ms,
+            idle_ms=idle_ms,
+            max_bytes=max_bytes,
+            match=match,
             encoding=encoding,
         )
         outcome = await reader.read(conn, req)
@@ -159,7 +185,11 @@ def build_server(
         conn = manager.get(connection_id)
         # Everything is validated before a single byte is sent.
         req = reader.build_read_request(
-            cursor=cursor, timeout_ms=timeout_ms, idle_ms=idle_ms, max_bytes=max_bytes, match=match,
+            cursor=cursor,
+            timeout_ms=timeout_ms,
+            idle_ms=idle_ms,
+            max_bytes=max_bytes,
+            match=match,
             encoding=read_encoding or encoding,
         )
         payload = _payload(data, encoding)
@@ -177,7 +207,9 @@ def build_server(
     @reg.tool(title="Discard buffered data", description=messages.D_FLUSH, destructive=True, idempotent=True)
     async def flush(
         connection_id: ConnId,
-        target: Annotated[Literal["input", "output", "both"], Field(description=messages.P_FLUSH_TARGET)] = "input",
+        target: Annotated[
+            Literal["input", "output", "both"], Field(description=messages.P_FLUSH_TARGET)
+        ] = "input",
         cursor: CursorArg = None,
     ) -> models.FlushResult:
         conn = manager.get(connection_id)
@@ -215,7 +247,8 @@ def _payload(data: str, encoding: str | None) -> bytes:
 def _require_open(conn: Connection) -> None:
     if conn.state != "open":
         raise SerialMcpError(
-            "not_connected", messages.NOT_CONNECTED.format(id=conn.id, state=conn.state, error=conn.last_error or "-")
+            "not_connected",
+            messages.NOT_CONNECTED.format(id=conn.id, state=conn.state, error=conn.last_error or "-"),
         )
 
 
@@ -237,8 +270,12 @@ async def _write_locked(conn: Connection, payload: bytes) -> int:
 
 def _summary(c: Connection) -> models.ConnectionSummary:
     return models.ConnectionSummary(
-        connection_id=c.id, port=c.port, state=c.state, baud_rate=c.settings.baud_rate,
-        rx_bytes=c.ring.end_offset, tx_bytes=c.tx.tx_bytes,
+        connection_id=c.id,
+        port=c.port,
+        state=c.state,
+        baud_rate=c.settings.baud_rate,
+        rx_bytes=c.ring.end_offset,
+        tx_bytes=c.tx.tx_bytes,
     )
 
 
@@ -246,8 +283,9 @@ def _status(conn: Connection) -> models.StatusResult:
     with conn.lock:
         start, end = conn.ring.start_offset, conn.ring.end_offset
         cursors = {
-            c.name: models.CursorStatus(offset=c.offset, unread=max(0, end - max(c.offset, start)),
-                                        lost=max(0, start - c.offset))
+            c.name: models.CursorStatus(
+                offset=c.offset, unread=max(0, end - max(c.offset, start)), lost=max(0, start - c.offset)
+            )
             for c in conn.cursors
         }
         evicted = conn.ring.dropped_total
@@ -258,19 +296,38 @@ def _status(conn: Connection) -> models.StatusResult:
         except OSError:
             pass
     return models.StatusResult(
-        connection_id=conn.id, port=conn.port, state=conn.state, settings=conn.settings.as_dict(),
-        rx_bytes=end, tx_bytes=conn.tx.tx_bytes, start_offset=start, end_offset=end,
-        rx_buffer_size=conn.ring.capacity, cursors=cursors, bytes_lost_total=conn.bytes_lost_total,
-        bytes_evicted=evicted, cts=lines.get("cts"), dsr=lines.get("dsr"), ri=lines.get("ri"), cd=lines.get("cd"),
-        last_error=conn.last_error, opened_at=datetime.fromtimestamp(conn.opened_at, UTC).isoformat(),
+        connection_id=conn.id,
+        port=conn.port,
+        state=conn.state,
+        settings=conn.settings.as_dict(),
+        rx_bytes=end,
+        tx_bytes=conn.tx.tx_bytes,
+        start_offset=start,
+        end_offset=end,
+        rx_buffer_size=conn.ring.capacity,
+        cursors=cursors,
+        bytes_lost_total=conn.bytes_lost_total,
+        bytes_evicted=evicted,
+        cts=lines.get("cts"),
+        dsr=lines.get("dsr"),
+        ri=lines.get("ri"),
+        cd=lines.get("cd"),
+        last_error=conn.last_error,
+        opened_at=datetime.fromtimestamp(conn.opened_at, UTC).isoformat(),
     )
 
 
 def _read_result(conn: Connection, o: reader.ReadOutcome, encoding: str) -> models.ReadResult:
     text, used = encode_output(o.data, encoding)
     return models.ReadResult(
-        data=text, encoding=used, stop_reason=o.stop_reason, from_offset=o.from_offset, next_offset=o.next_offset,
-        bytes_lost=o.bytes_lost, buffered_remaining=o.buffered_remaining, matched=o.match is not None,
+        data=text,
+        encoding=used,
+        stop_reason=o.stop_reason,
+        from_offset=o.from_offset,
+        next_offset=o.next_offset,
+        bytes_lost=o.bytes_lost,
+        buffered_remaining=o.buffered_remaining,
+        matched=o.match is not None,
         match_index=None if o.match is None else o.match.start,
         match_offset=None if o.match is None else o.from_offset + o.match.start,
         cursor=o.cursor,

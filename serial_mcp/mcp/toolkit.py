@@ -81,7 +81,9 @@ class ToolRegistry:
 
             call.__signature__ = sig  # type: ignore[attr-defined]
             names = {p.name for p in sig.parameters.values() if p.annotation is not _context_type()}
-            self.arg_names[fn.__name__] = {next((w for w, p in KEYWORD_ALIASES.items() if p == n), n) for n in names}
+            self.arg_names[fn.__name__] = {
+                next((w for w, p in KEYWORD_ALIASES.items() if p == n), n) for n in names
+            }
             self.server.tool(
                 name=fn.__name__,
                 title=title,

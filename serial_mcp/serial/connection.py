@@ -112,7 +112,7 @@ class Connection:
         log.warning("connection %s (%s) disconnected: %s", self.id, self.port, self.last_error)
         try:
             self.handle.close()
-        except Exception:  # noqa: BLE001 - the device is already gone
+        except Exception:
             pass
         self._wake()
 
@@ -151,7 +151,7 @@ class Connection:
             await anyio.to_thread.run_sync(self._pump.stop)
             try:
                 await anyio.to_thread.run_sync(self.handle.close)
-            except Exception as exc:  # noqa: BLE001 - closing a vanished device may fail; it is closed anyway
+            except Exception as exc:
                 log.info("closing %s: %s", self.port, exc)
         self._wake()
 

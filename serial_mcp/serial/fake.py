@@ -24,7 +24,9 @@ class FakeDevice:
     responder: Callable[[bytes], bytes | None] | None = None
     written: bytearray = field(default_factory=bytearray)
     settings_history: list[SerialSettings] = field(default_factory=list)
-    modem: dict[str, bool | None] = field(default_factory=lambda: {"cts": None, "dsr": None, "ri": None, "cd": None})
+    modem: dict[str, bool | None] = field(
+        default_factory=lambda: {"cts": None, "dsr": None, "ri": None, "cd": None}
+    )
     _pending: bytearray = field(default_factory=bytearray)
     _cond: threading.Condition = field(default_factory=threading.Condition)
     _failure: BaseException | None = None

@@ -54,7 +54,9 @@ class ConnectionManager:
         settings = validate_settings(settings or SerialSettings())
         size = DEFAULT_CAPACITY if rx_buffer_size is None else rx_buffer_size
         if isinstance(size, bool) or not MIN_CAPACITY <= size <= MAX_CAPACITY:
-            raise InvalidArgument(messages.BAD_RX_BUFFER.format(value=size, min=MIN_CAPACITY, max=MAX_CAPACITY))
+            raise InvalidArgument(
+                messages.BAD_RX_BUFFER.format(value=size, min=MIN_CAPACITY, max=MAX_CAPACITY)
+            )
         async with self._open_lock:
             key = port_key(port)
             for conn in self._connections.values():
@@ -63,7 +65,9 @@ class ConnectionManager:
                         "port_busy", messages.PORT_BUSY_HERE.format(port=port, id=conn.id, state=conn.state)
                     )
             if len(self._connections) >= MAX_CONNECTIONS:
-                raise SerialMcpError("too_many_connections", messages.TOO_MANY_CONNECTIONS.format(max=MAX_CONNECTIONS))
+                raise SerialMcpError(
+                    "too_many_connections", messages.TOO_MANY_CONNECTIONS.format(max=MAX_CONNECTIONS)
+                )
             handle = await anyio.to_thread.run_sync(self.opener.open, port, settings)
             conn_id = f"c{next(self._ids)}"
             conn = Connection(conn_id, port, handle, settings, size, asyncio.get_running_loop(), options)
@@ -81,7 +85,9 @@ class ConnectionManager:
         if len(by_port) == 1:
             return by_port[0]
         known = ", ".join(f"{c.id} ({c.port})" for c in self._connections.values()) or "none"
-        raise SerialMcpError("connection_not_found", messages.CONNECTION_NOT_FOUND.format(id=connection_id, known=known))
+        raise SerialMcpError(
+            "connection_not_found", messages.CONNECTION_NOT_FOUND.format(id=connection_id, known=known)
+        )
 
     def list(self) -> list[Connection]:
         return list(self._connections.values())

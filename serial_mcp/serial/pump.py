@@ -31,9 +31,11 @@ class RxPump:
         self._on_data = on_data
         self._on_stop = on_stop
         self._stopping = threading.Event()
+        self._running = False
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
 
     def start(self) -> None:
+        self._running = True
         self._thread.start()
 
     def stop(self, join_timeout: float = 5.0) -> None:
@@ -45,7 +47,8 @@ class RxPump:
 
     @property
     def alive(self) -> bool:
-        return self._thread.is_alive()
+        """False once the read loop has ended (set before ``on_stop`` runs, so it is never stale)."""
+        return self._running
 
     def _run(self) -> None:
         read = self._handle.read_chunk
@@ -57,9 +60,10 @@ class RxPump:
                 data = read()
                 if data:
                     on_data(data, now())
-        except BaseException as exc:  # noqa: BLE001 - any failure must reach on_stop
+        except BaseException as exc:
             if not self._stopping.is_set():
                 error = exc
                 log.info("rx pump for %s stopped: %s", self._handle.name, exc)
         finally:
+            self._running = False
             self._on_stop(error)

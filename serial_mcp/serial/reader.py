@@ -79,7 +79,9 @@ def build_read_request(
         raise InvalidArgument(messages.READ_BAD_MAX_BYTES.format(value=mb, max=MAX_MAX_BYTES))
     enc = encoding or "utf8"
     if enc not in ENCODINGS:
-        raise InvalidArgument(messages.BAD_ENCODING.format(field="encoding", value=enc, allowed=", ".join(ENCODINGS)))
+        raise InvalidArgument(
+            messages.BAD_ENCODING.format(field="encoding", value=enc, allowed=", ".join(ENCODINGS))
+        )
     matcher = Matcher.from_spec(match) if match is not None else None
     return ReadRequest(from_, cursor or DEFAULT_CURSOR, t, idle_ms, mb, matcher, enc)
 
@@ -171,7 +173,7 @@ async def read(conn: Connection, req: ReadRequest, start: int | None = None) -> 
     conn.bytes_lost_total += lost
     data = bytes(buf)
     if req.encoding == "utf8" and stop not in ("match", "disconnected", "closed"):
-        data = data[: utf8_complete_length(data)] or data
+        data = data[: utf8_complete_length(data)]  # a torn character stays buffered for the next read
     next_offset = from_offset + len(data)
     advanced: str | None = None
     snap = conn.snapshot()

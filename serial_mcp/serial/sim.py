@@ -54,5 +54,7 @@ class SimOpener:
         elif kind == "echo":
             dev = FakeDevice(port, lambda data: data)
         else:
-            raise SerialMcpError("port_not_found", messages.SIM_UNKNOWN.format(port=port, kinds=", ".join(self.KINDS)))
+            raise SerialMcpError(
+                "port_not_found", messages.SIM_UNKNOWN.format(port=port, kinds=", ".join(self.KINDS))
+            )
         return FakePortHandle(dev, settings)

@@ -19,8 +19,13 @@ from serial_mcp.core.settings import SerialSettings
 from serial_mcp.errors import SerialMcpError
 from serial_mcp.serial.handle import PortEOF
 
-_PARITY = {"none": serial.PARITY_NONE, "even": serial.PARITY_EVEN, "odd": serial.PARITY_ODD,
-           "mark": serial.PARITY_MARK, "space": serial.PARITY_SPACE}
+_PARITY = {
+    "none": serial.PARITY_NONE,
+    "even": serial.PARITY_EVEN,
+    "odd": serial.PARITY_ODD,
+    "mark": serial.PARITY_MARK,
+    "space": serial.PARITY_SPACE,
+}
 _READ_SIZE = 65536
 _GENERIC_TIMEOUT = 0.5  # for ports without a file descriptor or cancel_read (e.g. rfc2217://)
 
@@ -47,7 +52,7 @@ class SystemPortHandle:
         try:
             fd = ser.fileno()
             self._fd = fd if isinstance(fd, int) and fd >= 0 else None
-        except Exception:  # noqa: BLE001 - pyserial raises various types for "no fd"
+        except Exception:
             self._fd = None
         self._wake_r, self._wake_w = os.pipe()
         os.set_blocking(self._wake_r, False)
@@ -85,8 +90,9 @@ class SystemPortHandle:
                 first = ser.read(1)
                 if not first:
                     continue  # timeout or cancel_read; the loop checks the flag
-                waiting = ser.in_waiting
-                return first + (ser.read(waiting) if waiting else b"")
+                waiting: int = ser.in_waiting
+                rest: bytes = ser.read(waiting) if waiting else b""
+                return bytes(first) + rest
             except serial.SerialException as exc:
                 raise OSError(errno.EIO, str(exc)) from exc
         return b""
@@ -100,7 +106,7 @@ class SystemPortHandle:
         if self._generic_cancel:
             try:
                 self._ser.cancel_read()
-            except Exception:  # noqa: BLE001 - best effort on a closing port
+            except Exception:
                 pass
 
     def write(self, data: bytes) -> int:
@@ -128,7 +134,7 @@ class SystemPortHandle:
         for name in ("cts", "dsr", "ri", "cd"):
             try:
                 lines[name] = bool(getattr(self._ser, name))
-            except Exception:  # noqa: BLE001 - PTYs and sockets have no modem lines
+            except Exception:
                 lines[name] = None
         return lines
 

@@ -1,0 +1,47 @@
+"""CLI contract: bad flags are one line on stderr with exit 2 and nothing on stdout."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from serial_mcp import __version__
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "serial_mcp", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def test_bad_flag_is_one_line_exit_2() -> None:
+    r = run("--bogus")
+    assert r.returncode == 2
+    assert r.stdout == ""
+    assert len(r.stderr.strip().splitlines()) == 1 and "--bogus" in r.stderr
+
+
+def test_bad_log_level() -> None:
+    r = run("--log-level", "LOUD")
+    assert r.returncode == 2 and r.stdout == "" and len(r.stderr.strip().splitlines()) == 1
+
+
+def test_version_and_help() -> None:
+    assert run("--version").stdout.strip() == f"serial-mcp {__version__}"
+    h = run("--help")
+    assert h.returncode == 0 and "--log-level" in h.stdout
+
+
+def test_serve_exits_cleanly_when_stdin_closes() -> None:
+    r = run()
+    assert r.returncode == 0 and r.stdout == ""
+
+
+def test_demo_runs_against_the_simulated_device() -> None:
+    r = run("demo")
+    assert r.returncode == 0, r.stderr
+    assert "SIM MODEM READY" in r.stdout and "+CSQ: 23,99" in r.stdout
