@@ -154,3 +154,16 @@ async def test_disconnected_device(client: tuple[Client, FakeOpener]) -> None:
     status = await call(c, "get_status", {"connection_id": cid})
     assert status["state"] == "disconnected" and status["last_error"]
     assert (await error(c, "write", {"connection_id": cid, "data": "AT\r"}))["code"] == "not_connected"
+
+
+async def test_cancelled_read_stops_and_consumes_nothing(client: tuple[Client, FakeOpener]) -> None:
+    import anyio
+
+    c, opener = client
+    cid = (await call(c, "open", {"port": "fake0"}))["connection_id"]
+    with anyio.move_on_after(0.3) as scope:
+        await c.call_tool("read", {"connection_id": cid, "match": "never", "timeout_ms": 600_000})
+    assert scope.cancelled_caught
+    opener.devices["fake0"].feed(b"after cancel\r\n")
+    r = await call(c, "read", {"connection_id": cid, "match": "\r\n", "timeout_ms": 5000})
+    assert r["data"] == "after cancel\r\n" and r["from_offset"] == 0
