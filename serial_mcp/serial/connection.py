@@ -79,8 +79,11 @@ class Connection:
         with self.lock:
             self.ring.append(data, t)
             self._last_rx_time = t
-            schedule = not self._wake_pending
-            self._wake_pending = True
+            # Wake the loop only if someone waits and no wake-up is already on its way: a flood
+            # nobody is reading costs no loop work at all, and a burst costs one wake-up.
+            schedule = bool(self._waiters) and not self._wake_pending
+            if schedule:
+                self._wake_pending = True
         if schedule:
             self._call_on_loop(self._wake)
 
@@ -99,7 +102,7 @@ class Connection:
     def _wake(self) -> None:
         with self.lock:
             self._wake_pending = False
-        waiters, self._waiters = self._waiters, []
+            waiters, self._waiters = self._waiters, []
         for fut in waiters:
             if not fut.done():
                 fut.set_result(None)
@@ -132,14 +135,28 @@ class Connection:
         with self.lock:
             return self.ring.time_at(offset)
 
-    async def wait_change(self, timeout: float) -> None:
-        """Sleep until new bytes arrive, the state changes, or ``timeout`` seconds pass."""
+    async def wait_change(self, timeout: float, seen_end: int | None = None) -> None:
+        """Sleep until bytes beyond ``seen_end`` arrive, the state changes, or ``timeout`` passes.
+
+        The check and the registration happen under the pump's lock, so a chunk that lands
+        between the caller's look at the ring and this call is never slept through.
+        """
         if timeout <= 0:
             return
         fut: asyncio.Future[None] = self.loop.create_future()
-        self._waiters.append(fut)
-        with anyio.move_on_after(timeout):
-            await fut
+        with self.lock:
+            if seen_end is not None and self.ring.end_offset != seen_end:
+                return
+            self._waiters.append(fut)
+        try:
+            with anyio.move_on_after(timeout):
+                await fut
+        finally:
+            if not fut.done():
+                fut.cancel()
+                with self.lock:
+                    if fut in self._waiters:
+                        self._waiters.remove(fut)
 
     async def close(self) -> None:
         """Stop the pump, close the port, wake every waiter. Idempotent."""

@@ -168,7 +168,7 @@ async def read(conn: Connection, req: ReadRequest, start: int | None = None) -> 
         if wait <= 0:
             stop = "timeout"
             break
-        await conn.wait_change(wait)
+        await conn.wait_change(wait, snap.end_offset)
 
     conn.bytes_lost_total += lost
     data = bytes(buf)

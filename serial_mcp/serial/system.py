@@ -27,6 +27,7 @@ _PARITY = {
     "space": serial.PARITY_SPACE,
 }
 _READ_SIZE = 65536
+_DRAIN_LIMIT = 256 * 1024
 _GENERIC_TIMEOUT = 0.5  # for ports without a file descriptor or cancel_read (e.g. rfc2217://)
 
 
@@ -80,8 +81,29 @@ class SystemPortHandle:
                 continue
             if not data:
                 raise PortEOF(messages.PORT_EOF)
-            return data
+            return self._drain(fd, data)
         return b""
+
+    @staticmethod
+    def _drain(fd: int, first: bytes) -> bytes:
+        """Take whatever else is already queued (up to ``_DRAIN_LIMIT``): a tty hands out ~4 KiB per
+        read, and one chunk per drain means far fewer lock round trips and loop wake-ups in a flood."""
+        if len(first) >= _DRAIN_LIMIT:
+            return first
+        parts = [first]
+        total = len(first)
+        while total < _DRAIN_LIMIT:
+            try:
+                more = os.read(fd, _READ_SIZE)
+            except (BlockingIOError, InterruptedError):
+                break
+            except OSError:
+                break  # the error (EIO on unplug) surfaces on the next read, after these bytes are kept
+            if not more:
+                break
+            parts.append(more)
+            total += len(more)
+        return first if len(parts) == 1 else b"".join(parts)
 
     def _read_generic(self) -> bytes:
         ser = self._ser

@@ -23,8 +23,8 @@ def req(**kw: object) -> reader.ReadRequest:
 
 async def wait_for_end(conn: Connection, end: int, limit: float = 60) -> None:
     async with asyncio.timeout(limit):
-        while conn.snapshot().end_offset < end:
-            await conn.wait_change(1.0)
+        while (seen := conn.snapshot().end_offset) < end:
+            await conn.wait_change(1.0, seen)
 
 
 async def test_round_trip_and_replay_from_buffer_start(

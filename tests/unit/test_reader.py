@@ -26,8 +26,8 @@ async def open_fake(responder=None, rx_buffer_size=None) -> tuple[ConnectionMana
 async def wait_for_end(conn: Connection, end: int) -> None:
     """Event-driven wait until the ring has seen ``end`` bytes."""
     async with asyncio.timeout(10):
-        while conn.snapshot().end_offset < end:
-            await conn.wait_change(1.0)
+        while (seen := conn.snapshot().end_offset) < end:
+            await conn.wait_change(1.0, seen)
 
 
 def req(**kw: object) -> reader.ReadRequest:

@@ -1,0 +1,201 @@
+"""RX ingest throughput: our pump thread → ring vs a raw pyserial read loop vs a raw os.read loop.
+
+A far end floods a PTY master with N MiB as fast as the kernel takes them; each contender reads the
+slave until it holds N bytes. Ours counts as done when ``conn.snapshot().end_offset == N``, woken by
+``wait_change`` (the same wake-up a ``read`` tool call uses). Each contender runs ``--repeat`` times,
+interleaved, on a fresh PTY; the median is reported. Goal (issue): ours ≥ 0.8 × pyserial.
+
+Wall-clock throughput on a shared machine swings by 2× between runs, so the reader's CPU cost per
+MiB (this process's user + system time, the flood writer being a child process) is reported too: it
+is the steadier figure for comparing the contenders' efficiency.
+
+    python bench/bench_rx_ingest.py [--mib 32] [--repeat 3] [--ring 262144] [--writer process|thread]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import resource
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import serial
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from _pty_devices import Flooder, PtyPair, machine_note, median, monotonic, open_pty, print_table
+
+from serial_mcp.serial.manager import ConnectionManager
+from serial_mcp.serial.system import SystemOpener
+
+GOAL = 0.8
+RUN_TIMEOUT_S = 30.0
+
+
+@dataclass(frozen=True)
+class Sample:
+    wall_s: float
+    cpu_s: float  # user + system time of this process (all threads) during the run
+
+
+class Stopwatch:
+    """Wall time and this process's CPU time between ``start()`` and ``stop()``."""
+
+    def __init__(self) -> None:
+        self._t0 = 0.0
+        self._c0 = 0.0
+
+    @staticmethod
+    def _cpu() -> float:
+        ru = resource.getrusage(resource.RUSAGE_SELF)
+        return ru.ru_utime + ru.ru_stime
+
+    def start(self) -> float:
+        self._c0 = self._cpu()
+        self._t0 = monotonic()
+        return self._t0
+
+    def stop(self) -> Sample:
+        t1 = monotonic()
+        return Sample(t1 - self._t0, self._cpu() - self._c0)
+
+
+async def _ours_async(pair: PtyPair, total: int, writer: str, ring: int, poll_s: float | None) -> Sample:
+    """Time until the ring's end offset reaches ``total``.
+
+    ``poll_s=None``: a waiter sleeps in ``wait_change`` and is woken per burst (what a read tool does).
+    ``poll_s=0.01``: nobody waits; the loop only looks every 10 ms (the pump's own cost, diagnostic).
+    """
+    mgr = ConnectionManager(SystemOpener())
+    conn = await mgr.open(pair.path, rx_buffer_size=ring)
+    flood = Flooder(pair.master, total, writer)
+    watch = Stopwatch()
+    try:
+        deadline = watch.start() + RUN_TIMEOUT_S
+        flood.go()
+        while (seen := conn.snapshot().end_offset) < total:
+            left = deadline - monotonic()
+            if left <= 0:
+                raise TimeoutError(f"pump ingested {seen} of {total} bytes")
+            if poll_s is None:
+                await conn.wait_change(left, seen)
+            else:
+                await asyncio.sleep(poll_s)
+        sample = watch.stop()
+    finally:
+        flood.join()
+        await mgr.close_all()
+    return sample
+
+
+def run_ours(total: int, writer: str, ring: int) -> Sample:
+    pair = open_pty()
+    try:
+        return asyncio.run(_ours_async(pair, total, writer, ring, None))
+    finally:
+        pair.close()
+
+
+def run_ours_no_waiter(total: int, writer: str, ring: int) -> Sample:
+    pair = open_pty()
+    try:
+        return asyncio.run(_ours_async(pair, total, writer, ring, 0.01))
+    finally:
+        pair.close()
+
+
+def run_pyserial(total: int, writer: str, ring: int) -> Sample:
+    del ring
+    pair = open_pty()
+    ser = serial.Serial(pair.path, timeout=1.0)
+    flood = Flooder(pair.master, total, writer)
+    try:
+        got = 0
+        watch = Stopwatch()
+        deadline = watch.start() + RUN_TIMEOUT_S
+        flood.go()
+        while got < total:
+            got += len(ser.read(max(1, ser.in_waiting)))
+            if monotonic() > deadline:
+                raise TimeoutError(f"pyserial read {got} of {total} bytes")
+        sample = watch.stop()
+    finally:
+        flood.join()
+        ser.close()
+        pair.close()
+    return sample
+
+
+def run_os_read(total: int, writer: str, ring: int) -> Sample:
+    del ring
+    pair = open_pty()
+    flood = Flooder(pair.master, total, writer)
+    try:
+        got = 0
+        watch = Stopwatch()
+        deadline = watch.start() + RUN_TIMEOUT_S
+        flood.go()
+        while got < total:
+            got += len(os.read(pair.slave, 65536))
+            if monotonic() > deadline:
+                raise TimeoutError(f"os.read got {got} of {total} bytes")
+        sample = watch.stop()
+    finally:
+        flood.join()
+        pair.close()
+    return sample
+
+
+CONTENDERS: dict[str, Callable[[int, str, int], Sample]] = {
+    "serial-mcp pump → ring": run_ours,
+    "  (diagnostic) same, no waiter": run_ours_no_waiter,
+    "pyserial read(in_waiting)": run_pyserial,
+    "raw os.read(slave, 64 KiB)": run_os_read,
+}
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--mib", type=float, default=32.0, help="MiB flooded per run (default 32)")
+    p.add_argument("--repeat", type=int, default=3, help="runs per contender (default 3)")
+    p.add_argument("--ring", type=int, default=256 * 1024, help="ring capacity for ours (default 256 KiB)")
+    p.add_argument("--writer", choices=("process", "thread"), default="process",
+                   help="far end in a child process (default) or a thread of this process")
+    args = p.parse_args()
+    total = int(args.mib * 1024 * 1024)
+
+    samples: dict[str, list[Sample]] = {name: [] for name in CONTENDERS}
+    for _ in range(max(1, args.repeat)):
+        for name, fn in CONTENDERS.items():
+            samples[name].append(fn(total, args.writer, args.ring))
+
+    mib = total / (1024 * 1024)
+    mbps = {name: total / median([x.wall_s for x in xs]) / 1e6 for name, xs in samples.items()}
+    cpu_ms = {name: median([x.cpu_s for x in xs]) * 1000 / mib for name, xs in samples.items()}
+    print(f"RX ingest: {args.mib:g} MiB per run, median of {args.repeat}, writer={args.writer}, "
+          f"ring={args.ring} B — {machine_note()}")
+    rows = []
+    for name, xs in samples.items():
+        runs = " ".join(f"{total / x.wall_s / 1e6:.0f}" for x in xs)
+        rows.append([name, f"{mbps[name]:.1f}", f"{cpu_ms[name]:.1f}", runs])
+    print_table(["contender", "MB/s (median)", "CPU ms/MiB (median)", "MB/s per run"], rows)
+    if args.writer == "thread":
+        print("(writer=thread: the CPU column includes the flood writer's own time)")
+    ours, ref, raw = "serial-mcp pump → ring", "pyserial read(in_waiting)", "raw os.read(slave, 64 KiB)"
+    ratio = mbps[ours] / mbps[ref]
+    cpu_ratio = cpu_ms[ref] / cpu_ms[ours]
+    verdict = "met" if ratio >= GOAL else "NOT met"
+    print(f"\nours / pyserial = {ratio:.2f}× throughput  (goal ≥ {GOAL}×: {verdict})")
+    print(f"ours / pyserial = {cpu_ratio:.2f}× by CPU per byte (pyserial CPU/MiB ÷ ours; steadier)")
+    print(f"ours / raw os.read = {mbps[ours] / mbps[raw]:.2f}× throughput, "
+          f"{cpu_ms[raw] / cpu_ms[ours]:.2f}× by CPU per byte")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
