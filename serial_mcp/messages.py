@@ -52,6 +52,14 @@ WRITE_FAILED = "writing to {id!r} failed: {error}; the connection is now disconn
 UNKNOWN_ARGUMENT = "{tool} has no argument {key!r}{hint}; its arguments are: {allowed}."
 DID_YOU_MEAN = " (did you mean {name!r}?)"
 SIM_UNKNOWN = "simulated port {port!r} is not known; built-in simulations: {kinds} (e.g. sim://modem)."
+RECONNECT_BAD = ("reconnect must be true, false, or an object like {{\"max_attempts\": 10, "
+                 "\"initial_delay_ms\": 200, \"max_delay_ms\": 5000, \"backoff\": 2}}.")
+RECONNECT_UNKNOWN_KEY = "reconnect has an unknown key {key!r}; allowed keys: {allowed}."
+RECONNECT_RANGE = ("reconnect values out of range: max_attempts 0..10000 (0 = until closed), "
+                   "1 <= initial_delay_ms <= max_delay_ms <= 600000, backoff 1..10.")
+RECONNECT_GAVE_UP = "gave up reconnecting after {n} attempt(s); last error: {error}. Call reconnect to try again."
+RECONNECT_UNSUPPORTED = "connection {id!r} cannot be reopened by this server."
+RECONNECT_FAILED = "reopening {id!r} failed: {error}"
 BAD_ENCODING = "encoding {value!r} for {field} is not known; use one of: {allowed}."
 
 # --- command line ---------------------------------------------------------------------------------

@@ -1,31 +1,42 @@
-"""Connection: one open port — its pump thread, RX ring, cursors, TX session and state.
+"""Connection: one open port — its pump thread, RX ring, cursors, TX session, lines and lifecycle.
 
 Thread rules: the pump thread only calls ``_on_data`` / ``_on_pump_stop`` (which touch the ring
-under ``lock`` and schedule a wake-up on the event loop). Everything else runs on the loop.
+under ``lock`` and schedule work on the event loop). Everything else runs on the loop.
 Waiters are woken with ``loop.call_soon_threadsafe``; bursts are coalesced into one wake-up.
+
+Lifecycle: ``open`` → (read/write error) → ``reconnecting`` (with a policy) or ``disconnected`` →
+``open`` again after a successful reopen → ``closed``. The ring, offsets and cursors carry on across
+a reconnect: offsets keep increasing, nothing is reset silently.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import threading
 import time
+from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
 import anyio
 
+from serial_mcp import messages
 from serial_mcp.core.cursors import CursorTable
+from serial_mcp.core.reconnect import ReconnectPolicy
 from serial_mcp.core.ring import RingRead, RxRing
 from serial_mcp.core.settings import SerialSettings
+from serial_mcp.errors import SerialMcpError
 from serial_mcp.serial.handle import PortHandle
 from serial_mcp.serial.pump import RxPump
 from serial_mcp.serial.tx import TxSession
 
 log = logging.getLogger(__name__)
 
-State = Literal["open", "disconnected", "closed"]
+State = Literal["open", "reconnecting", "disconnected", "closed"]
+MAX_EVENTS = 1000
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,28 +61,55 @@ class Connection:
         rx_buffer_size: int,
         loop: asyncio.AbstractEventLoop,
         options: dict[str, Any] | None = None,
+        *,
+        reopen: Callable[[SerialSettings], PortHandle] | None = None,
+        reconnect_policy: ReconnectPolicy | None = None,
     ) -> None:
         self.id = connection_id
         self.port = port
         self.handle = handle
         self.settings = settings
-        self.options: dict[str, Any] = options or {}  # connection defaults: protocol, framing, parser
+        self.options: dict[str, Any] = options or {}  # connection defaults: protocol, framing, parser, pace
         self.loop = loop
         self.lock = threading.Lock()
         self.ring = RxRing(rx_buffer_size)
         self.cursors = CursorTable(0)
         self.tx = TxSession(handle)
+        self.line_lock = asyncio.Lock()  # set_dtr_rts, send_break and capture_boot's pulse never interleave
+        self.dtr: bool | None = None  # last level we set (None: untouched since open)
+        self.rts: bool | None = None
         self.state: State = "open"
         self.last_error: str | None = None
         self.bytes_lost_total = 0  # bytes that reads were told they lost (ring overrun before they read)
         self.opened_at = time.time()
+        self.reconnect_policy = reconnect_policy
+        self.reconnect_attempts = 0  # attempts since the last loss of the port
+        self.reconnects = 0  # successful reconnects over the connection's life
+        self.events: deque[dict[str, Any]] = deque(maxlen=MAX_EVENTS)
+        self._reopen = reopen
+        self._reconnect_task: asyncio.Task[None] | None = None
         self._last_rx_time: float | None = None
         self._waiters: list[asyncio.Future[None]] = []
         self._wake_pending = False
-        self._pump = RxPump(handle, self._on_data, self._on_pump_stop, name=f"rx-pump-{connection_id}")
+        self._generation = 0
+        self._pump = self._new_pump(handle)
+
+    def _new_pump(self, handle: PortHandle) -> RxPump:
+        gen = self._generation
+        return RxPump(
+            handle,
+            self._on_data,
+            lambda error: self._on_pump_stop(error, gen),
+            name=f"rx-pump-{self.id}",
+        )
 
     def start(self) -> None:
         self._pump.start()
+        self.record("open", port=self.port, settings=self.settings.as_dict())
+
+    def record(self, kind: str, **fields: Any) -> None:
+        """Append a lifecycle event (open, close, control, break, config, error, reconnect ...)."""
+        self.events.append({"t": time.time(), "type": kind, **fields})
 
     # --- pump thread side ---------------------------------------------------------------------
 
@@ -87,15 +125,13 @@ class Connection:
         if schedule:
             self._call_on_loop(self._wake)
 
-    def _on_pump_stop(self, error: BaseException | None) -> None:
+    def _on_pump_stop(self, error: BaseException | None, generation: int) -> None:
         if error is not None:
-            self._call_on_loop(self._mark_disconnected, error)
+            self._call_on_loop(self._port_lost, error, generation)
 
     def _call_on_loop(self, fn: Any, *args: Any) -> None:
-        try:
+        with contextlib.suppress(RuntimeError):  # loop closed during shutdown: nobody is waiting any more
             self.loop.call_soon_threadsafe(fn, *args)
-        except RuntimeError:  # loop closed during shutdown: nobody is waiting any more
-            pass
 
     # --- event loop side ----------------------------------------------------------------------
 
@@ -107,21 +143,97 @@ class Connection:
             if not fut.done():
                 fut.set_result(None)
 
-    def _mark_disconnected(self, error: BaseException) -> None:
-        if self.state != "open":
+    def _port_lost(self, error: BaseException, generation: int | None = None) -> None:
+        """The port failed (read/write error, EOF): disconnected, or reconnecting under a policy."""
+        if self.state != "open" or (generation is not None and generation != self._generation):
             return
-        self.state = "disconnected"
         self.last_error = f"{type(error).__name__}: {error}"
-        log.warning("connection %s (%s) disconnected: %s", self.id, self.port, self.last_error)
-        try:
+        self.record("error", message=self.last_error)
+        log.warning("connection %s (%s) lost its port: %s", self.id, self.port, self.last_error)
+        self._generation += 1
+        with contextlib.suppress(Exception):  # the device is already gone
+            self._pump.stop(join_timeout=0)
+        with contextlib.suppress(Exception):
             self.handle.close()
-        except Exception:
-            pass
+        if self.reconnect_policy is not None and self._reopen is not None:
+            self.state = "reconnecting"
+            self.reconnect_attempts = 0
+            self._reconnect_task = self.loop.create_task(self._reconnect_loop(self.reconnect_policy))
+        else:
+            self.state = "disconnected"
         self._wake()
 
     def note_write_error(self, error: BaseException) -> None:
         """A write failed at the OS level: the port is gone, same as a read error."""
-        self._mark_disconnected(error)
+        self._port_lost(error)
+
+    async def _reconnect_loop(self, policy: ReconnectPolicy) -> None:
+        while self.state == "reconnecting":
+            if policy.max_attempts and self.reconnect_attempts >= policy.max_attempts:
+                self.state = "disconnected"
+                self.last_error = messages.RECONNECT_GAVE_UP.format(n=self.reconnect_attempts, error=self.last_error)
+                self.record("error", message=self.last_error)
+                self._wake()
+                return
+            await anyio.sleep(policy.delay_s(self.reconnect_attempts + 1))
+            if self.state != "reconnecting":
+                return
+            self.reconnect_attempts += 1
+            try:
+                await self._reopen_once()
+            except Exception as exc:  # noqa: BLE001 - every failure is one counted attempt
+                self.last_error = f"reconnect attempt {self.reconnect_attempts}: {exc}"
+                log.info("connection %s: %s", self.id, self.last_error)
+
+    async def _reopen_once(self) -> None:
+        assert self._reopen is not None
+        handle = await anyio.to_thread.run_sync(self._reopen, self.settings)
+        if self.state not in ("reconnecting", "disconnected"):  # closed meanwhile
+            await anyio.to_thread.run_sync(handle.close)
+            return
+        self._attach(handle)
+
+    def _attach(self, handle: PortHandle) -> None:
+        """Continue on a freshly opened handle: same ring, cursors and offsets."""
+        self.handle = handle
+        self.tx.handle = handle
+        self._generation += 1
+        self._pump = self._new_pump(handle)
+        self.state = "open"
+        self.reconnects += 1
+        self._pump.start()
+        self.record("reconnect", attempts=self.reconnect_attempts, offset=self.ring.end_offset)
+        log.info("connection %s reconnected to %s after %d attempt(s)", self.id, self.port, self.reconnect_attempts)
+        self._wake()
+
+    async def reconnect_now(self) -> None:
+        """Reopen the port now (also from ``open``: drops the handle first). Raises on failure."""
+        if self.state == "closed":
+            raise SerialMcpError("connection_closed", messages.CONNECTION_CLOSED.format(id=self.id))
+        if self._reopen is None:
+            raise SerialMcpError("not_supported", messages.RECONNECT_UNSUPPORTED.format(id=self.id))
+        if self._reconnect_task is not None:
+            self._reconnect_task.cancel()
+            self._reconnect_task = None
+        if self.state == "open":
+            self._generation += 1
+            await anyio.to_thread.run_sync(self._pump.stop)
+            with contextlib.suppress(Exception):
+                await anyio.to_thread.run_sync(self.handle.close)
+            self.state = "disconnected"
+        self.reconnect_attempts += 1
+        try:
+            await self._reopen_once()
+        except SerialMcpError as exc:
+            self.state = "disconnected"
+            self.last_error = exc.message
+            self._wake()
+            raise
+        except Exception as exc:
+            self.state = "disconnected"
+            self.last_error = str(exc)
+            self._wake()
+            raise SerialMcpError("port_open_failed", messages.RECONNECT_FAILED.format(id=self.id, error=exc)) from exc
 
     def snapshot(self) -> Snapshot:
         with self.lock:
@@ -134,6 +246,19 @@ class Connection:
     def time_at(self, offset: int) -> float | None:
         with self.lock:
             return self.ring.time_at(offset)
+
+    async def purge_and_mark(self) -> int:
+        """Drop unread OS input and return the RX live edge, exactly: done on the pump thread
+        between two reads, so no byte that arrived before the purge can land after the mark."""
+
+        def purge() -> int:
+            self.handle.reset_input()
+            with self.lock:
+                return self.ring.end_offset
+
+        fut = self._pump.between_reads(purge)
+        result: int = await asyncio.wrap_future(fut)
+        return result
 
     async def wait_change(self, timeout: float, seen_end: int | None = None) -> None:
         """Sleep until bytes beyond ``seen_end`` arrive, the state changes, or ``timeout`` passes.
@@ -164,12 +289,16 @@ class Connection:
             return
         was_open = self.state == "open"
         self.state = "closed"
+        if self._reconnect_task is not None:
+            self._reconnect_task.cancel()
+            self._reconnect_task = None
         if was_open:
             await anyio.to_thread.run_sync(self._pump.stop)
             try:
                 await anyio.to_thread.run_sync(self.handle.close)
-            except Exception as exc:
+            except Exception as exc:  # noqa: BLE001 - closing a vanished device may fail; it is closed anyway
                 log.info("closing %s: %s", self.port, exc)
+        self.record("close")
         self._wake()
 
     @property

@@ -1,13 +1,16 @@
 """FakeOpener: in-memory scripted devices for unit tests (no OS, no threads of its own).
 
 ``FakeDevice.feed`` plays bytes into the port, ``responder`` answers writes, ``unplug`` makes the
-next read fail like a vanished USB adapter. Reads block on a condition variable, not a poll loop.
+next read fail like a vanished USB adapter, ``present = False`` makes opening fail. DTR/RTS/BREAK
+changes are recorded with timestamps and ``on_line`` can react to them (e.g. play a boot banner the
+moment reset is released). Reads block on a condition variable, not a poll loop.
 """
 
 from __future__ import annotations
 
 import errno
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -27,10 +30,15 @@ class FakeDevice:
     modem: dict[str, bool | None] = field(
         default_factory=lambda: {"cts": None, "dsr": None, "ri": None, "cd": None}
     )
+    lines: dict[str, bool] = field(default_factory=lambda: {"dtr": True, "rts": True, "break": False})
+    line_events: list[tuple[float, str, bool]] = field(default_factory=list)
+    on_line: Callable[[FakeDevice, str, bool], None] | None = None
+    present: bool = True
+    opens: int = 0
     _pending: bytearray = field(default_factory=bytearray)
     _cond: threading.Condition = field(default_factory=threading.Condition)
     _failure: BaseException | None = None
-    _cancelled: bool = False
+    _interrupted: bool = False
     closed: bool = False
 
     def feed(self, data: bytes) -> None:
@@ -39,11 +47,26 @@ class FakeDevice:
             self._pending += data
             self._cond.notify_all()
 
-    def unplug(self, eof: bool = False) -> None:
-        """The next read fails: EIO (default) or an orderly EOF."""
+    def unplug(self, eof: bool = False, *, gone: bool = True) -> None:
+        """The next read fails: EIO (default) or an orderly EOF; ``gone`` also makes reopening fail."""
         with self._cond:
             self._failure = PortEOF("fake EOF") if eof else OSError(errno.EIO, "Input/output error")
+            if gone:
+                self.present = False
             self._cond.notify_all()
+
+    def plug_in(self) -> None:
+        """The device is back: the next open succeeds and reads work again."""
+        with self._cond:
+            self.present = True
+            self._failure = None
+            self._cond.notify_all()
+
+    def _set_line(self, name: str, level: bool) -> None:
+        self.lines[name] = level
+        self.line_events.append((time.monotonic(), name, level))
+        if self.on_line is not None:
+            self.on_line(self, name, level)
 
 
 class FakePortHandle:
@@ -53,23 +76,26 @@ class FakePortHandle:
         self.name = device.name
         self.device = device
         device.settings_history.append(settings)
-        device._cancelled = False
+        device._interrupted = False
+        device.opens += 1
 
     def read_chunk(self) -> bytes:
         dev = self.device
         with dev._cond:
-            dev._cond.wait_for(lambda: dev._pending or dev._failure or dev._cancelled)
+            dev._cond.wait_for(lambda: dev._pending or dev._failure or dev._interrupted)
+            if dev._interrupted:
+                dev._interrupted = False
+                return b""
             if dev._pending:
                 data = bytes(dev._pending)
                 dev._pending.clear()
                 return data
-            if dev._failure is not None:
-                raise dev._failure
-            return b""
+            assert dev._failure is not None
+            raise dev._failure
 
-    def cancel_read(self) -> None:
+    def interrupt(self) -> None:
         with self.device._cond:
-            self.device._cancelled = True
+            self.device._interrupted = True
             self.device._cond.notify_all()
 
     def write(self, data: bytes) -> int:
@@ -93,6 +119,15 @@ class FakePortHandle:
     def apply_settings(self, settings: SerialSettings) -> None:
         self.device.settings_history.append(settings)
 
+    def set_dtr(self, level: bool) -> None:
+        self.device._set_line("dtr", level)
+
+    def set_rts(self, level: bool) -> None:
+        self.device._set_line("rts", level)
+
+    def set_break(self, level: bool) -> None:
+        self.device._set_line("break", level)
+
     def modem_lines(self) -> dict[str, bool | None]:
         return dict(self.device.modem)
 
@@ -113,7 +148,7 @@ class FakeOpener:
 
     def open(self, port: str, settings: SerialSettings) -> FakePortHandle:
         dev = self.devices.get(port)
-        if dev is None:
+        if dev is None or not dev.present:
             raise SerialMcpError("port_not_found", f"fake port {port!r} does not exist")
         dev.closed = False
         return FakePortHandle(dev, settings)

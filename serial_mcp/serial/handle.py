@@ -21,11 +21,14 @@ class PortHandle(Protocol):
     name: str
 
     def read_chunk(self) -> bytes:
-        """Block until bytes arrive and return them; ``b""`` only after ``cancel_read``."""
+        """Block until bytes arrive and return them; ``b""`` after ``interrupt`` (or a read timeout)."""
         ...
 
-    def cancel_read(self) -> None:
-        """Make a blocked ``read_chunk`` return ``b""`` promptly (thread-safe)."""
+    def interrupt(self) -> None:
+        """Make a blocked (or the next) ``read_chunk`` return ``b""`` promptly. Thread-safe.
+
+        The pump uses it to stop, and to run work between two reads (``capture_boot``'s mark).
+        """
         ...
 
     def write(self, data: bytes) -> int:
@@ -37,6 +40,14 @@ class PortHandle(Protocol):
     def reset_output(self) -> None: ...
 
     def apply_settings(self, settings: SerialSettings) -> None: ...
+
+    def set_dtr(self, level: bool) -> None: ...
+
+    def set_rts(self, level: bool) -> None: ...
+
+    def set_break(self, level: bool) -> None:
+        """Hold (True) or release (False) a BREAK condition on TX."""
+        ...
 
     def modem_lines(self) -> dict[str, bool | None]:
         """Input lines cts, dsr, ri, cd; None where the port has none (PTYs, sockets)."""

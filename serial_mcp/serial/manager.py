@@ -11,6 +11,7 @@ from typing import Any
 import anyio
 
 from serial_mcp import messages
+from serial_mcp.core.reconnect import ReconnectPolicy
 from serial_mcp.core.ring import DEFAULT_CAPACITY, MAX_CAPACITY, MIN_CAPACITY
 from serial_mcp.core.settings import SerialSettings, validate_settings
 from serial_mcp.errors import InvalidArgument, SerialMcpError
@@ -47,6 +48,7 @@ class ConnectionManager:
         settings: SerialSettings | None = None,
         rx_buffer_size: int | None = None,
         options: dict[str, Any] | None = None,
+        reconnect: ReconnectPolicy | None = None,
     ) -> Connection:
         """Open ``port``; refuses a port this server already has open (``port_busy``)."""
         if not port or not port.strip():
@@ -70,7 +72,11 @@ class ConnectionManager:
                 )
             handle = await anyio.to_thread.run_sync(self.opener.open, port, settings)
             conn_id = f"c{next(self._ids)}"
-            conn = Connection(conn_id, port, handle, settings, size, asyncio.get_running_loop(), options)
+            opener = self.opener
+            conn = Connection(
+                conn_id, port, handle, settings, size, asyncio.get_running_loop(), options,
+                reopen=lambda s: opener.open(port, s), reconnect_policy=reconnect,
+            )
             self._connections[conn_id] = conn
             conn.start()
             log.info("opened %s as %s (%s)", port, conn_id, settings)

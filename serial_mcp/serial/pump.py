@@ -3,14 +3,20 @@
 It blocks in ``PortHandle.read_chunk`` (no polling), hands each chunk with its arrival time to
 ``on_data``, and reports how it ended through ``on_stop`` exactly once: ``None`` for a requested
 stop, the exception for a read error or EOF. A pump never dies silently.
+
+``between_reads`` runs a function on the pump thread between two reads: at that moment no chunk is
+in flight, which is what makes ``capture_boot``'s purge-and-mark exact.
 """
 
 from __future__ import annotations
 
+import concurrent.futures
 import logging
+import queue
 import threading
 import time
 from collections.abc import Callable
+from typing import Any
 
 from serial_mcp.serial.handle import PortHandle
 
@@ -32,6 +38,7 @@ class RxPump:
         self._on_stop = on_stop
         self._stopping = threading.Event()
         self._running = False
+        self._jobs: queue.SimpleQueue[tuple[Callable[[], Any], concurrent.futures.Future[Any]]] = queue.SimpleQueue()
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
 
     def start(self) -> None:
@@ -41,9 +48,32 @@ class RxPump:
     def stop(self, join_timeout: float = 5.0) -> None:
         """Ask the pump to end and wait for it (call from a worker thread, not the event loop)."""
         self._stopping.set()
-        self._handle.cancel_read()
+        self._handle.interrupt()
         if threading.current_thread() is not self._thread:
             self._thread.join(join_timeout)
+
+    def between_reads(self, fn: Callable[[], Any]) -> concurrent.futures.Future[Any]:
+        """Run ``fn`` on the pump thread once the current read returns; the future holds its result.
+
+        If the pump is not running, ``fn`` runs at once in the caller (no read can be in flight).
+        """
+        fut: concurrent.futures.Future[Any] = concurrent.futures.Future()
+        if not self._running:
+            _run_job(fn, fut)
+            return fut
+        self._jobs.put((fn, fut))
+        self._handle.interrupt()
+        if not self._running:  # the pump ended meanwhile: make sure the job still runs
+            self._run_jobs()
+        return fut
+
+    def _run_jobs(self) -> None:
+        while True:
+            try:
+                fn, fut = self._jobs.get_nowait()
+            except queue.Empty:
+                return
+            _run_job(fn, fut)
 
     @property
     def alive(self) -> bool:
@@ -60,10 +90,22 @@ class RxPump:
                 data = read()
                 if data:
                     on_data(data, now())
+                if not self._jobs.empty():
+                    self._run_jobs()
         except BaseException as exc:
             if not self._stopping.is_set():
                 error = exc
                 log.info("rx pump for %s stopped: %s", self._handle.name, exc)
         finally:
             self._running = False
+            self._run_jobs()
             self._on_stop(error)
+
+
+def _run_job(fn: Callable[[], Any], fut: concurrent.futures.Future[Any]) -> None:
+    if not fut.set_running_or_notify_cancel():
+        return
+    try:
+        fut.set_result(fn())
+    except BaseException as exc:  # noqa: BLE001 - handed to the waiting caller
+        fut.set_exception(exc)

@@ -155,9 +155,10 @@ async def read(conn: Connection, req: ReadRequest, start: int | None = None) -> 
         now = time.monotonic()
         if snap.end_offset > from_offset + len(buf):
             continue  # more arrived while we worked
-        if snap.state != "open":
-            stop = "closed" if snap.state == "closed" else "disconnected"
+        if snap.state in ("closed", "disconnected"):
+            stop = snap.state
             break
+        # "reconnecting": keep waiting; the timeout still holds and a reconnect wakes us
         wait = deadline - now
         if idle is not None and buf and snap.last_rx_time is not None:
             quiet = time.time() - snap.last_rx_time

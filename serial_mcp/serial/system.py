@@ -1,7 +1,7 @@
 """SystemOpener: real ports through pyserial's ``serial_for_url`` (device paths, loop://, socket://, rfc2217://).
 
 Reads on file-descriptor ports (ttys, PTYs, sockets) block in ``select`` on the port and a private
-wake-up pipe, so an idle port costs no CPU and ``cancel_read`` returns at once.
+wake-up pipe, so an idle port costs no CPU and ``interrupt`` returns at once.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ _PARITY = {
 }
 _READ_SIZE = 65536
 _DRAIN_LIMIT = 256 * 1024
-_GENERIC_TIMEOUT = 0.5  # for ports without a file descriptor or cancel_read (e.g. rfc2217://)
+_GENERIC_TIMEOUT = 0.25  # ports without a file descriptor or cancel_read (rfc2217://): bounds interrupt latency
 
 
 def pyserial_kwargs(settings: SerialSettings) -> dict[str, Any]:
@@ -57,7 +57,8 @@ class SystemPortHandle:
             self._fd = None
         self._wake_r, self._wake_w = os.pipe()
         os.set_blocking(self._wake_r, False)
-        self._cancelled = threading.Event()
+        os.set_blocking(self._wake_w, False)
+        self._interrupted = threading.Event()
         self._generic_cancel = hasattr(ser, "cancel_read") and self._fd is None
         if self._fd is None:
             ser.timeout = None if self._generic_cancel else _GENERIC_TIMEOUT
@@ -67,14 +68,28 @@ class SystemPortHandle:
             return self._read_fd(self._fd)
         return self._read_generic()
 
+    def _take_interrupt(self) -> bool:
+        if not self._interrupted.is_set():
+            return False
+        self._interrupted.clear()
+        return True
+
+    def _drain_wake_pipe(self) -> None:
+        try:
+            while os.read(self._wake_r, 512):
+                pass
+        except OSError:
+            pass
+
     def _read_fd(self, fd: int) -> bytes:
-        while not self._cancelled.is_set():
+        while not self._take_interrupt():
             try:
                 ready, _, _ = select.select([fd, self._wake_r], [], [])
             except InterruptedError:
                 continue
             if self._wake_r in ready:
-                return b""
+                self._drain_wake_pipe()
+                continue
             try:
                 data = os.read(fd, _READ_SIZE)
             except BlockingIOError:
@@ -107,11 +122,11 @@ class SystemPortHandle:
 
     def _read_generic(self) -> bytes:
         ser = self._ser
-        while not self._cancelled.is_set():
+        while not self._take_interrupt():
             try:
                 first = ser.read(1)
                 if not first:
-                    continue  # timeout or cancel_read; the loop checks the flag
+                    return b""  # timeout or cancel_read: let the pump look at its flags
                 waiting: int = ser.in_waiting
                 rest: bytes = ser.read(waiting) if waiting else b""
                 return bytes(first) + rest
@@ -119,8 +134,8 @@ class SystemPortHandle:
                 raise OSError(errno.EIO, str(exc)) from exc
         return b""
 
-    def cancel_read(self) -> None:
-        self._cancelled.set()
+    def interrupt(self) -> None:
+        self._interrupted.set()
         try:
             os.write(self._wake_w, b"x")
         except OSError:
@@ -150,6 +165,15 @@ class SystemPortHandle:
     def apply_settings(self, settings: SerialSettings) -> None:
         for key, value in pyserial_kwargs(settings).items():
             setattr(self._ser, key, value)
+
+    def set_dtr(self, level: bool) -> None:
+        self._ser.dtr = level
+
+    def set_rts(self, level: bool) -> None:
+        self._ser.rts = level
+
+    def set_break(self, level: bool) -> None:
+        self._ser.break_condition = level
 
     def modem_lines(self) -> dict[str, bool | None]:
         lines: dict[str, bool | None] = {}
