@@ -125,7 +125,9 @@ class Flooder:
         if mode == "process":
             self._proc = subprocess.Popen(
                 [sys.executable, "-c", _FLOOD_CODE, str(master), str(total)],
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE, pass_fds=[master],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                pass_fds=[master],
             )
             assert self._proc.stdout is not None
             if self._proc.stdout.readline() != b"ready\n":  # started and waiting: not timed

@@ -76,7 +76,10 @@ async def _wait_rx(client: Client, conn_id: str, total: int, timeout_s: float = 
 
 async def run(seconds: float, nports: int) -> None:
     params = StdioServerParameters(
-        command=sys.executable, args=["-m", "serial_mcp"], cwd=str(REPO), env={"PYTHONPATH": str(REPO)},
+        command=sys.executable,
+        args=["-m", "serial_mcp"],
+        cwd=str(REPO),
+        env={"PYTHONPATH": str(REPO)},
     )
     pairs = [open_pty() for _ in range(nports)]
     try:
@@ -126,15 +129,21 @@ async def run(seconds: float, nports: int) -> None:
     print(f"\n/proc CPU resolution: one tick = {resolution:.3f} % of a core over {seconds:g} s")
     if cpu_n == 0:
         print(f"no clock tick used in {seconds:g} s: < {resolution / nports:.3f} % of a core per port")
-    print(f"idle CPU per open port: {per_port:.3f} % of a core (whole server / {nports}); "
-          f"{delta:+.3f} % over the 0-port baseline  (goal ≤ {GOAL_PCT_PER_PORT} %: "
-          f"{'met' if per_port <= GOAL_PCT_PER_PORT else 'NOT met'})")
-    print(f"RSS per open port: {(rss_open - rss0) / nports:.0f} KiB; per filled ring: "
-          f"{(rss_full - rss_open) / nports:.0f} KiB more")
+    print(
+        f"idle CPU per open port: {per_port:.3f} % of a core (whole server / {nports}); "
+        f"{delta:+.3f} % over the 0-port baseline  (goal ≤ {GOAL_PCT_PER_PORT} %: "
+        f"{'met' if per_port <= GOAL_PCT_PER_PORT else 'NOT met'})"
+    )
+    print(
+        f"RSS per open port: {(rss_open - rss0) / nports:.0f} KiB; per filled ring: "
+        f"{(rss_full - rss_open) / nports:.0f} KiB more"
+    )
     busy = sorted(threads_n.items(), key=lambda kv: -kv[1])[:5]
     if busy:
-        print("threads that used CPU while idle with ports open: "
-              + ", ".join(f"{k} {v * 1000:.0f} ms" for k, v in busy))
+        print(
+            "threads that used CPU while idle with ports open: "
+            + ", ".join(f"{k} {v * 1000:.0f} ms" for k, v in busy)
+        )
     else:
         print("no server thread used a measurable amount of CPU while idle with ports open")
 

@@ -164,8 +164,12 @@ def main() -> int:
     p.add_argument("--mib", type=float, default=32.0, help="MiB flooded per run (default 32)")
     p.add_argument("--repeat", type=int, default=3, help="runs per contender (default 3)")
     p.add_argument("--ring", type=int, default=256 * 1024, help="ring capacity for ours (default 256 KiB)")
-    p.add_argument("--writer", choices=("process", "thread"), default="process",
-                   help="far end in a child process (default) or a thread of this process")
+    p.add_argument(
+        "--writer",
+        choices=("process", "thread"),
+        default="process",
+        help="far end in a child process (default) or a thread of this process",
+    )
     args = p.parse_args()
     total = int(args.mib * 1024 * 1024)
 
@@ -177,8 +181,10 @@ def main() -> int:
     mib = total / (1024 * 1024)
     mbps = {name: total / median([x.wall_s for x in xs]) / 1e6 for name, xs in samples.items()}
     cpu_ms = {name: median([x.cpu_s for x in xs]) * 1000 / mib for name, xs in samples.items()}
-    print(f"RX ingest: {args.mib:g} MiB per run, median of {args.repeat}, writer={args.writer}, "
-          f"ring={args.ring} B — {machine_note()}")
+    print(
+        f"RX ingest: {args.mib:g} MiB per run, median of {args.repeat}, writer={args.writer}, "
+        f"ring={args.ring} B — {machine_note()}"
+    )
     rows = []
     for name, xs in samples.items():
         runs = " ".join(f"{total / x.wall_s / 1e6:.0f}" for x in xs)
@@ -192,8 +198,10 @@ def main() -> int:
     verdict = "met" if ratio >= GOAL else "NOT met"
     print(f"\nours / pyserial = {ratio:.2f}× throughput  (goal ≥ {GOAL}×: {verdict})")
     print(f"ours / pyserial = {cpu_ratio:.2f}× by CPU per byte (pyserial CPU/MiB ÷ ours; steadier)")
-    print(f"ours / raw os.read = {mbps[ours] / mbps[raw]:.2f}× throughput, "
-          f"{cpu_ms[raw] / cpu_ms[ours]:.2f}× by CPU per byte")
+    print(
+        f"ours / raw os.read = {mbps[ours] / mbps[raw]:.2f}× throughput, "
+        f"{cpu_ms[raw] / cpu_ms[ours]:.2f}× by CPU per byte"
+    )
     return 0
 
 

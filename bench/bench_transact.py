@@ -69,7 +69,9 @@ def _check(result: Any, what: str) -> None:
 
 async def stdio_round_trips(path: str, calls: int, warmup: int, mode: str) -> tuple[list[float], list[float]]:
     params = StdioServerParameters(
-        command=sys.executable, args=["-m", "serial_mcp"], cwd=str(REPO),
+        command=sys.executable,
+        args=["-m", "serial_mcp"],
+        cwd=str(REPO),
         env={"PYTHONPATH": str(REPO)},
     )
     async with Client(params, mode=mode, read_timeout_seconds=30) as client:
@@ -108,8 +110,12 @@ def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--calls", type=int, default=200, help="measured calls per series (default 200)")
     p.add_argument("--warmup", type=int, default=20, help="unmeasured calls first (default 20)")
-    p.add_argument("--mode", choices=("auto", "legacy"), default="auto",
-                   help="client protocol era: auto = 2026-07-28, legacy = 2025-11-25 (default auto)")
+    p.add_argument(
+        "--mode",
+        choices=("auto", "legacy"),
+        default="auto",
+        help="client protocol era: auto = 2026-07-28, legacy = 2025-11-25 (default auto)",
+    )
     args = p.parse_args()
 
     served, raw_pair = open_pty(), open_pty()
@@ -123,8 +129,10 @@ def main() -> int:
         served.close()
         raw_pair.close()
 
-    print(f"transact round trip: {args.calls} calls after {args.warmup} warm-up, stdio, mode={args.mode} — "
-          f"{machine_note()}")
+    print(
+        f"transact round trip: {args.calls} calls after {args.warmup} warm-up, stdio, mode={args.mode} — "
+        f"{machine_note()}"
+    )
     rows = [
         [name, _ms(median(xs)), _ms(percentile(xs, 90)), _ms(min(xs))]
         for name, xs in (
@@ -137,8 +145,10 @@ def main() -> int:
     budget = median(trivial) + median(raw)
     ratio = median(transact) / budget
     ratio90 = percentile(transact, 90) / (percentile(trivial, 90) + percentile(raw, 90))
-    print(f"\ntransact / (trivial + raw PTY) = {ratio:.2f}× median, {ratio90:.2f}× p90  "
-          f"(goal ≤ {GOAL}× on the median: {'met' if ratio <= GOAL else 'NOT met'})")
+    print(
+        f"\ntransact / (trivial + raw PTY) = {ratio:.2f}× median, {ratio90:.2f}× p90  "
+        f"(goal ≤ {GOAL}× on the median: {'met' if ratio <= GOAL else 'NOT met'})"
+    )
     print(f"transact overhead beyond trivial + raw: {(median(transact) - budget) * 1000:.3f} ms (median)")
     return 0
 

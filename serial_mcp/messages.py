@@ -12,7 +12,7 @@ BAD_HEX = "{field} is not valid hex: use pairs of hex digits such as '41 54 0d' 
 BAD_BASE64 = "{field} is not valid base64: check the padding and alphabet, or send encoding 'hex'."
 MATCH_EMPTY = "match.pattern is empty; give the text (or bytes) to wait for."
 MATCH_BAD_REGEX = "match.pattern is not a valid regular expression ({error}); fix it or use mode 'literal'."
-MATCH_NOT_OBJECT = "match must be an object like {{\"pattern\": \"OK\", \"mode\": \"literal\"}} or a plain string."
+MATCH_NOT_OBJECT = 'match must be an object like {{"pattern": "OK", "mode": "literal"}} or a plain string.'
 MATCH_UNKNOWN_KEY = "match has an unknown key {key!r}; allowed keys: {allowed}."
 MATCH_NO_PATTERN = "match.pattern is required and must be a string."
 MATCH_BAD_MODE = "match.mode {value!r} is not known; use one of: {allowed}."
@@ -24,48 +24,70 @@ BAD_FLOW = "flow_control {value!r} is not known; use one of: {allowed}."
 PORT_EOF = "the port reported end of file (device unplugged or far end closed)"
 PORT_NOT_FOUND = "port {port!r} does not exist; call list_ports to see the ports on this machine."
 PORT_BUSY_OTHER = "port {port!r} is in use by another program; close that program (or its session) and retry."
-PORT_PERMISSION = ("no permission to open {port!r}; add your user to the port's group "
-                   "(often 'dialout' or 'uucp') and log in again.")
+PORT_PERMISSION = (
+    "no permission to open {port!r}; add your user to the port's group "
+    "(often 'dialout' or 'uucp') and log in again."
+)
 PORT_BAD_URL = "port {port!r} is not a valid device path or URL: {error}"
 PORT_OPEN_FAILED = "could not open {port!r}: {error}"
-CURSOR_BAD_NAME = ("cursor name {name!r} is not valid; use 1-64 letters, digits, '_', '.', ':' or '-', "
-                   "starting with a letter or digit.")
+CURSOR_BAD_NAME = (
+    "cursor name {name!r} is not valid; use 1-64 letters, digits, '_', '.', ':' or '-', "
+    "starting with a letter or digit."
+)
 CURSOR_TOO_MANY = "this connection already has {max} cursors; reuse an existing cursor name."
-READ_BAD_FROM = ("from {value!r} is not valid; use 'cursor', 'now', 'buffer_start' or a non-negative "
-                 "stream offset such as a previous next_offset.")
-READ_FROM_FUTURE = "from {value} is beyond the newest byte (end_offset {end}); use 'now' to wait for new data."
+READ_BAD_FROM = (
+    "from {value!r} is not valid; use 'cursor', 'now', 'buffer_start' or a non-negative "
+    "stream offset such as a previous next_offset."
+)
+READ_FROM_FUTURE = (
+    "from {value} is beyond the newest byte (end_offset {end}); use 'now' to wait for new data."
+)
 READ_BAD_TIMEOUT = "timeout_ms {value!r} is out of range; use 0 (return at once) up to {max}."
 READ_BAD_IDLE = "idle_ms {value!r} is out of range; use 1 up to {max}."
 READ_BAD_MAX_BYTES = "max_bytes {value!r} is out of range; use 1 up to {max}."
 CONNECTION_CLOSED = "connection {id!r} is closed; open the port again to get a new connection."
 OPEN_NO_PORT = "port is empty; give a device path (/dev/ttyUSB0, COM3) or URL (socket://host:port, loop://)."
 BAD_RX_BUFFER = "rx_buffer_size {value!r} is out of range; use {min} up to {max} bytes (default 262144)."
-PORT_BUSY_HERE = ("port {port!r} is already open here as connection {id!r} (state {state}); use that connection, "
-                  "or close it first.")
+PORT_BUSY_HERE = (
+    "port {port!r} is already open here as connection {id!r} (state {state}); use that connection, "
+    "or close it first."
+)
 TOO_MANY_CONNECTIONS = "this server already has {max} open connections; close one first."
 CONNECTION_NOT_FOUND = "no connection {id!r}; open connections: {known}. Call open(port) to create one."
 WRITE_EMPTY = "data is empty; give the text (or hex/base64 bytes) to send."
-NOT_CONNECTED = ("connection {id!r} is {state} (last error: {error}); nothing was sent. Close it and open the "
-                 "port again once the device is back.")
-WRITE_TIMEOUT = "writing to {id!r} timed out (flow control holding the line?); check flow_control and cabling."
+NOT_CONNECTED = (
+    "connection {id!r} is {state} (last error: {error}); nothing was sent. Close it and open the "
+    "port again once the device is back."
+)
+WRITE_TIMEOUT = (
+    "writing to {id!r} timed out (flow control holding the line?); check flow_control and cabling."
+)
 WRITE_FAILED = "writing to {id!r} failed: {error}; the connection is now disconnected."
 UNKNOWN_ARGUMENT = "{tool} has no argument {key!r}{hint}; its arguments are: {allowed}."
 DID_YOU_MEAN = " (did you mean {name!r}?)"
 SIM_UNKNOWN = "simulated port {port!r} is not known; built-in simulations: {kinds} (e.g. sim://modem)."
-RECONNECT_BAD = ("reconnect must be true, false, or an object like {{\"max_attempts\": 10, "
-                 "\"initial_delay_ms\": 200, \"max_delay_ms\": 5000, \"backoff\": 2}}.")
+RECONNECT_BAD = (
+    'reconnect must be true, false, or an object like {{"max_attempts": 10, '
+    '"initial_delay_ms": 200, "max_delay_ms": 5000, "backoff": 2}}.'
+)
 RECONNECT_UNKNOWN_KEY = "reconnect has an unknown key {key!r}; allowed keys: {allowed}."
-RECONNECT_RANGE = ("reconnect values out of range: max_attempts 0..10000 (0 = until closed), "
-                   "1 <= initial_delay_ms <= max_delay_ms <= 600000, backoff 1..10.")
-RECONNECT_GAVE_UP = "gave up reconnecting after {n} attempt(s); last error: {error}. Call reconnect to try again."
+RECONNECT_RANGE = (
+    "reconnect values out of range: max_attempts 0..10000 (0 = until closed), "
+    "1 <= initial_delay_ms <= max_delay_ms <= 600000, backoff 1..10."
+)
+RECONNECT_GAVE_UP = (
+    "gave up reconnecting after {n} attempt(s); last error: {error}. Call reconnect to try again."
+)
 RECONNECT_UNSUPPORTED = "connection {id!r} cannot be reopened by this server."
 RECONNECT_FAILED = "reopening {id!r} failed: {error}"
 BAD_ENCODING = "encoding {value!r} for {field} is not known; use one of: {allowed}."
 
 # --- command line ---------------------------------------------------------------------------------
 
-CLI_DESCRIPTION = ("MCP server for serial ports. Without a command it serves MCP over stdio; configure it in "
-                   "your agent's MCP client as the command 'serial-mcp'.")
+CLI_DESCRIPTION = (
+    "MCP server for serial ports. Without a command it serves MCP over stdio; configure it in "
+    "your agent's MCP client as the command 'serial-mcp'."
+)
 CLI_LOG_LEVEL = "log level for stderr (default WARNING)"
 CLI_SERVE = "serve MCP over stdio (the default)"
 CLI_DEMO = "run a scripted agent session against a built-in simulated device and print the transcript"
@@ -87,19 +109,29 @@ SERVER_INSTRUCTIONS = (
 )
 D_LIST_PORTS = "List serial ports on this machine with USB identity (vid, pid, serial). Start here."
 D_LIST_CONNECTIONS = "List open connections with state and byte counters."
-D_OPEN = ("Open a port (device path or URL: /dev/ttyUSB0, COM3, socket://host:port, rfc2217://host:port, "
-          "loop://). Default 115200 8N1. Returns connection_id for every other tool.")
+D_OPEN = (
+    "Open a port (device path or URL: /dev/ttyUSB0, COM3, socket://host:port, rfc2217://host:port, "
+    "loop://). Default 115200 8N1. Returns connection_id for every other tool."
+)
 D_CLOSE = "Close a connection and release the port."
-D_GET_STATUS = ("State (open/disconnected/closed), settings, counters, ring offsets, cursor positions, "
-                "bytes lost, modem lines (null where the port has none).")
-D_READ = ("Read received bytes from a cursor (default) or offset. Returns when match is found, max_bytes "
-          "gathered, the line is idle for idle_ms after data, or timeout_ms passes. Already-buffered data is "
-          "checked first. Use next_offset to continue; bytes_lost > 0 means the buffer overran.")
+D_GET_STATUS = (
+    "State (open/disconnected/closed), settings, counters, ring offsets, cursor positions, "
+    "bytes lost, modem lines (null where the port has none)."
+)
+D_READ = (
+    "Read received bytes from a cursor (default) or offset. Returns when match is found, max_bytes "
+    "gathered, the line is idle for idle_ms after data, or timeout_ms passes. Already-buffered data is "
+    "checked first. Use next_offset to continue; bytes_lost > 0 means the buffer overran."
+)
 D_WRITE = "Send bytes to the device (utf8 text by default; hex or base64 for binary). Include line endings yourself."
-D_TRANSACT = ("Send data and read the reply in one step: the reply window starts just before the write, so a fast "
-              "answer is never missed and older backlog is excluded. Takes every read option (match, timeouts).")
-D_FLUSH = ("Discard unread received data for a cursor (input), the OS transmit queue (output) or both. "
-           "Received data stays in the ring for explicit offset reads.")
+D_TRANSACT = (
+    "Send data and read the reply in one step: the reply window starts just before the write, so a fast "
+    "answer is never missed and older backlog is excluded. Takes every read option (match, timeouts)."
+)
+D_FLUSH = (
+    "Discard unread received data for a cursor (input), the OS transmit queue (output) or both. "
+    "Received data stays in the ring for explicit offset reads."
+)
 
 P_CONNECTION_ID = "Connection id from open (or the port name if it is open once)."
 P_PORT = "Device path or URL, e.g. /dev/ttyUSB0, COM3, socket://host:4000, rfc2217://host:2217, loop://."
@@ -112,8 +144,10 @@ P_CURSOR = "Cursor name; 'default' is shared, other names are created on first u
 P_TIMEOUT_MS = "Longest wait in ms (default 1000; 0 = return what is buffered)."
 P_IDLE_MS = "Return once data arrived and the line was quiet this long (default 100 without match)."
 P_MAX_BYTES = "Most bytes to return (default 65536)."
-P_MATCH = ("Stop when found: a string, or {pattern, mode: literal|regex|glob, pattern_encoding}. Data up to and "
-           "including the match is returned.")
+P_MATCH = (
+    "Stop when found: a string, or {pattern, mode: literal|regex|glob, pattern_encoding}. Data up to and "
+    "including the match is returned."
+)
 P_ENCODING_OUT = "Payload encoding: utf8 (default; invalid UTF-8 falls back to hex), hex or base64."
 P_ENCODING_IN = "How data is encoded: utf8 (default), hex (spaces allowed) or base64."
 P_ENCODING_BOTH = "Encoding of data and of the reply: utf8 (default), hex or base64."
@@ -146,27 +180,22 @@ OPTIONS_BAD_BOOL = "{field}.{key} must be true or false, not {value}."
 OPTIONS_BAD_INT = "{field}.{key} must be a whole number from {low} to {high}, not {value}."
 OPTIONS_BAD_STRING = "{field}.{key} must be a non-empty string, not {value}."
 OPTIONS_BAD_STRING_LIST = (
-    "{field}.{key} must be a non-empty string or a list of them (e.g. [\"$\", \"!\"]), "
-    "not {value}."
+    '{field}.{key} must be a non-empty string or a list of them (e.g. ["$", "!"]), not {value}.'
 )
 CHECKSUM_BAD_SEPARATOR = (
-    "{field}.separator must be a string (the text between payload and checksum, e.g. "
-    "\"*\")."
+    '{field}.separator must be a string (the text between payload and checksum, e.g. "*").'
 )
 FRAMING_TX_AUTO = (
-    "{field}.ending 'auto' only applies to received data; use 'lf', 'cr' or 'crlf' "
-    "for what you send."
+    "{field}.ending 'auto' only applies to received data; use 'lf', 'cr' or 'crlf' for what you send."
 )
 PARSER_BAD_PROMPT = (
-    "{field}.prompt is not a valid regular expression ({error}); fix it or leave it "
-    "out for the defaults."
+    "{field}.prompt is not a valid regular expression ({error}); fix it or leave it out for the defaults."
 )
 PRESET_UNKNOWN = "protocol {name!r} is not a known preset.{hint} Valid presets: {allowed}."
 
 # framing errors in the received stream (FramingError.message)
 FRAMING_TOO_LONG = (
-    "frame longer than max_length ({max_length} bytes) without a terminator; skipped "
-    "up to the next one."
+    "frame longer than max_length ({max_length} bytes) without a terminator; skipped up to the next one."
 )
 FRAMING_LENGTH_TOO_BIG = (
     "length prefix {length} is above max_length {max_length}: the stream is out of step; "
@@ -177,28 +206,23 @@ FRAMING_SLIP_END_INSIDE = "SLIP packet contains an END byte (0xC0) inside; it ho
 FRAMING_COBS_ZERO = "COBS frame contains a 0x00 byte; 0x00 only delimits frames."
 FRAMING_COBS_EMPTY = "COBS frame is empty; even an empty payload encodes as 0x01."
 FRAMING_COBS_TRUNCATED = (
-    "COBS code byte 0x{code:02x} at position {position} runs past the end of the "
-    "frame; frame dropped."
+    "COBS code byte 0x{code:02x} at position {position} runs past the end of the frame; frame dropped."
 )
 
 # encoding what is sent
 FRAMING_SHORTER_THAN_HEADER = (
-    "payload of {length} bytes is shorter than header_offset ({header_offset}); "
-    "include the header bytes."
+    "payload of {length} bytes is shorter than header_offset ({header_offset}); include the header bytes."
 )
 FRAMING_PAYLOAD_TOO_LONG = (
-    "payload needs a length of {length}, above the limit of {limit} for this "
-    "tx_framing."
+    "payload needs a length of {length}, above the limit of {limit} for this tx_framing."
 )
 NMEA_NOT_ASCII = "an NMEA sentence must be plain ASCII."
 NMEA_MULTILINE = "send one NMEA sentence per write; this one contains a line break inside."
 NMEA_BAD_CHECKSUM_FIELD = (
-    "the text after '*' must be two hex digits, got {given!r}; or leave '*HH' out "
-    "and it is added."
+    "the text after '*' must be two hex digits, got {given!r}; or leave '*HH' out and it is added."
 )
 NMEA_CHECKSUM_MISMATCH = (
-    "NMEA checksum *{given} does not match the sentence (it should be *{expected}); "
-    "fix it or leave it out."
+    "NMEA checksum *{given} does not match the sentence (it should be *{expected}); fix it or leave it out."
 )
 MODBUS_PDU_TOO_SHORT = "a Modbus frame needs at least the address and function code (2 bytes), got {length}."
 

@@ -40,14 +40,18 @@ def parse_policy(spec: Any) -> ReconnectPolicy | None:
         raise InvalidArgument(messages.RECONNECT_BAD)
     unknown = sorted(set(spec) - set(POLICY_KEYS))
     if unknown:
-        raise InvalidArgument(messages.RECONNECT_UNKNOWN_KEY.format(key=unknown[0], allowed=", ".join(POLICY_KEYS)))
+        raise InvalidArgument(
+            messages.RECONNECT_UNKNOWN_KEY.format(key=unknown[0], allowed=", ".join(POLICY_KEYS))
+        )
     policy = ReconnectPolicy(**spec)
     ints = (policy.max_attempts, policy.initial_delay_ms, policy.max_delay_ms)
     if any(isinstance(v, bool) or not isinstance(v, int) for v in ints) or not isinstance(
         policy.backoff, int | float
     ):
         raise InvalidArgument(messages.RECONNECT_BAD)
-    if not (0 <= policy.max_attempts <= 10_000 and 1 <= policy.initial_delay_ms <= policy.max_delay_ms <= 600_000):
+    if not (
+        0 <= policy.max_attempts <= 10_000 and 1 <= policy.initial_delay_ms <= policy.max_delay_ms <= 600_000
+    ):
         raise InvalidArgument(messages.RECONNECT_RANGE)
     if not 1.0 <= policy.backoff <= 10.0:
         raise InvalidArgument(messages.RECONNECT_RANGE)

@@ -171,7 +171,9 @@ class Connection:
         while self.state == "reconnecting":
             if policy.max_attempts and self.reconnect_attempts >= policy.max_attempts:
                 self.state = "disconnected"
-                self.last_error = messages.RECONNECT_GAVE_UP.format(n=self.reconnect_attempts, error=self.last_error)
+                self.last_error = messages.RECONNECT_GAVE_UP.format(
+                    n=self.reconnect_attempts, error=self.last_error
+                )
                 self.record("error", message=self.last_error)
                 self._wake()
                 return
@@ -181,7 +183,7 @@ class Connection:
             self.reconnect_attempts += 1
             try:
                 await self._reopen_once()
-            except Exception as exc:  # noqa: BLE001 - every failure is one counted attempt
+            except Exception as exc:
                 self.last_error = f"reconnect attempt {self.reconnect_attempts}: {exc}"
                 log.info("connection %s: %s", self.id, self.last_error)
 
@@ -203,7 +205,9 @@ class Connection:
         self.reconnects += 1
         self._pump.start()
         self.record("reconnect", attempts=self.reconnect_attempts, offset=self.ring.end_offset)
-        log.info("connection %s reconnected to %s after %d attempt(s)", self.id, self.port, self.reconnect_attempts)
+        log.info(
+            "connection %s reconnected to %s after %d attempt(s)", self.id, self.port, self.reconnect_attempts
+        )
         self._wake()
 
     async def reconnect_now(self) -> None:
@@ -233,7 +237,9 @@ class Connection:
             self.state = "disconnected"
             self.last_error = str(exc)
             self._wake()
-            raise SerialMcpError("port_open_failed", messages.RECONNECT_FAILED.format(id=self.id, error=exc)) from exc
+            raise SerialMcpError(
+                "port_open_failed", messages.RECONNECT_FAILED.format(id=self.id, error=exc)
+            ) from exc
 
     def snapshot(self) -> Snapshot:
         with self.lock:
@@ -296,7 +302,7 @@ class Connection:
             await anyio.to_thread.run_sync(self._pump.stop)
             try:
                 await anyio.to_thread.run_sync(self.handle.close)
-            except Exception as exc:  # noqa: BLE001 - closing a vanished device may fail; it is closed anyway
+            except Exception as exc:
                 log.info("closing %s: %s", self.port, exc)
         self.record("close")
         self._wake()

@@ -74,8 +74,15 @@ class ConnectionManager:
             conn_id = f"c{next(self._ids)}"
             opener = self.opener
             conn = Connection(
-                conn_id, port, handle, settings, size, asyncio.get_running_loop(), options,
-                reopen=lambda s: opener.open(port, s), reconnect_policy=reconnect,
+                conn_id,
+                port,
+                handle,
+                settings,
+                size,
+                asyncio.get_running_loop(),
+                options,
+                reopen=lambda s: opener.open(port, s),
+                reconnect_policy=reconnect,
             )
             self._connections[conn_id] = conn
             conn.start()

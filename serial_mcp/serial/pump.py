@@ -38,7 +38,9 @@ class RxPump:
         self._on_stop = on_stop
         self._stopping = threading.Event()
         self._running = False
-        self._jobs: queue.SimpleQueue[tuple[Callable[[], Any], concurrent.futures.Future[Any]]] = queue.SimpleQueue()
+        self._jobs: queue.SimpleQueue[tuple[Callable[[], Any], concurrent.futures.Future[Any]]] = (
+            queue.SimpleQueue()
+        )
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
 
     def start(self) -> None:
@@ -107,5 +109,5 @@ def _run_job(fn: Callable[[], Any], fut: concurrent.futures.Future[Any]) -> None
         return
     try:
         fut.set_result(fn())
-    except BaseException as exc:  # noqa: BLE001 - handed to the waiting caller
+    except BaseException as exc:
         fut.set_exception(exc)

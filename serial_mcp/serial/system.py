@@ -28,7 +28,9 @@ _PARITY = {
 }
 _READ_SIZE = 65536
 _DRAIN_LIMIT = 256 * 1024
-_GENERIC_TIMEOUT = 0.25  # ports without a file descriptor or cancel_read (rfc2217://): bounds interrupt latency
+_GENERIC_TIMEOUT = (
+    0.25  # ports without a file descriptor or cancel_read (rfc2217://): bounds interrupt latency
+)
 
 
 def pyserial_kwargs(settings: SerialSettings) -> dict[str, Any]:

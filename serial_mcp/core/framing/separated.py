@@ -1,0 +1,133 @@
+"""The engine shared by separator-based framings (line, delimiter, SLIP, COBS).
+
+Cuts the stream at every occurrence of a fixed separator with ``bytes.split`` (C speed),
+keeps only the unterminated tail between feeds, and hands each piece to ``_cut``.
+A frame longer than ``max_length`` becomes one FramingError at its start and is skipped
+through its separator, whether it arrived whole or in pieces.
+"""
+
+from __future__ import annotations
+
+from serial_mcp import messages
+from serial_mcp.core.framing.base import FrameEvent, FramingError
+
+__all__ = ["SeparatorDecoder"]
+
+
+class SeparatorDecoder:
+    """Base decoder: subclasses implement ``_cut`` (piece -> event or None)."""
+
+    __slots__ = ("_base", "_buf", "_discarding", "_scan", "_sep", "max_length")
+
+    def __init__(self, separator: bytes, *, offset: int, max_length: int) -> None:
+        self._sep = separator
+        self._buf = bytearray()  # unterminated tail; _buf[0] is at absolute offset _base
+        self._base = offset
+        self._scan = 0  # where the next separator search in _buf may start
+        self._discarding = False  # skipping an overlong frame up to its separator
+        self.max_length = max_length
+
+    @property
+    def pending_start(self) -> int:
+        """Absolute offset of the first byte not yet emitted as (or skipped past) a frame."""
+        return self._base
+
+    def reset(self, offset: int) -> None:
+        """Drop partial state; the next byte fed is at absolute ``offset``."""
+        self._buf.clear()
+        self._base = offset
+        self._scan = 0
+        self._discarding = False
+
+    def _cut(self, piece: bytes, start: int, end: int, term: bytes) -> FrameEvent | None:
+        """Turn one separated piece (``term`` is its separator, or b'' at end of stream) into an event."""
+        raise NotImplementedError
+
+    def _tail(self, piece: bytes, start: int) -> FrameEvent | None:
+        """What an unterminated piece at end of stream becomes (default: nothing).
+
+        The piece may exceed ``max_length`` by up to ``len(separator) - 1`` bytes; check it.
+        """
+        return None
+
+    def feed(self, data: bytes) -> list[FrameEvent]:
+        """Consume ``data``; return the frames and errors it completes."""
+        out: list[FrameEvent] = []
+        if not data:
+            return out
+        if type(data) is not bytes:  # a bytearray/memoryview would leak into Frame.data
+            data = bytes(data)
+        sep = self._sep
+        k = len(sep)
+        buf = self._buf
+        if self._discarding:
+            buf += data
+            i = buf.find(sep)
+            if i < 0:
+                keep = min(len(buf), k - 1)  # may be the first bytes of a separator
+                self._base += len(buf) - keep
+                del buf[: len(buf) - keep]
+                return out
+            self._base += i + k
+            work = bytes(buf[i + k :])
+            buf.clear()
+            self._discarding = False
+        elif buf:
+            buf += data
+            if buf.find(sep, self._scan) < 0:
+                self._scan = max(0, len(buf) - k + 1)
+                self._check_overflow(out)
+                return out
+            work = bytes(buf)
+            buf.clear()
+            self._scan = 0
+        else:
+            work = data
+        if work:
+            self._split(work, out)
+        return out
+
+    def _split(self, work: bytes, out: list[FrameEvent]) -> None:
+        """Emit every complete piece of ``work`` (which starts at ``_base``) and keep the tail."""
+        sep = self._sep
+        k = len(sep)
+        pieces = work.split(sep)
+        rest = pieces.pop()
+        pos = self._base
+        limit = self.max_length
+        cut = self._cut
+        for piece in pieces:
+            end = pos + len(piece) + k
+            if len(piece) > limit:
+                out.append(FramingError(messages.FRAMING_TOO_LONG.format(max_length=limit), pos))
+            else:
+                event = cut(piece, pos, end, sep)
+                if event is not None:
+                    out.append(event)
+            pos = end
+        self._base = pos
+        if rest:
+            self._buf += rest
+            self._scan = max(0, len(rest) - k + 1)
+            self._check_overflow(out)
+
+    def _check_overflow(self, out: list[FrameEvent]) -> None:
+        """Give up on an unterminated frame that is already longer than ``max_length``."""
+        buf = self._buf
+        keep = len(self._sep) - 1  # trailing bytes that may start a separator
+        if len(buf) - keep > self.max_length:
+            out.append(FramingError(messages.FRAMING_TOO_LONG.format(max_length=self.max_length), self._base))
+            self._base += len(buf) - keep
+            del buf[: len(buf) - keep]
+            self._scan = 0
+            self._discarding = True
+
+    def flush(self) -> list[FrameEvent]:
+        """End of stream: hand the unterminated tail to ``_tail`` and consume it."""
+        buf = self._buf
+        event = None
+        if buf and not self._discarding:
+            event = self._tail(bytes(buf), self._base)
+        self._base += len(buf)
+        self.reset(self._base)
+        return [event] if event is not None else []

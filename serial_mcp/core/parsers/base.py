@@ -1,0 +1,36 @@
+"""What every payload parser returns and the protocol it follows (sans-IO; never raises on device data)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+__all__ = ["Parsed", "Parser", "text_of"]
+
+
+@dataclass(frozen=True, slots=True)
+class Parsed:
+    """The interpretation of one frame's payload.
+
+    ``fields`` is JSON-serialisable; ``final`` marks a frame that ends a command/response
+    exchange (AT ``OK``/``ERROR``, grbl ``ok``/``error:N``, a shell prompt).
+    """
+
+    fields: dict[str, Any] = field(default_factory=dict)
+    checksum_valid: bool | None = None
+    final: bool = False
+
+
+class Parser(Protocol):
+    """Parses one payload; ``validate`` asks the pipeline to drop frames with a bad checksum."""
+
+    validate: bool
+
+    def parse(self, payload: bytes) -> Parsed:
+        """Interpret ``payload`` (must not raise, whatever the bytes)."""
+        ...
+
+
+def text_of(payload: bytes) -> str:
+    """The payload as text: UTF-8 (invalid bytes become U+FFFD), line terminators stripped."""
+    return payload.decode("utf-8", "replace").strip("\r\n")

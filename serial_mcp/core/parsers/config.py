@@ -1,0 +1,66 @@
+"""Build a payload parser from the JSON-shaped ``rx_parser`` object, validating every key."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Final
+
+from serial_mcp import messages
+from serial_mcp.core.framing.options import Options
+from serial_mcp.core.parsers.at_command import AtCommandParser
+from serial_mcp.core.parsers.base import Parser
+from serial_mcp.core.parsers.grbl import GrblParser
+from serial_mcp.core.parsers.json_lines import JsonLinesParser
+from serial_mcp.core.parsers.modbus_ascii import ModbusAsciiParser
+from serial_mcp.core.parsers.nmea import NmeaParser
+from serial_mcp.core.parsers.raw import RawParser
+from serial_mcp.core.parsers.shell_prompt import ShellPromptParser
+from serial_mcp.errors import InvalidArgument
+
+__all__ = ["PARSER_TYPES", "build_parser"]
+
+_KEYS: Final[dict[str, tuple[str, ...]]] = {
+    "at_command": ("type", "validate"),
+    "json_lines": ("type", "validate"),
+    "shell_prompt": ("type", "validate", "prompt"),
+    "nmea": ("type", "validate"),
+    "modbus_ascii": ("type", "validate"),
+    "grbl": ("type", "validate"),
+    "raw": ("type", "validate"),
+}
+PARSER_TYPES: Final = tuple(_KEYS)
+
+
+def _shell(opts: Options, validate: bool) -> Parser:
+    prompt = opts.raw("prompt")
+    if prompt is None:
+        return ShellPromptParser(None, validate)
+    pattern = opts.string("prompt", None)
+    try:
+        return ShellPromptParser(pattern, validate)
+    except re.error as exc:
+        raise InvalidArgument(
+            messages.PARSER_BAD_PROMPT.format(field=opts.field, error=exc), field=f"{opts.field}.prompt"
+        ) from None
+
+
+_BUILDERS: Final[dict[str, Callable[[Options, bool], Parser]]] = {
+    "at_command": lambda o, v: AtCommandParser(v),
+    "json_lines": lambda o, v: JsonLinesParser(v),
+    "shell_prompt": _shell,
+    "nmea": lambda o, v: NmeaParser(v),
+    "modbus_ascii": lambda o, v: ModbusAsciiParser(v),
+    "grbl": lambda o, v: GrblParser(v),
+    "raw": lambda o, v: RawParser(v),
+}
+
+
+def build_parser(rx_parser: object, *, field: str = "rx_parser") -> Parser:
+    """The parser for ``rx_parser``; its ``validate`` (default false) drops bad-checksum frames."""
+    opts = Options(rx_parser, field, example='{"type": "nmea", "validate": true}')
+    if "type" not in opts:  # report a misspelt 'type' key before asking for it
+        opts.check_keys(sorted({key for allowed in _KEYS.values() for key in allowed}))
+    kind = opts.choice("type", PARSER_TYPES)
+    opts.check_keys(_KEYS[kind], context=messages.OPTIONS_FOR_TYPE.format(type=kind))
+    return _BUILDERS[kind](opts, opts.boolean("validate", False))

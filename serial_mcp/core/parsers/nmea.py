@@ -1,0 +1,115 @@
+"""NMEA 0183 sentences (``$``) and AIS / encapsulated sentences (``!``): parse on RX, checksum on TX.
+
+Tolerates what real receivers send: the doubled ``$$`` of ST Teseo firmware, sentences
+without a checksum (``checksum_valid`` None), data appended after the checksum (AIS
+receiver metadata, kept as ``trailer``) and ``#`` comment or other non-NMEA lines
+(kind ``other``). The XOR checksum comes from :mod:`serial_mcp.core.checksums`.
+"""
+
+from __future__ import annotations
+
+import string
+from typing import Any
+
+from serial_mcp import messages
+from serial_mcp.core import checksums
+from serial_mcp.core.parsers.base import Parsed
+from serial_mcp.errors import InvalidArgument
+
+__all__ = ["NmeaEncoder", "NmeaParser", "nmea_encode"]
+
+_HEX = frozenset(string.hexdigits.encode())
+_STARTS = b"$!"
+_AIS_KEYS = ("fragment_count", "fragment_number", "message_id", "channel", "payload", "fill_bits")
+
+
+def _xor(body: bytes) -> int:
+    return checksums.compute("xor", body)
+
+
+def _maybe_int(text: str) -> int | str:
+    return int(text) if text.isascii() and text.isdigit() else text
+
+
+class NmeaParser:
+    """Parses one NMEA/AIS line into talker, sentence type, fields and checksum validity."""
+
+    __slots__ = ("validate",)
+
+    def __init__(self, validate: bool = False) -> None:
+        self.validate = validate
+
+    def parse(self, payload: bytes) -> Parsed:
+        """Kind ``sentence`` (``$``), ``ais`` (``!``) or ``other``; checksum checked when present."""
+        line = payload.strip()
+        if line.startswith(b"$$"):  # ST Teseo quirk: every sentence starts with two dollars
+            line = line[1:]
+        if not line or line[0] not in _STARTS:
+            return Parsed({"kind": "other", "text": line.decode("utf-8", "replace")})
+        start = "$" if line[0] == 0x24 else "!"
+        star = line.find(b"*")
+        valid: bool | None = None
+        checksum: str | None = None
+        trailer = b""
+        if star < 0:
+            body = line[1:]
+        else:
+            body = line[1:star]
+            digits = line[star + 1 : star + 3]
+            if len(digits) == 2 and _HEX.issuperset(digits):
+                checksum = digits.decode("ascii").upper()
+                valid = _xor(body) == int(checksum, 16)
+                trailer = line[star + 3 :]
+        parts = body.decode("ascii", "replace").split(",")
+        address = parts[0]
+        kind = "sentence" if start == "$" else "ais"
+        fields: dict[str, Any] = {"kind": kind, "start": start, "address": address}
+        if start == "$" and address.startswith("P"):  # proprietary: $P + 3-letter manufacturer
+            fields["talker"], fields["manufacturer"], fields["sentence"] = "P", address[1:4], address[4:]
+        else:
+            fields["talker"], fields["sentence"] = address[:2], address[2:]
+        fields["fields"] = parts[1:]
+        fields["checksum"] = checksum
+        if trailer:
+            fields["trailer"] = trailer.decode("ascii", "replace")
+        if start == "!" and fields["sentence"] in ("VDM", "VDO") and len(parts) >= 7:
+            fields["ais"] = {key: _maybe_int(value) for key, value in zip(_AIS_KEYS, parts[1:7], strict=True)}
+        return Parsed(fields, valid)
+
+
+def nmea_encode(sentence: bytes | str) -> bytes:
+    """``$BODY*HH\\r\\n``: appends the checksum, or verifies one already given (InvalidArgument on mismatch).
+
+    A missing leading ``$`` (or ``!``) is added; trailing CR/LF is ignored.
+    """
+    if isinstance(sentence, str):
+        try:
+            sentence = sentence.encode("ascii")
+        except UnicodeEncodeError:
+            raise InvalidArgument(messages.NMEA_NOT_ASCII) from None
+    line = sentence.strip(b"\r\n")
+    if line[:1] not in (b"$", b"!"):
+        line = b"$" + line
+    if b"\r" in line or b"\n" in line:
+        raise InvalidArgument(messages.NMEA_MULTILINE)
+    star = line.find(b"*")
+    if star < 0:
+        return b"%s*%02X\r\n" % (line, _xor(line[1:]))
+    expected = _xor(line[1:star])
+    given = line[star + 1 :]
+    if len(given) != 2 or not _HEX.issuperset(given):
+        raise InvalidArgument(messages.NMEA_BAD_CHECKSUM_FIELD.format(given=given.decode("ascii", "replace")))
+    if int(given, 16) != expected:
+        shown = given.decode("ascii").upper()
+        raise InvalidArgument(messages.NMEA_CHECKSUM_MISMATCH.format(given=shown, expected=f"{expected:02X}"))
+    return b"%s*%02X\r\n" % (line[:star], expected)
+
+
+class NmeaEncoder:
+    """TX framing ``nmea``: each payload is one sentence, checksummed and CRLF-terminated."""
+
+    __slots__ = ()
+
+    def encode(self, payload: bytes) -> bytes:
+        """See :func:`nmea_encode`."""
+        return nmea_encode(payload)
