@@ -44,6 +44,7 @@ READ_FROM_FUTURE = (
 )
 READ_BAD_TIMEOUT = "timeout_ms {value!r} is out of range; use 0 (return at once) up to {max}."
 READ_BAD_IDLE = "idle_ms {value!r} is out of range; use 1 up to {max}."
+READ_BAD_MAX_FRAMES = "max_frames {value!r} is out of range; use 1 up to {max}."
 READ_BAD_MAX_BYTES = "max_bytes {value!r} is out of range; use 1 up to {max}."
 CONNECTION_CLOSED = "connection {id!r} is closed; open the port again to get a new connection."
 OPEN_NO_PORT = "port is empty; give a device path (/dev/ttyUSB0, COM3) or URL (socket://host:port, loop://)."
@@ -80,6 +81,17 @@ RECONNECT_GAVE_UP = (
 )
 RECONNECT_UNSUPPORTED = "connection {id!r} cannot be reopened by this server."
 RECONNECT_FAILED = "reopening {id!r} failed: {error}"
+PACE_BAD = 'pace must be an object like {{"inter_byte_us": 500}} or {{"inter_line_ms": 20}}.'
+PACE_UNKNOWN_KEY = "pace has an unknown key {key!r}; allowed keys: {allowed}."
+PACE_RANGE = "pace values must be whole numbers: inter_byte_us 0..{byte}, inter_line_ms 0..{line}."
+RESET_BAD = 'reset must be null or an object like {{"dtr": false, "rts": true, "hold_ms": 100}} with true/false levels.'
+RESET_UNKNOWN_KEY = "reset has an unknown key {key!r}; allowed keys: {allowed}."
+RESET_NO_LINE = "reset names no line; give dtr and/or rts (the level held during the pulse), or pass reset: null to only arm the capture."
+RESET_HOLD = "reset.hold_ms must be a whole number from 1 to {max}."
+LINES_NONE = "give dtr and/or rts (true = asserted)."
+BREAK_RANGE = "duration_ms must be a whole number from 1 to {max}."
+BREAK_PROGRESS = "holding BREAK"
+SETTINGS_REJECTED = "the port refused the new settings ({error}); the previous settings are back in place."
 BAD_ENCODING = "encoding {value!r} for {field} is not known; use one of: {allowed}."
 
 # --- command line ---------------------------------------------------------------------------------
@@ -133,6 +145,24 @@ D_FLUSH = (
     "Received data stays in the ring for explicit offset reads."
 )
 
+D_CAPTURE_BOOT = (
+    "Atomic reset-and-capture: drop unread input, mark the RX edge, optionally pulse DTR/RTS, then read "
+    "only what came after the mark (match/framing/timeout as in read; default timeout 5000 ms). "
+    "Shared cursors are not moved."
+)
+D_RECONNECT = (
+    "Reopen the port of a connection (after an unplug or to recover); the ring and offsets carry on."
+)
+D_SET_DTR_RTS = "Set the DTR and/or RTS output lines (e.g. reset or boot-mode pins)."
+D_SET_FLOW = "Switch flow control live: none, software (XON/XOFF) or hardware (RTS/CTS)."
+D_SEND_BREAK = "Hold a BREAK condition on TX for duration_ms, then release it (released even if cancelled)."
+D_RECONFIGURE = (
+    "Change UART settings live (baud_rate, data_bits, parity, stop_bits, flow_control); validated first."
+)
+D_COMPUTE_CHECKSUM = (
+    "Compute a checksum or CRC of data: xor, lrc, sum8, fletcher16, adler32, and every CRC "
+    "catalogue model (crc16_modbus, crc16_ccitt_false, crc32, crc8 ...)."
+)
 P_CONNECTION_ID = "Connection id from open (or the port name if it is open once)."
 P_PORT = "Device path or URL, e.g. /dev/ttyUSB0, COM3, socket://host:4000, rfc2217://host:2217, loop://."
 P_BAUD = "Baud rate, default 115200."
@@ -153,6 +183,32 @@ P_ENCODING_IN = "How data is encoded: utf8 (default), hex (spaces allowed) or ba
 P_ENCODING_BOTH = "Encoding of data and of the reply: utf8 (default), hex or base64."
 P_READ_ENCODING = "Reply encoding if it differs from encoding."
 P_DATA = "Bytes to send, in the given encoding. Add line endings (\\r, \\n) yourself."
+P_MAX_FRAMES = "Framed reads: most frames to return (default 100)."
+P_PROTOCOL = (
+    "Preset: at_command, nmea0183, modbus_ascii, json_lines, ndjson, slip, cobs, grbl, or raw (no framing)."
+)
+P_RX_FRAMING = (
+    "Split RX into frames: {type: line|delimiter|length_prefixed|start_end|slip|cobs|none, ...}; "
+    "frames[] is returned instead of data."
+)
+P_TX_FRAMING = (
+    "Frame TX data: {type: line|delimiter|length_prefixed|start_end|slip|cobs|nmea|modbus_ascii|none, ...}."
+)
+P_RX_PARSER = (
+    "Parse each frame: {type: at_command|json_lines|shell_prompt|nmea|modbus_ascii|grbl|raw, validate}."
+)
+P_PACE = "Slow the write down: {inter_byte_us, inter_line_ms}."
+P_RESET = (
+    "Line pulse: {dtr, rts, hold_ms} levels held for hold_ms (default 100) then restored; "
+    "null = only arm the capture (press reset / power-cycle yourself)."
+)
+P_RECONNECT = "Auto-reconnect after unplug: true or {max_attempts, initial_delay_ms, max_delay_ms, backoff}."
+P_DTR = "DTR level: true = asserted."
+P_RTS = "RTS level: true = asserted."
+P_BREAK_MS = "How long to hold BREAK, ms (default 250)."
+P_FLOW = "none, software (XON/XOFF) or hardware (RTS/CTS)."
+P_ALGORITHM = "e.g. crc16_modbus, crc32, crc16_ccitt_false, crc8, xor, lrc, sum8, fletcher16, adler32, or a CRC catalogue name."
+P_AS_IN_READ = "As in read."
 P_FLUSH_TARGET = "input (default), output or both."
 
 # one-line human summaries that accompany every structured result
@@ -162,6 +218,14 @@ S_OPEN = "opened {port} as {id} at {baud} baud"
 S_CLOSE = "closed {id} ({port}); received {rx} bytes, sent {tx}"
 S_STATUS = "{id} {port}: {state}; rx {rx} bytes, tx {tx}, unread {unread}, lost {lost}{error}"
 S_READ = "{n} bytes [{start}..{end}) stop={stop}{lost}{enc}: {data}"
+S_READ_FRAMES = "{k} frame(s) [{start}..{end}) stop={stop}{lost}{dropped}{error}: {frames}"
+S_DROPPED = " dropped {n} bad frame(s)"
+S_CAPTURE = "boot capture from mark {mark}: {read}"
+S_LINES = "{id}: DTR={dtr} RTS={rts}"
+S_BREAK = "{id}: BREAK held for {ms} ms and released"
+S_RECONFIGURE = "{id}: changed {changed}"
+S_CHECKSUM = "{algorithm} = 0x{hex} ({value})"
+S_RECONNECT = "{id}: {state}; the stream continues at offset {offset}"
 S_LOST = " LOST {n} bytes before this data"
 S_WRITE = "wrote {n} bytes to {id}"
 S_FLUSH = "flushed {target} of {id}; {n} unread bytes discarded"

@@ -28,6 +28,14 @@ class Cursor:
     decoder: Any = None  # a core.decode.StreamDecoder while framed reads use this cursor
     decoder_key: str | None = None  # the framing config the decoder was built from
     pending: list[Any] = field(default_factory=list)  # decoded frames not yet returned (max_frames)
+    fed: int = 0  # how far the decoder has been fed (>= offset: a partial frame may be inside)
+
+    def drop_decoder(self) -> None:
+        """Forget framed-read state; the next read starts again at ``offset``."""
+        self.decoder = None
+        self.decoder_key = None
+        self.pending = []
+        self.fed = self.offset
 
 
 class CursorTable:

@@ -170,3 +170,33 @@ def resolve_all(call: Mapping[str, Any], connection: Mapping[str, Any]) -> Resol
             name, call.get(name), call.get("protocol"), connection.get(name), connection.get("protocol")
         )
     return Resolved(values["rx_framing"], values["tx_framing"], values["rx_parser"], sources)
+
+
+RAW_PROTOCOL: Final = "raw"
+_NONE: Final[dict[str, str]] = {"type": "none"}
+
+
+def _is_none(value: Any) -> bool:
+    return isinstance(value, Mapping) and value.get("type") == "none"
+
+
+def effective(call: Mapping[str, Any], connection: Mapping[str, Any]) -> Resolved:
+    """``resolve_all`` plus the two ways to say "no framing": ``protocol: "raw"`` (all three
+    fields off at that layer) and ``{"type": "none"}`` on one field. Off fields come back None."""
+    layers = []
+    for layer in (call, connection):
+        layer = dict(layer)
+        if layer.get("protocol") == RAW_PROTOCOL:
+            layer["protocol"] = None
+            for name in FIELDS:
+                if layer.get(name) is None:
+                    layer[name] = dict(_NONE)
+        layers.append(layer)
+    r = resolve_all(layers[0], layers[1])
+    raw_rx = _is_none(r.rx_framing)  # no framing means no frames to parse either
+    return Resolved(
+        None if raw_rx else r.rx_framing,
+        None if _is_none(r.tx_framing) else r.tx_framing,
+        None if raw_rx or _is_none(r.rx_parser) else r.rx_parser,
+        r.sources,
+    )

@@ -112,6 +112,12 @@ class StatusResult(BaseModel):
     dsr: bool | None
     ri: bool | None
     cd: bool | None
+    dtr: bool | None = None
+    rts: bool | None = None
+    reconnect_attempts: int = 0
+    reconnects: int = 0
+    reconnect: dict[str, Any] | None = None
+    defaults: dict[str, Any] = {}
     last_error: str | None
     opened_at: str
 
@@ -150,15 +156,29 @@ class ReadResult(BaseModel):
     match_index: int | None = None
     match_offset: int | None = None
     cursor: str | None = None
+    state: str = "open"
     frames: list[Frame] | None = None
     frames_dropped: int | None = None
     error: str | None = None
 
     def summary(self) -> str:
-        n = self.next_offset - self.from_offset
         lost = messages.S_LOST.format(n=self.bytes_lost) if self.bytes_lost else ""
+        if self.frames is not None:
+            shown = "; ".join(
+                (json.dumps(f.parsed, ensure_ascii=False) if f.parsed else _q(f.data)) for f in self.frames
+            )
+            return messages.S_READ_FRAMES.format(
+                k=len(self.frames),
+                start=self.from_offset,
+                end=self.next_offset,
+                stop=self.stop_reason,
+                lost=lost,
+                dropped=messages.S_DROPPED.format(n=self.frames_dropped) if self.frames_dropped else "",
+                error=f" error: {self.error}" if self.error else "",
+                frames=shown,
+            )
         return messages.S_READ.format(
-            n=n,
+            n=self.next_offset - self.from_offset,
             start=self.from_offset,
             end=self.next_offset,
             stop=self.stop_reason,
@@ -193,3 +213,63 @@ class FlushResult(BaseModel):
 
     def summary(self) -> str:
         return messages.S_FLUSH.format(id=self.connection_id, target=self.target, n=self.bytes_discarded)
+
+
+class CaptureBootResult(BaseModel):
+    mark_offset: int
+    read: ReadResult
+
+    def summary(self) -> str:
+        return messages.S_CAPTURE.format(mark=self.mark_offset, read=self.read.summary())
+
+
+class LinesResult(BaseModel):
+    connection_id: str
+    dtr: bool | None
+    rts: bool | None
+
+    def summary(self) -> str:
+        return messages.S_LINES.format(id=self.connection_id, dtr=self.dtr, rts=self.rts)
+
+
+class BreakResult(BaseModel):
+    connection_id: str
+    duration_ms: int
+
+    def summary(self) -> str:
+        return messages.S_BREAK.format(id=self.connection_id, ms=self.duration_ms)
+
+
+class ReconfigureResult(BaseModel):
+    connection_id: str
+    settings: dict[str, Any]
+    previous: dict[str, Any]
+    profile_persistence: str = "not_needed"
+
+    def summary(self) -> str:
+        changed = {k: v for k, v in self.settings.items() if self.previous.get(k) != v}
+        return messages.S_RECONFIGURE.format(
+            id=self.connection_id, changed=json.dumps(changed) if changed else "nothing"
+        )
+
+
+class ChecksumResult(BaseModel):
+    algorithm: str
+    checksum: int
+    checksum_hex: str
+    width_bytes: int
+
+    def summary(self) -> str:
+        return messages.S_CHECKSUM.format(
+            algorithm=self.algorithm, hex=self.checksum_hex, value=self.checksum
+        )
+
+
+class ReconnectResult(BaseModel):
+    connection_id: str
+    state: str
+    reconnect_attempts: int
+    end_offset: int
+
+    def summary(self) -> str:
+        return messages.S_RECONNECT.format(id=self.connection_id, state=self.state, offset=self.end_offset)

@@ -22,8 +22,10 @@ def slim(schema: Any, *, keep_null: bool) -> Any:
     for key, value in schema.items():
         if key == "title" and isinstance(value, str):
             continue
-        if key == "default" and value is None:
-            continue
+        if key == "default" and (value is None or keep_null):
+            continue  # output schemas validate, they need no defaults
+        if key == "additionalProperties" and value is True:
+            continue  # the JSON Schema default
         if key == "properties" and isinstance(value, dict):
             out[key] = {name: slim(v, keep_null=keep_null) for name, v in value.items()}
             continue

@@ -88,12 +88,11 @@ class ToolRegistry:
                 name=fn.__name__,
                 title=title,
                 description=description,
-                annotations=types.ToolAnnotations(
-                    title=title,
+                annotations=types.ToolAnnotations(  # the title is on the tool itself; not repeated here
                     read_only_hint=read_only,
-                    destructive_hint=destructive,
+                    destructive_hint=destructive and not read_only,
                     idempotent_hint=idempotent,
-                    open_world_hint=open_world,
+                    open_world_hint=open_world or None,
                 ),
             )(call)
             return fn

@@ -8,13 +8,16 @@ always one contiguous run ``[from_offset, next_offset)`` plus the bytes lost bef
 
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from serial_mcp import messages
 from serial_mcp.core.cursors import DEFAULT_CURSOR
+from serial_mcp.core.decode import DecodedFrame, StreamDecoder
 from serial_mcp.core.encoding import ENCODINGS, utf8_complete_length
+from serial_mcp.core.framing.base import FramingError
 from serial_mcp.core.match import Matcher, Span
 from serial_mcp.errors import InvalidArgument, SerialMcpError
 from serial_mcp.serial.connection import Connection
@@ -25,7 +28,45 @@ DEFAULT_IDLE_MS = 100
 DEFAULT_MAX_BYTES = 65536
 MAX_MAX_BYTES = 4 * 1024 * 1024
 
-StopReason = Literal["match", "max_bytes", "idle", "timeout", "disconnected", "closed", "overrun"]
+StopReason = Literal[
+    "match",
+    "final",
+    "max_bytes",
+    "max_frames",
+    "idle",
+    "timeout",
+    "disconnected",
+    "closed",
+    "overrun",
+    "framing_error",
+]
+DEFAULT_MAX_FRAMES = 100
+MAX_MAX_FRAMES = 10_000
+FEED_CHUNK = 64 * 1024
+DEFAULT_RX_FRAMING: dict[str, Any] = {"type": "line", "ending": "auto"}
+
+
+@dataclass(frozen=True, slots=True)
+class DecodeSpec:
+    """Resolved RX framing + parser for a framed read; ``key`` identifies it for cursor state."""
+
+    rx_framing: Any
+    rx_parser: Any
+    key: str
+
+    def new_decoder(self, offset: int) -> StreamDecoder:
+        return StreamDecoder(self.rx_framing, self.rx_parser, offset)
+
+
+def build_decode_spec(rx_framing: Any, rx_parser: Any) -> DecodeSpec | None:
+    """Validate a framing/parser pair (building it once); None means a raw byte read."""
+    if rx_framing is None and rx_parser is None:
+        return None
+    framing = DEFAULT_RX_FRAMING if rx_framing is None else rx_framing
+    StreamDecoder(framing, rx_parser, 0)  # raises InvalidArgument with the exact field at fault
+    return DecodeSpec(framing, rx_parser, json.dumps([framing, rx_parser], sort_keys=True, default=str))
+
+
 From = int | Literal["cursor", "now", "buffer_start"]
 
 
@@ -40,6 +81,8 @@ class ReadRequest:
     max_bytes: int = DEFAULT_MAX_BYTES
     matcher: Matcher | None = None
     encoding: str = "utf8"
+    decode: DecodeSpec | None = None
+    max_frames: int = DEFAULT_MAX_FRAMES
 
     @property
     def effective_idle_ms(self) -> int | None:
@@ -58,6 +101,8 @@ def build_read_request(
     max_bytes: int | None = None,
     match: Any = None,
     encoding: str | None = None,
+    decode: DecodeSpec | None = None,
+    max_frames: int | None = None,
 ) -> ReadRequest:
     """Validate every read argument up front (``transact`` calls this before it writes anything)."""
     if from_ is None:
@@ -82,8 +127,11 @@ def build_read_request(
         raise InvalidArgument(
             messages.BAD_ENCODING.format(field="encoding", value=enc, allowed=", ".join(ENCODINGS))
         )
+    mf = DEFAULT_MAX_FRAMES if max_frames is None else max_frames
+    if not 1 <= mf <= MAX_MAX_FRAMES:
+        raise InvalidArgument(messages.READ_BAD_MAX_FRAMES.format(value=mf, max=MAX_MAX_FRAMES))
     matcher = Matcher.from_spec(match) if match is not None else None
-    return ReadRequest(from_, cursor or DEFAULT_CURSOR, t, idle_ms, mb, matcher, enc)
+    return ReadRequest(from_, cursor or DEFAULT_CURSOR, t, idle_ms, mb, matcher, enc, decode, mf)
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +146,11 @@ class ReadOutcome:
     buffered_remaining: int
     match: Span | None  # relative to ``data``
     cursor: str | None  # the cursor that was advanced, if any
+    frames: list[DecodedFrame] | None = None  # framed reads only
+    frame_times: list[float | None] | None = None  # arrival time of each frame's last byte
+    frames_dropped: int | None = None
+    error: str | None = None
+    match_frame: int | None = None  # index of the frame that matched
 
 
 def resolve_start(conn: Connection, req: ReadRequest) -> int:
@@ -116,10 +169,43 @@ def resolve_start(conn: Connection, req: ReadRequest) -> int:
     return req.from_
 
 
-async def read(conn: Connection, req: ReadRequest, start: int | None = None) -> ReadOutcome:
-    """Run one read. ``start`` overrides ``req.from_`` (``transact`` passes its pre-write mark)."""
+async def _wait_or_stop(
+    conn: Connection, seen_end: int, deadline: float, idle: int | None, have: bool
+) -> StopReason | None:
+    """Nothing new past ``seen_end``: say why the read ends, or sleep until something changes."""
+    snap = conn.snapshot()
+    if snap.end_offset > seen_end:
+        return None  # more arrived while we worked
+    if snap.state in ("closed", "disconnected"):
+        return snap.state
+    # "reconnecting": keep waiting; the timeout still holds and a reconnect wakes us
+    wait = deadline - time.monotonic()
+    if idle is not None and have and snap.last_rx_time is not None:
+        quiet = time.time() - snap.last_rx_time
+        if quiet * 1000 >= idle:
+            return "idle"
+        wait = min(wait, idle / 1000 - quiet)
+    if wait <= 0:
+        return "timeout"
+    await conn.wait_change(wait, snap.end_offset)
+    return None
+
+
+def _require_not_closed(conn: Connection) -> None:
     if conn.state == "closed":
         raise SerialMcpError("connection_closed", messages.CONNECTION_CLOSED.format(id=conn.id))
+
+
+async def read(conn: Connection, req: ReadRequest, start: int | None = None) -> ReadOutcome:
+    """Run one read. ``start`` overrides ``req.from_`` (``transact`` passes its pre-write mark)."""
+    _require_not_closed(conn)
+    if req.decode is not None:
+        return await _read_framed(conn, req, req.decode, start)
+    if req.from_ == "cursor" and start is None:
+        with conn.lock:
+            cur = conn.cursors.get(req.cursor, conn.ring.start_offset)
+            if cur.decoder is not None:
+                cur.drop_decoder()  # a raw read after framed ones starts at the consumed position
     begin = resolve_start(conn, req) if start is None else start
     deadline = time.monotonic() + req.timeout_ms / 1000
     idle = req.effective_idle_ms
@@ -130,7 +216,7 @@ async def read(conn: Connection, req: ReadRequest, start: int | None = None) -> 
     span: Span | None = None
     stop: StopReason | None = None
     first = True
-    while True:
+    while stop is None:
         pos = from_offset + len(buf)
         rr = conn.read_ring(pos, req.max_bytes - len(buf))
         if rr.bytes_lost:
@@ -151,46 +237,118 @@ async def read(conn: Connection, req: ReadRequest, start: int | None = None) -> 
         if len(buf) >= req.max_bytes:
             stop = "max_bytes"
             break
-        snap = conn.snapshot()
-        now = time.monotonic()
-        if snap.end_offset > from_offset + len(buf):
-            continue  # more arrived while we worked
-        if snap.state in ("closed", "disconnected"):
-            stop = snap.state
-            break
-        # "reconnecting": keep waiting; the timeout still holds and a reconnect wakes us
-        wait = deadline - now
-        if idle is not None and buf and snap.last_rx_time is not None:
-            quiet = time.time() - snap.last_rx_time
-            if quiet * 1000 >= idle:
-                stop = "idle"
-                break
-            wait = min(wait, idle / 1000 - quiet)
-        if wait <= 0:
-            stop = "timeout"
-            break
-        await conn.wait_change(wait, snap.end_offset)
+        stop = await _wait_or_stop(conn, from_offset + len(buf), deadline, idle, bool(buf))
 
     conn.bytes_lost_total += lost
     data = bytes(buf)
     if req.encoding == "utf8" and stop not in ("match", "disconnected", "closed"):
         data = data[: utf8_complete_length(data)]  # a torn character stays buffered for the next read
     next_offset = from_offset + len(data)
-    advanced: str | None = None
-    snap = conn.snapshot()
-    if req.from_ == "cursor":
-        # A plain read consumes what it returned; transact (explicit start) moves the cursor past its reply.
-        with conn.lock:
-            cur = conn.cursors.get(req.cursor, snap.start_offset)
-            cur.offset = next_offset if start is None else max(cur.offset, next_offset)
-        advanced = req.cursor
+    advanced = _advance_cursor(conn, req, start, next_offset)
     return ReadOutcome(
         data=data,
         from_offset=from_offset,
         next_offset=next_offset,
         bytes_lost=lost,
         stop_reason=stop,
-        buffered_remaining=max(0, snap.end_offset - next_offset),
+        buffered_remaining=max(0, conn.snapshot().end_offset - next_offset),
         match=span,
         cursor=advanced,
+    )
+
+
+def _advance_cursor(conn: Connection, req: ReadRequest, start: int | None, next_offset: int) -> str | None:
+    """A plain cursor read consumes what it returned; transact (explicit start) moves it past the reply."""
+    if req.from_ != "cursor":
+        return None
+    with conn.lock:
+        cur = conn.cursors.get(req.cursor, conn.ring.start_offset)
+        if start is None:
+            cur.offset = next_offset
+        elif next_offset > cur.offset:
+            cur.offset = next_offset
+            cur.drop_decoder()
+    return req.cursor
+
+
+async def _read_framed(
+    conn: Connection, req: ReadRequest, spec: DecodeSpec, start: int | None
+) -> ReadOutcome:
+    """A read that returns frames. Decoder state lives with the cursor, so a frame torn across two
+    reads (or two pump chunks) is decoded whole next time; changing the framing resets it."""
+    on_cursor = req.from_ == "cursor" and start is None
+    if on_cursor:
+        with conn.lock:
+            cur = conn.cursors.get(req.cursor, conn.ring.start_offset)
+            if cur.decoder is None or cur.decoder_key != spec.key:
+                cur.drop_decoder()
+                cur.decoder, cur.decoder_key = spec.new_decoder(cur.offset), spec.key
+            decoder, pending, fed, from_offset = cur.decoder, cur.pending, cur.fed, cur.offset
+    else:
+        from_offset = resolve_start(conn, req) if start is None else start
+        decoder, pending, fed = spec.new_decoder(from_offset), [], from_offset
+    dropped_before = decoder.frames_dropped
+    deadline = time.monotonic() + req.timeout_ms / 1000
+    idle = req.effective_idle_ms
+    frames: list[DecodedFrame] = []
+    size = 0
+    lost = 0
+    error: str | None = None
+    match_index: int | None = None
+    stop: StopReason | None = None
+    while stop is None:
+        while pending and stop is None:  # frames decoded earlier (or just now) come first
+            event = pending.pop(0)
+            if isinstance(event, FramingError):
+                stop, error = "framing_error", event.message
+                break
+            frames.append(event)
+            size += len(event.data)
+            if req.matcher is not None and req.matcher.find(event.data) is not None:
+                stop, match_index = "match", len(frames) - 1
+            elif event.final:
+                stop = "final"
+            elif len(frames) >= req.max_frames:
+                stop = "max_frames"
+            elif size >= req.max_bytes:
+                stop = "max_bytes"
+        if stop is not None:
+            break
+        rr = conn.read_ring(fed, FEED_CHUNK)
+        if rr.bytes_lost:  # the ring overran this reader: the decoder cannot bridge a gap
+            lost += rr.bytes_lost
+            decoder.reset(rr.from_offset)
+            if not frames:
+                from_offset = rr.from_offset
+        if rr.data:
+            pending.extend(decoder.feed(rr.data))
+        fed = rr.next_offset
+        if rr.data or rr.bytes_lost:
+            continue
+        stop = await _wait_or_stop(conn, fed, deadline, idle, bool(frames))
+
+    next_offset = (
+        frames[-1].end if pending and frames else (from_offset if pending else decoder.pending_start)
+    )
+    next_offset = max(next_offset, from_offset)
+    if on_cursor:
+        with conn.lock:
+            cur.offset, cur.fed, cur.pending = next_offset, fed, pending
+    advanced = _advance_cursor(conn, req, start, next_offset) if not on_cursor else req.cursor
+    conn.bytes_lost_total += lost
+    times = [conn.time_at(f.end - 1) for f in frames]
+    return ReadOutcome(
+        data=b"",
+        from_offset=from_offset,
+        next_offset=next_offset,
+        bytes_lost=lost,
+        stop_reason=stop,
+        buffered_remaining=max(0, conn.snapshot().end_offset - next_offset),
+        match=None,
+        cursor=advanced,
+        frames=frames,
+        frame_times=times,
+        frames_dropped=decoder.frames_dropped - dropped_before,
+        error=error,
+        match_frame=match_index,
     )

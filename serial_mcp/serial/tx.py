@@ -1,11 +1,14 @@
-"""TxSession: serialized, FIFO writes for one connection, run off the event loop."""
+"""TxSession: serialized, FIFO writes for one connection, run off the event loop, optionally paced."""
 
 from __future__ import annotations
 
 import asyncio
+import threading
+import time
 
 import anyio
 
+from serial_mcp.core.pace import Pace, pace_chunks
 from serial_mcp.serial.handle import PortHandle
 
 
@@ -22,12 +25,38 @@ class TxSession:
         """Held across a write; ``transact`` holds it across mark + write so replies can't interleave."""
         return self._lock
 
-    async def write_locked(self, data: bytes) -> int:
-        """Write ``data``; the caller must hold ``lock``."""
-        n = await anyio.to_thread.run_sync(self.handle.write, data)
-        self.tx_bytes += n
-        return n
+    async def write_locked(self, data: bytes, pace: Pace | None = None) -> int:
+        """Write ``data``; the caller must hold ``lock``. A paced write stops early if cancelled."""
+        if pace is None:
+            n = await anyio.to_thread.run_sync(self.handle.write, data)
+            self.tx_bytes += n
+            return n
+        stop = threading.Event()
+        done = threading.Event()
+        written = [0]
 
-    async def write(self, data: bytes) -> int:
+        def paced() -> None:
+            try:
+                for piece, pause in pace_chunks(data, pace):
+                    if stop.is_set():
+                        return
+                    written[0] += self.handle.write(piece)
+                    if pause:
+                        time.sleep(pause)
+            finally:
+                done.set()
+
+        try:
+            await anyio.to_thread.run_sync(paced, abandon_on_cancel=True)
+        except anyio.get_cancelled_exc_class():
+            stop.set()
+            with anyio.CancelScope(shield=True):  # never leave a writer running behind the lock
+                await anyio.to_thread.run_sync(done.wait)
+            raise
+        finally:
+            self.tx_bytes += written[0]
+        return written[0]
+
+    async def write(self, data: bytes, pace: Pace | None = None) -> int:
         async with self._lock:
-            return await self.write_locked(data)
+            return await self.write_locked(data, pace)

@@ -1,0 +1,44 @@
+"""Parameter types shared by the tools: one definition, one description (from messages.py)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
+
+from serial_mcp import messages
+
+Enc = Literal["utf8", "hex", "base64"]
+ConnId = Annotated[str, Field(description=messages.P_CONNECTION_ID)]
+Timeout = Annotated[int | None, Field(description=messages.P_TIMEOUT_MS)]
+IdleMs = Annotated[int | None, Field(description=messages.P_IDLE_MS)]
+MaxBytes = Annotated[int | None, Field(description=messages.P_MAX_BYTES)]
+MaxFrames = Annotated[int | None, Field(description=messages.P_MAX_FRAMES)]
+MatchArg = Annotated[dict[str, Any] | str | None, Field(description=messages.P_MATCH)]
+CursorArg = Annotated[str | None, Field(description=messages.P_CURSOR)]
+FromArg = Annotated[int | str | None, Field(alias="from", description=messages.P_FROM)]
+EncOut = Annotated[Enc | None, Field(description=messages.P_ENCODING_OUT)]
+EncIn = Annotated[Enc | None, Field(description=messages.P_ENCODING_IN)]
+Data = Annotated[str, Field(description=messages.P_DATA)]
+Protocol = Annotated[str | None, Field(description=messages.P_PROTOCOL)]
+RxFraming = Annotated[dict[str, Any] | None, Field(description=messages.P_RX_FRAMING)]
+TxFraming = Annotated[dict[str, Any] | None, Field(description=messages.P_TX_FRAMING)]
+RxParser = Annotated[dict[str, Any] | None, Field(description=messages.P_RX_PARSER)]
+PaceArg = Annotated[dict[str, int] | None, Field(description=messages.P_PACE)]
+BaudRate = Annotated[int | None, Field(description=messages.P_BAUD)]
+DataBits = Annotated[Literal[5, 6, 7, 8] | None, Field(description=messages.P_DATA_BITS)]
+ParityArg = Annotated[Literal["none", "even", "odd", "mark", "space"] | None, Field()]
+StopBits = Annotated[float | None, Field(description=messages.P_STOP_BITS)]
+FlowControl = Annotated[Literal["none", "software", "hardware"] | None, Field()]
+
+# The same read options on transact and capture_boot: described once, on read.
+SeeRead = Field(description=messages.P_AS_IN_READ)
+CursorR = Annotated[str | None, SeeRead]
+TimeoutR = Annotated[int | None, SeeRead]
+IdleR = Annotated[int | None, SeeRead]
+MaxBytesR = Annotated[int | None, SeeRead]
+MaxFramesR = Annotated[int | None, SeeRead]
+MatchR = Annotated[dict[str, Any] | str | None, SeeRead]
+ProtocolR = Annotated[str | None, SeeRead]
+RxFramingR = Annotated[dict[str, Any] | None, SeeRead]
+RxParserR = Annotated[dict[str, Any] | None, SeeRead]

@@ -1,0 +1,172 @@
+"""Helpers the tool modules share: codec resolution, payloads, writes, and result shaping."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from serial_mcp import messages
+from serial_mcp.core.encoding import decode_input, encode_output
+from serial_mcp.core.framing.config import build_encoder
+from serial_mcp.core.pace import Pace, parse_pace
+from serial_mcp.core.presets import Resolved, effective
+from serial_mcp.errors import InvalidArgument, SerialMcpError
+from serial_mcp.mcp import models
+from serial_mcp.serial import reader
+from serial_mcp.serial.connection import Connection
+
+
+def codecs(
+    conn: Connection,
+    protocol: str | None = None,
+    rx_framing: Any = None,
+    tx_framing: Any = None,
+    rx_parser: Any = None,
+) -> Resolved:
+    """The effective framing/parser for this call (call field → call preset → connection → its preset)."""
+    call = {"protocol": protocol, "rx_framing": rx_framing, "tx_framing": tx_framing, "rx_parser": rx_parser}
+    return effective(call, conn.options)
+
+
+def decode_spec(resolved: Resolved) -> reader.DecodeSpec | None:
+    return reader.build_decode_spec(resolved.rx_framing, resolved.rx_parser)
+
+
+def payload(data: str, encoding: str | None, tx_framing: Any = None) -> bytes:
+    """The exact bytes to send: decoded from the tool's text, then framed (if a TX framing applies)."""
+    raw = decode_input(data, encoding or "utf8")
+    if tx_framing is not None:
+        raw = build_encoder(tx_framing).encode(raw)
+    if not raw:
+        raise InvalidArgument(messages.WRITE_EMPTY)
+    return raw
+
+
+def pace_for(conn: Connection, pace: Any) -> Pace | None:
+    """The call's pacing, else the connection default."""
+    if pace is not None:
+        return parse_pace(pace)
+    default = conn.options.get("pace")
+    return default if isinstance(default, Pace) else None
+
+
+def require_open(conn: Connection) -> None:
+    if conn.state != "open":
+        raise SerialMcpError(
+            "not_connected",
+            messages.NOT_CONNECTED.format(id=conn.id, state=conn.state, error=conn.last_error or "-"),
+        )
+
+
+async def write(conn: Connection, data: bytes, pace: Pace | None = None) -> int:
+    require_open(conn)
+    async with conn.tx.lock:
+        return await write_locked(conn, data, pace)
+
+
+async def write_locked(conn: Connection, data: bytes, pace: Pace | None = None) -> int:
+    """Write with the TX lock held; an OS error marks the connection lost and becomes ``io_error``."""
+    try:
+        return await conn.tx.write_locked(data, pace)
+    except TimeoutError as exc:
+        raise SerialMcpError("write_timeout", messages.WRITE_TIMEOUT.format(id=conn.id)) from exc
+    except OSError as exc:
+        conn.note_write_error(exc)
+        raise SerialMcpError("io_error", messages.WRITE_FAILED.format(id=conn.id, error=exc)) from exc
+
+
+def summary(c: Connection) -> models.ConnectionSummary:
+    return models.ConnectionSummary(
+        connection_id=c.id,
+        port=c.port,
+        state=c.state,
+        baud_rate=c.settings.baud_rate,
+        rx_bytes=c.ring.end_offset,
+        tx_bytes=c.tx.tx_bytes,
+    )
+
+
+def status(conn: Connection) -> models.StatusResult:
+    with conn.lock:
+        start, end = conn.ring.start_offset, conn.ring.end_offset
+        cursors = {
+            c.name: models.CursorStatus(
+                offset=c.offset, unread=max(0, end - max(c.offset, start)), lost=max(0, start - c.offset)
+            )
+            for c in conn.cursors
+        }
+        evicted = conn.ring.dropped_total
+    lines: dict[str, bool | None] = {"cts": None, "dsr": None, "ri": None, "cd": None}
+    if conn.state == "open":
+        try:
+            lines = conn.handle.modem_lines()
+        except OSError:
+            pass
+    opts = {k: v.as_dict() if hasattr(v, "as_dict") else v for k, v in conn.options.items() if v is not None}
+    return models.StatusResult(
+        connection_id=conn.id,
+        port=conn.port,
+        state=conn.state,
+        settings=conn.settings.as_dict(),
+        rx_bytes=end,
+        tx_bytes=conn.tx.tx_bytes,
+        start_offset=start,
+        end_offset=end,
+        rx_buffer_size=conn.ring.capacity,
+        cursors=cursors,
+        bytes_lost_total=conn.bytes_lost_total,
+        bytes_evicted=evicted,
+        cts=lines.get("cts"),
+        dsr=lines.get("dsr"),
+        ri=lines.get("ri"),
+        cd=lines.get("cd"),
+        dtr=conn.dtr,
+        rts=conn.rts,
+        reconnect_attempts=conn.reconnect_attempts,
+        reconnects=conn.reconnects,
+        reconnect=conn.reconnect_policy.as_dict() if conn.reconnect_policy else None,
+        defaults=opts,
+        last_error=conn.last_error,
+        opened_at=datetime.fromtimestamp(conn.opened_at, UTC).isoformat(),
+    )
+
+
+def read_result(conn: Connection, o: reader.ReadOutcome, encoding: str) -> models.ReadResult:
+    text, used = encode_output(o.data, encoding)
+    frames: list[models.Frame] | None = None
+    if o.frames is not None:
+        times = o.frame_times or [None] * len(o.frames)
+        frames = []
+        for i, (f, t) in enumerate(zip(o.frames, times, strict=True)):
+            ftext, fenc = encode_output(f.data, encoding)
+            frames.append(
+                models.Frame(
+                    index=i,
+                    data=ftext,
+                    encoding=fenc,
+                    offset=f.start,
+                    t=t,
+                    parsed=f.parsed,
+                    checksum_valid=f.checksum_valid,
+                )
+            )
+    matched = o.match is not None or o.match_frame is not None
+    return models.ReadResult(
+        data=text,
+        encoding=used,
+        stop_reason=o.stop_reason,
+        from_offset=o.from_offset,
+        next_offset=o.next_offset,
+        bytes_lost=o.bytes_lost,
+        buffered_remaining=o.buffered_remaining,
+        matched=matched,
+        match_index=o.match_frame
+        if o.match_frame is not None
+        else (None if o.match is None else o.match.start),
+        match_offset=None if o.match is None else o.from_offset + o.match.start,
+        cursor=o.cursor,
+        state=conn.state,
+        frames=frames,
+        frames_dropped=o.frames_dropped,
+        error=o.error,
+    )
