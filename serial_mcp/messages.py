@@ -64,6 +64,9 @@ WRITE_TIMEOUT = (
     "writing to {id!r} timed out (flow control holding the line?); check flow_control and cabling."
 )
 WRITE_FAILED = "writing to {id!r} failed: {error}; the connection is now disconnected."
+IO_ERROR = "the port reported an I/O error: {error}. Check get_status; the device may be unplugged."
+INTERNAL_ERROR = "serial-mcp hit an internal error ({error}); the server keeps running. Please report it."
+ARGUMENT_REJECTED = "invalid arguments: {detail}"
 UNKNOWN_ARGUMENT = "{tool} has no argument {key!r}{hint}; its arguments are: {allowed}."
 DID_YOU_MEAN = " (did you mean {name!r}?)"
 SIM_UNKNOWN = "simulated port {port!r} is not known; built-in simulations: {kinds} (e.g. sim://modem)."

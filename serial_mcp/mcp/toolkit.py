@@ -13,6 +13,7 @@ import difflib
 import functools
 import inspect
 import logging
+import re
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -77,6 +78,12 @@ class ToolRegistry:
                     result = await fn(**kwargs)
                 except SerialMcpError as exc:
                     return error_result(exc.code, exc.message)
+                except OSError as exc:  # the device or OS refused: say so, keep serving
+                    log.info("tool %s: OS error: %s", fn.__name__, exc)
+                    return error_result("io_error", messages.IO_ERROR.format(error=exc))
+                except Exception as exc:  # a bug: logged with its traceback, reported without one
+                    log.exception("tool %s failed", fn.__name__)
+                    return error_result("internal_error", messages.INTERNAL_ERROR.format(error=exc))
                 return structured_result(result)
 
             call.__signature__ = sig  # type: ignore[attr-defined]
@@ -130,4 +137,37 @@ class UnknownArgumentGuard:
                         key=key, tool=name, hint=hint, allowed=", ".join(sorted(allowed))
                     )
                     return error_result("invalid_argument", msg)
+            return _structure_sdk_error(await call_next(ctx))
         return await call_next(ctx)
+
+
+_PYDANTIC_ITEM = re.compile(
+    r"^(\S[^\n]*)\n\s+(.+?)(?: \[type=[^,\]]+(?:, input_value=(.*?))?(?:, input_type=\w+)?\])?$", re.M
+)
+
+
+def _clean_validation_text(text: str) -> str:
+    """pydantic's multi-line report → ``field: what is wrong (got X)`` per field, one line."""
+    items = [
+        f"{field}: {problem}" + (f" (got {got})" if got else "")
+        for field, problem, got in _PYDANTIC_ITEM.findall(text)
+        if not field.startswith(("Error executing", "For further"))
+    ]
+    return "; ".join(items) if items else text.strip()
+
+
+def _structure_sdk_error(result: HandlerResult) -> HandlerResult:
+    """The SDK rejects ill-typed arguments itself (pydantic) with a bare text error; give it our shape."""
+    if isinstance(result, types.CallToolResult):
+        if result.is_error and result.structured_content is None:
+            text = " ".join(c.text for c in result.content if isinstance(c, types.TextContent))
+            return error_result(
+                "invalid_argument", messages.ARGUMENT_REJECTED.format(detail=_clean_validation_text(text))
+            )
+        return result
+    if isinstance(result, dict) and result.get("isError") and result.get("structuredContent") is None:
+        text = " ".join(str(c.get("text", "")) for c in result.get("content", []) if isinstance(c, dict))
+        detail = _clean_validation_text(text)
+        structured = error_result("invalid_argument", messages.ARGUMENT_REJECTED.format(detail=detail))
+        return structured.model_dump(mode="json", by_alias=True, exclude_none=True)
+    return result

@@ -26,6 +26,7 @@ class FakeDevice:
     name: str
     responder: Callable[[bytes], bytes | None] | None = None
     written: bytearray = field(default_factory=bytearray)
+    writes: list[bytes] = field(default_factory=list)  # each write call, to check pacing and atomicity
     settings_history: list[SerialSettings] = field(default_factory=list)
     modem: dict[str, bool | None] = field(
         default_factory=lambda: {"cts": None, "dsr": None, "ri": None, "cd": None}
@@ -103,6 +104,7 @@ class FakePortHandle:
         if dev._failure is not None:
             raise OSError(errno.EIO, "Input/output error")
         dev.written += data
+        dev.writes.append(bytes(data))
         if dev.responder is not None:
             reply = dev.responder(bytes(data))
             if reply:
