@@ -95,10 +95,10 @@ async def _apply(conn: Connection, new: SerialSettings) -> models.ReconfigureRes
     async with conn.tx.lock:  # not in the middle of a write
         try:
             await anyio.to_thread.run_sync(conn.handle.apply_settings, new)
-        except (OSError, ValueError) as exc:
+        except Exception as exc:  # drivers raise termios.error, SerialException, OSError, ValueError
             try:
                 await anyio.to_thread.run_sync(conn.handle.apply_settings, old)
-            except (OSError, ValueError):
+            except Exception:  # best effort; the error below says what happened
                 pass
             raise SerialMcpError("settings_rejected", messages.SETTINGS_REJECTED.format(error=exc)) from exc
     conn.settings = new
