@@ -95,6 +95,8 @@ LINES_NONE = "give dtr and/or rts (true = asserted)."
 BREAK_RANGE = "duration_ms must be a whole number from 1 to {max}."
 BREAK_PROGRESS = "holding BREAK"
 SETTINGS_REJECTED = "the port refused the new settings ({error}); the previous settings are back in place."
+LOG_BAD_LIMIT = "limit must be 1..{max}."
+LOG_BAD_SINCE = "since must be a non-negative seq number (a previous last_seq)."
 BAD_ENCODING = "encoding {value!r} for {field} is not known; use one of: {allowed}."
 
 # --- command line ---------------------------------------------------------------------------------
@@ -166,6 +168,14 @@ D_COMPUTE_CHECKSUM = (
     "Compute a checksum or CRC of data: xor, lrc, sum8, fletcher16, adler32, and every CRC "
     "catalogue model (crc16_modbus, crc16_ccitt_false, crc32, crc8 ...)."
 )
+D_GET_LOG = (
+    "The connection's event log: open/close, rx and tx with bytes, line changes, BREAK, config, errors, "
+    "markers. Newest `limit` events, or those after seq `since`. Reading it consumes nothing."
+)
+D_CLEAR_LOG = "Empty the event log of a connection (sequence numbers keep increasing)."
+P_LOG_LIMIT = "Most events to return (default 100, max 1000)."
+P_LOG_SINCE = "Return events after this seq (from a previous last_seq); omit for the newest."
+P_LOG_PAYLOADS = "Include rx/tx bytes (default true)."
 P_CONNECTION_ID = "Connection id from open (or the port name if it is open once)."
 P_PORT = "Device path or URL, e.g. /dev/ttyUSB0, COM3, socket://host:4000, rfc2217://host:2217, loop://."
 P_BAUD = "Baud rate, default 115200."
@@ -229,11 +239,63 @@ S_BREAK = "{id}: BREAK held for {ms} ms and released"
 S_RECONFIGURE = "{id}: changed {changed}"
 S_CHECKSUM = "{algorithm} = 0x{hex} ({value})"
 S_RECONNECT = "{id}: {state}; the stream continues at offset {offset}"
+S_LOG = "{n} event(s) of {id} up to seq {last} {kinds}{evicted}"
+S_EVICTED = "; {n} older event(s) evicted"
+S_CLEAR_LOG = "cleared {n} event(s) of {id}"
 S_LOST = " LOST {n} bytes before this data"
 S_WRITE = "wrote {n} bytes to {id}"
 S_FLUSH = "flushed {target} of {id}; {n} unread bytes discarded"
 
 # --- framing, parsers, checksums (core/framing, core/parsers, core/checksums) -------------------
+
+# capture files (core/capture.py) and replay:// (serial/replay.py)
+CAPTURE_EMPTY = (
+    'the capture is empty; line 1 must be the header, e.g. {{"format": "serial-mcp-capture", '
+    '"version": 1, "created": "2026-11-30T10:15:02.123456Z"}}.'
+)
+CAPTURE_NOT_JSON = "capture line {line} is not valid JSON ({error}); every line must be one JSON object."
+CAPTURE_NOT_UTF8 = (
+    "capture line {line} is not valid UTF-8 (at byte {position} of the line); capture files are UTF-8 text."
+)
+CAPTURE_NOT_OBJECT = (
+    "capture line {line} is a JSON {kind}, not an object; every line must be one JSON object."
+)
+CAPTURE_BAD_FORMAT = (
+    'capture line {line}: format is {value}, not "serial-mcp-capture"; this is not a serial-mcp capture file.'
+)
+CAPTURE_BAD_VERSION = (
+    "capture line {line}: version {value} is not supported; this reader understands version 1."
+)
+CAPTURE_MISSING = "capture line {line}: {field} is required{hint}."
+CAPTURE_BAD_CREATED = (
+    'capture line {line}: created {value} is not an ISO 8601 UTC time such as "2026-11-30T10:15:02.123456Z".'
+)
+CAPTURE_BAD_FIELD = "capture line {line}: {field} must be {expected}, not {value}."
+CAPTURE_BAD_T = "capture line {line}: t must be a finite number of seconds >= 0 (since the header's created), not {value}."
+CAPTURE_T_BACKWARDS = "capture line {line}: t {value} is earlier than the previous event's t {previous}; events must be in time order."
+CAPTURE_BAD_HEX = (
+    'capture line {line}: data must be hex digit pairs without separators (e.g. "4f4b0d0a"): {problem}.'
+)
+CAPTURE_TEXT_ONLY = (
+    "capture line {line}: {type} event has text but no data; data (hex) is the payload, text is never read."
+)
+CAPTURE_BAD_EVENT = "capture event {field} must be {expected}, not {value}."
+REPLAY_BAD_URL = "replay URL {url!r} is not valid: {problem}. Form: replay://FILE.jsonl?mode=timed|instant|respond&speed=1&loop=false"
+REPLAY_NO_PATH = "it names no capture file"
+REPLAY_UNKNOWN_OPTION = "option {key!r} is not known{hint}; options are mode, speed, loop"
+REPLAY_DUPLICATE_OPTION = "option {key!r} is given more than once"
+REPLAY_BAD_MODE = "mode {value!r} is not known; use timed, instant or respond"
+REPLAY_BAD_SPEED = (
+    "speed {value!r} must be a number above 0 and at most {max} (e.g. 10 plays ten times faster)"
+)
+REPLAY_BAD_LOOP = "loop {value!r} must be true or false"
+REPLAY_NOT_FOUND = "capture file {path!r} not found (looked at {tried}).{available}"
+REPLAY_AVAILABLE = " Captures available: {names}."
+REPLAY_NOT_FILE = "{path!r} is not a regular file; replay:// plays a capture file (.jsonl)."
+REPLAY_TOO_BIG = "capture file {path!r} is {size} bytes, above the replay limit of {max} bytes."
+REPLAY_READ_FAILED = "could not read capture file {path!r}: {error}"
+REPLAY_CLOSED = "the replay port {port!r} is closed"
+REPLAY_MISMATCH = "replay {port}: the host wrote {actual} where the recording has {expected} (tx #{index}); replay continues."
 
 # framing / parser option objects (core/framing/options.py, config.py)
 OPTIONS_NOT_OBJECT = "{field} must be an object such as {example}, not {got}."

@@ -273,3 +273,30 @@ class ReconnectResult(BaseModel):
 
     def summary(self) -> str:
         return messages.S_RECONNECT.format(id=self.connection_id, state=self.state, offset=self.end_offset)
+
+
+class LogResult(BaseModel):
+    connection_id: str
+    events: list[dict[str, Any]]
+    last_seq: int
+    evicted_events: int
+
+    def summary(self) -> str:
+        kinds: dict[str, int] = {}
+        for e in self.events:
+            kinds[str(e.get("type"))] = kinds.get(str(e.get("type")), 0) + 1
+        return messages.S_LOG.format(
+            n=len(self.events),
+            id=self.connection_id,
+            kinds=json.dumps(kinds),
+            last=self.last_seq,
+            evicted=messages.S_EVICTED.format(n=self.evicted_events) if self.evicted_events else "",
+        )
+
+
+class ClearLogResult(BaseModel):
+    connection_id: str
+    events_cleared: int
+
+    def summary(self) -> str:
+        return messages.S_CLEAR_LOG.format(id=self.connection_id, n=self.events_cleared)

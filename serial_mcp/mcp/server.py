@@ -9,7 +9,7 @@ from typing import Any, Literal
 from mcp.server.mcpserver import MCPServer
 
 from serial_mcp import __version__, messages
-from serial_mcp.mcp import tools_core, tools_io, tools_line, tools_util
+from serial_mcp.mcp import tools_core, tools_io, tools_line, tools_log, tools_util
 from serial_mcp.mcp.schema import slim_tool_schemas
 from serial_mcp.mcp.toolkit import ToolRegistry
 from serial_mcp.serial.manager import ConnectionManager
@@ -42,6 +42,7 @@ def build_server(
     tools_core.register(reg, manager, port_lister)
     tools_io.register(reg, manager)
     tools_line.register(reg, manager)
+    tools_log.register(reg, manager)
     tools_util.register(reg)
     server.middleware.append(reg.guard())
     slim_tool_schemas(server)

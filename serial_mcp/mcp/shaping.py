@@ -65,7 +65,11 @@ async def write(conn: Connection, data: bytes, pace: Pace | None = None) -> int:
 
 
 async def write_locked(conn: Connection, data: bytes, pace: Pace | None = None) -> int:
-    """Write with the TX lock held; an OS error marks the connection lost and becomes ``io_error``."""
+    """Write with the TX lock held; an OS error marks the connection lost and becomes ``io_error``.
+
+    The tx event is logged as the write starts, so a fast reply is never logged before its command.
+    """
+    conn.record("tx", data)
     try:
         return await conn.tx.write_locked(data, pace)
     except TimeoutError as exc:

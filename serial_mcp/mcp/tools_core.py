@@ -114,6 +114,8 @@ def register(
         conn = manager.get(connection_id)
         await conn.reconnect_now()
         return models.ReconnectResult(
-            connection_id=conn.id, state=conn.state, reconnect_attempts=conn.reconnect_attempts,
+            connection_id=conn.id,
+            state=conn.state,
+            reconnect_attempts=conn.reconnect_attempts,
             end_offset=conn.ring.end_offset,
         )

@@ -16,7 +16,6 @@ import contextlib
 import logging
 import threading
 import time
-from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -25,6 +24,7 @@ import anyio
 
 from serial_mcp import messages
 from serial_mcp.core.cursors import CursorTable
+from serial_mcp.core.eventlog import EventLog, LogEvent
 from serial_mcp.core.reconnect import ReconnectPolicy
 from serial_mcp.core.ring import RingRead, RxRing
 from serial_mcp.core.settings import SerialSettings
@@ -36,7 +36,8 @@ from serial_mcp.serial.tx import TxSession
 log = logging.getLogger(__name__)
 
 State = Literal["open", "reconnecting", "disconnected", "closed"]
-MAX_EVENTS = 1000
+# A listener sees every event as it happens, with the rx/tx bytes; it must not block (enqueue only).
+Listener = Callable[[LogEvent, bytes | None], None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,7 +86,8 @@ class Connection:
         self.reconnect_policy = reconnect_policy
         self.reconnect_attempts = 0  # attempts since the last loss of the port
         self.reconnects = 0  # successful reconnects over the connection's life
-        self.events: deque[dict[str, Any]] = deque(maxlen=MAX_EVENTS)
+        self.log = EventLog()
+        self.listeners: list[Listener] = []
         self._reopen = reopen
         self._reconnect_task: asyncio.Task[None] | None = None
         self._last_rx_time: float | None = None
@@ -104,19 +106,29 @@ class Connection:
         )
 
     def start(self) -> None:
+        self.record("open", port=self.port, settings=self.settings.as_dict())  # before any rx
         self._pump.start()
-        self.record("open", port=self.port, settings=self.settings.as_dict())
 
-    def record(self, kind: str, **fields: Any) -> None:
-        """Append a lifecycle event (open, close, control, break, config, error, reconnect ...)."""
-        self.events.append({"t": time.time(), "type": kind, **fields})
+    def record(self, kind: str, data: bytes | None = None, **fields: Any) -> LogEvent:
+        """Log an event (open, close, tx, control, break, config, error, marker, reconnect ...)."""
+        with self.lock:
+            event = self.log.append(kind, time.time(), data, **fields)
+            listeners = list(self.listeners)
+        for listener in listeners:
+            listener(event, data)
+        return event
 
     # --- pump thread side ---------------------------------------------------------------------
 
     def _on_data(self, data: bytes, t: float) -> None:
         with self.lock:
+            offset = self.ring.end_offset
             self.ring.append(data, t)
             self._last_rx_time = t
+            event = self.log.append_rx(offset, len(data), t)
+            listeners = self.listeners
+            for listener in listeners:  # recorders only enqueue; the pump never waits on a file
+                listener(event, data)
             # Wake the loop only if someone waits and no wake-up is already on its way: a flood
             # nobody is reading costs no loop work at all, and a burst costs one wake-up.
             schedule = bool(self._waiters) and not self._wake_pending

@@ -239,3 +239,41 @@ async def test_unplug_without_policy_other_connections_unaffected() -> None:
         assert (await call(c, "read", {"connection_id": ca, "timeout_ms": 60_000, "match": "x"}))["stop_reason"] == "disconnected"
         b.feed(b"still fine")
         assert (await call(c, "read", {"connection_id": cb, "match": "fine", "timeout_ms": 5000}))["matched"]
+
+
+async def test_event_log_records_everything_in_order(env: tuple[Client, FakeDevice]) -> None:
+    c, dev = env
+    dev.responder = lambda data: b"\r\nOK\r\n" if data == b"AT\r" else None
+    cid = (await call(c, "open", {"port": "board"}))["connection_id"]
+    await call(c, "transact", {"connection_id": cid, "data": "AT\r", "match": "OK\r\n"})
+    await call(c, "set_dtr_rts", {"connection_id": cid, "dtr": False})
+    await call(c, "send_break", {"connection_id": cid, "duration_ms": 10})
+    await call(c, "reconfigure", {"connection_id": cid, "baud_rate": 9600})
+    log = await call(c, "get_log", {"connection_id": cid})
+    kinds = [e["type"] for e in log["events"]]
+    assert kinds == ["open", "tx", "rx", "control", "break", "config"]
+    tx, rx = log["events"][1], log["events"][2]
+    assert tx["data"] == "AT\r" and rx["data"] == "\r\nOK\r\n" and rx["offset"] == 0
+    seqs = [e["seq"] for e in log["events"]]
+    assert seqs == sorted(seqs)
+    newer = await call(c, "get_log", {"connection_id": cid, "since": seqs[2], "payloads": False})
+    assert [e["type"] for e in newer["events"]] == ["control", "break", "config"]
+    assert "data" not in newer["events"][0]
+    cleared = await call(c, "clear_log", {"connection_id": cid})
+    assert cleared["events_cleared"] == 6
+    assert (await call(c, "get_log", {"connection_id": cid}))["events"] == []
+
+
+async def test_log_marks_rx_bytes_the_ring_dropped() -> None:
+    opener = FakeOpener()
+    dev = opener.add("small")
+    async with Client(build_server(ConnectionManager(opener))) as c:
+        cid = (await call(c, "open", {"port": "small", "rx_buffer_size": 1024}))["connection_id"]
+        dev.feed(b"a" * 800)
+        await call(c, "read", {"connection_id": cid, "from": 0, "max_bytes": 800, "timeout_ms": 5000})
+        dev.feed(b"b" * 800)
+        await call(c, "read", {"connection_id": cid, "from": 800, "max_bytes": 800, "timeout_ms": 5000})
+        log = await call(c, "get_log", {"connection_id": cid})
+        rx = [e for e in log["events"] if e["type"] == "rx"]
+        assert rx[0].get("lost") is True and "data" not in rx[0]
+        assert rx[-1]["data"].endswith("b" * 10)
