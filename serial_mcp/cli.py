@@ -1,4 +1,4 @@
-"""Command line: ``serial-mcp`` serves MCP over stdio (the default).
+"""Command line: ``serial-mcp`` serves MCP over stdio (the default); bench commands record, replay, decode.
 
 Nothing but protocol ever reaches stdout while serving; logs go to stderr. A bad flag or a startup
 failure prints one line on stderr and exits non-zero.
@@ -12,9 +12,7 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
-from serial_mcp import __version__, messages
-
-LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+from serial_mcp import __version__, config, messages
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -28,41 +26,87 @@ class OneLineParser(argparse.ArgumentParser):
 def build_parser() -> OneLineParser:
     p = OneLineParser(prog="serial-mcp", description=messages.CLI_DESCRIPTION)
     p.add_argument("--version", action="version", version=f"serial-mcp {__version__}")
-    p.add_argument(
-        "--log-level", default="WARNING", type=str.upper, choices=LOG_LEVELS, help=messages.CLI_LOG_LEVEL
-    )
-    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+    config.add_options(p)
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=OneLineParser)
     sub.add_parser("serve", help=messages.CLI_SERVE)
+
     demo = sub.add_parser("demo", help=messages.CLI_DEMO)
-    demo.add_argument("--port", default="sim://modem", help=messages.CLI_DEMO_PORT)
+    demo.add_argument("--port", default=None, help=messages.CLI_DEMO_PORT)
+
+    rec = sub.add_parser("record", help=messages.CLI_RECORD)
+    rec.add_argument("port", help=messages.P_PORT)
+    rec.add_argument("-o", "--output", required=True, help=messages.CLI_RECORD_OUTPUT)
+    rec.add_argument("--baud", type=int, default=115200, help=messages.P_BAUD)
+    rec.add_argument("--note", default=None, help=messages.P_NOTE)
+
+    rep = sub.add_parser("replay", help=messages.CLI_REPLAY)
+    rep.add_argument("file", help=messages.CLI_REPLAY_FILE)
+    rep.add_argument("--mode", choices=("timed", "instant", "respond"), default="timed")
+    rep.add_argument("--speed", type=float, default=1.0)
+    rep.add_argument("--loop", action="store_true")
+    rep.add_argument("--pty", action="store_true", help=messages.CLI_REPLAY_PTY)
+
+    dec = sub.add_parser("decode", help=messages.CLI_DECODE)
+    dec.add_argument("file", help=messages.CLI_DECODE_FILE)
+    dec.add_argument("--protocol", default=None, help=messages.P_PROTOCOL)
+    dec.add_argument("--rx-framing", default=None, help=messages.CLI_JSON_OPTION)
+    dec.add_argument("--rx-parser", default=None, help=messages.CLI_JSON_OPTION)
+    dec.add_argument("--format", choices=("text", "jsonl"), default="text")
+    dec.add_argument("--direction", choices=("rx", "tx", "both"), default="both")
     return p
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    try:
+        cfg = config.resolve(args)
+    except config.ConfigError as exc:
+        sys.stderr.write(f"serial-mcp: {exc.message}\n")
+        return 2
     logging.basicConfig(
-        stream=sys.stderr, level=args.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+        stream=sys.stderr, level=cfg.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
     try:
         if args.command == "demo":
             from serial_mcp.demo import run_demo
 
             return run_demo(args.port)
-        return serve_stdio(args.log_level)
+        if args.command == "record":
+            from serial_mcp.bench_cli import run_record
+
+            return run_record(args.port, args.output, args.baud, args.note)
+        if args.command == "replay":
+            from serial_mcp.bench_cli import run_replay
+
+            return run_replay(args.file, args.mode, args.speed, args.loop, args.pty)
+        if args.command == "decode":
+            from serial_mcp.bench_cli import run_decode
+
+            return run_decode(
+                args.file, args.protocol, args.rx_framing, args.rx_parser, args.format, args.direction
+            )
+        return serve_stdio(cfg)
     except KeyboardInterrupt:
         return 130
-    except Exception as exc:
-        sys.stderr.write(f"serial-mcp: {exc}\n")
+    except Exception as exc:  # a startup failure is one clear line, not a traceback
+        logging.getLogger(__name__).debug("startup failure", exc_info=True)
+        sys.stderr.write(f"serial-mcp: {getattr(exc, 'message', None) or exc}\n")
         return 1
 
 
-def serve_stdio(log_level: str) -> int:
+def serve_stdio(cfg: config.ServerConfig) -> int:
     """Serve over stdio until the client closes stdin."""
     from serial_mcp.mcp.server import build_server
     from serial_mcp.serial.manager import ConnectionManager
     from serial_mcp.serial.openers import default_opener
+    from serial_mcp.store.captures import CaptureStore, Quotas
 
-    server = build_server(ConnectionManager(default_opener()), log_level=log_level)  # type: ignore[arg-type]
+    captures = CaptureStore(
+        cfg.capture_dir,
+        Quotas(cfg.capture_max_file_bytes, cfg.capture_max_total_bytes, cfg.capture_max_files),
+    )
+    manager = ConnectionManager(default_opener(cfg.capture_dir))
+    server = build_server(manager, captures=captures, log_level=cfg.log_level)
     server.run("stdio")
     return 0
 

@@ -51,5 +51,5 @@ async def _run(port: str) -> int:
     return 1 if failures else 0
 
 
-def run_demo(port: str) -> int:
-    return anyio.run(_run, port)
+def run_demo(port: str | None) -> int:
+    return anyio.run(_run, port or "sim://modem")

@@ -97,6 +97,26 @@ BREAK_PROGRESS = "holding BREAK"
 SETTINGS_REJECTED = "the port refused the new settings ({error}); the previous settings are back in place."
 LOG_BAD_LIMIT = "limit must be 1..{max}."
 LOG_BAD_SINCE = "since must be a non-negative seq number (a previous last_seq)."
+CAPTURE_NAME_EMPTY = "path is empty; give a bare file name like 'session-1.jsonl'."
+CAPTURE_NAME_LONG = "path is too long; capture names are at most {max} characters."
+CAPTURE_NAME_PATH = "path {name!r} is not a bare file name; give only a name like 'session-1.jsonl' (it goes into the capture directory)."
+CAPTURE_NAME_SHAPE = "path {name!r} is not allowed; use letters, digits, '.', '_' or '-', starting with a letter or digit, ending in .jsonl."
+CAPTURE_NAME_RESERVED = "path {name!r} uses a reserved device name; choose another name."
+CAPTURE_DISABLED = (
+    "capture files are disabled: start serial-mcp with --capture-dir DIR (or set SERIAL_MCP_CAPTURE_DIR) "
+    "to export and record sessions."
+)
+CAPTURE_EXISTS = (
+    "a capture named {name!r} already exists; captures are never overwritten — choose another name."
+)
+CAPTURE_QUOTA_FILES = "the capture directory already holds its maximum of {max} files; delete some or raise --capture-max-files."
+CAPTURE_QUOTA_BYTES = (
+    "the capture would need {need} bytes but only {room} are allowed (per file {file}, total {total}); "
+    "delete captures or raise --capture-max-file-bytes / --capture-max-total-bytes."
+)
+RECORD_NEEDS_PATH = "record start needs path: a bare file name like 'session.jsonl'."
+NOT_RECORDING = "connection {id!r} is not recording."
+ALREADY_RECORDING = "connection {id!r} is already recording to {path}; stop it first."
 BAD_ENCODING = "encoding {value!r} for {field} is not known; use one of: {allowed}."
 
 # --- command line ---------------------------------------------------------------------------------
@@ -113,6 +133,37 @@ CLI_DEMO_PORT = "port to use (default sim://modem, a simulated AT modem with a G
 DEMO_TOOLS = "serial-mcp server started over stdio; {n} tools: {names}"
 DEMO_DONE = "demo finished: every call behaved as expected (the typo 'baudrate' was refused on purpose)."
 DEMO_FAILED = "demo finished with {n} unexpected result(s)."
+
+OPT_CONFIG = "TOML config file with any of the options below (keys as in the option names, e.g. capture_dir)"
+OPT_LOG_LEVEL = "log level for stderr"
+OPT_CAPTURE_DIR = "directory for capture files (export_log, record, list_captures); unset = disabled"
+OPT_CAPTURE_MAX_FILE = "largest capture file in bytes"
+OPT_CAPTURE_MAX_TOTAL = "most bytes all capture files may use together"
+OPT_CAPTURE_MAX_FILES = "most capture files in the directory"
+OPT_PROFILES_PATH = "device profiles TOML file (default: the user config dir's serial-mcp/profiles.toml)"
+CONFIG_BAD_VALUE = "{where}: {value!r} is not valid ({error})"
+CONFIG_BAD_CHOICE = "{where}: {value!r} is not one of {allowed}"
+CONFIG_UNREADABLE = "cannot read config file {path}: {error}"
+CONFIG_NOT_TOML = "config file {path} is not valid TOML: {error}"
+CONFIG_UNKNOWN_KEY = "config file {path} has an unknown key {key!r}; see serial-mcp --help for the options"
+
+CLI_RECORD = "record a port to a capture file until Ctrl-C (no MCP needed)"
+CLI_RECORD_OUTPUT = "capture file to create (never overwritten)"
+CLI_REPLAY = "play a capture file to stdout, or into a PTY (--pty) that other programs can open"
+CLI_REPLAY_FILE = "capture file (JSONL)"
+CLI_REPLAY_PTY = "create a PTY, print its path, play into it and answer writes (respond mode)"
+CLI_DECODE = "decode a capture (or a raw byte file) offline through the same framing and parsers"
+CLI_DECODE_FILE = "capture file (JSONL) or raw byte file"
+CLI_JSON_OPTION = "JSON object, as the tool parameter of the same name"
+CLI_BAD_JSON = "{name} is not valid JSON: {error}"
+CLI_RECORDING = "recording {port} to {path}; press Ctrl-C to stop"
+CLI_RECORDED = "recorded {n} event(s), {b} bytes to {path} ({reason})"
+CLI_REPLAY_PTY_READY = (
+    "replaying into {path} ({mode}); open it with picocom, pyserial or your own software. Ctrl-C ends it."
+)
+CLI_REPLAY_DONE = "the recording has been played completely into {path}; Ctrl-C to end"
+CLI_REPLAY_MISMATCHES = "{n} host write(s) differed from the recording (respond mode)"
+CLI_DECODED = "{n} frame(s) decoded, {dropped} dropped"
 
 # --- tool & parameter descriptions --------------------------------------------------------------
 
@@ -176,6 +227,18 @@ D_CLEAR_LOG = "Empty the event log of a connection (sequence numbers keep increa
 P_LOG_LIMIT = "Most events to return (default 100, max 1000)."
 P_LOG_SINCE = "Return events after this seq (from a previous last_seq); omit for the newest."
 P_LOG_PAYLOADS = "Include rx/tx bytes (default true)."
+D_EXPORT_LOG = (
+    "Write the connection's event log to a capture file (JSONL, replayable with replay://NAME) in the "
+    "capture directory. path is a bare file name; existing files are never overwritten."
+)
+D_RECORD = (
+    "Continuously record a connection to a capture file: action start (with path), stop, or status. "
+    "Every rx/tx byte and event is streamed to the file as it happens."
+)
+D_LIST_CAPTURES = "List capture files in the capture directory (name, size, created, port, duration)."
+P_CAPTURE_NAME = "Bare file name in the capture directory, e.g. 'boot-1.jsonl'."
+P_NOTE = "Free text stored in the capture header."
+P_RECORD_ACTION = "start, stop or status (default)."
 P_CONNECTION_ID = "Connection id from open (or the port name if it is open once)."
 P_PORT = "Device path or URL, e.g. /dev/ttyUSB0, COM3, socket://host:4000, rfc2217://host:2217, loop://."
 P_BAUD = "Baud rate, default 115200."
@@ -242,11 +305,111 @@ S_RECONNECT = "{id}: {state}; the stream continues at offset {offset}"
 S_LOG = "{n} event(s) of {id} up to seq {last} {kinds}{evicted}"
 S_EVICTED = "; {n} older event(s) evicted"
 S_CLEAR_LOG = "cleared {n} event(s) of {id}"
+S_EXPORT = "exported {n} event(s), {b} bytes, to {path}"
+S_RECORD = "{id}: {state} to {path}; {n} event(s), {b} bytes"
+S_NOT_RECORDING = "{id}: not recording"
+S_CAPTURES = "{n} capture(s) in {dir}: {names}"
 S_LOST = " LOST {n} bytes before this data"
 S_WRITE = "wrote {n} bytes to {id}"
 S_FLUSH = "flushed {target} of {id}; {n} unread bytes discarded"
 
+# --- resources and prompts ----------------------------------------------------------------------
+
+R_PORTS = "Serial ports on this machine with USB identity and which are open (updates on hotplug)."
+R_CONNECTIONS = "Open connections with state and counters (updates on open/close)."
+R_CAPTURES = "Capture files in the capture directory."
+R_CONNECTION = "One connection's full status; reading it consumes nothing (updates as data arrives)."
+R_LOG = "The newest events of one connection's log, with payloads; reading it consumes nothing."
+PROMPT_DIAGNOSE = (
+    "Identify the device on serial port {port} step by step with the serial-mcp tools.\n"
+    "1. list_ports: note the port's USB identity (vid:pid, manufacturer, product) if it has one.\n"
+    "2. open(port='{port}') at 115200 8N1 (try 9600, 57600, 230400, 460800, 921600 if the text is garbled).\n"
+    "3. read with timeout_ms 2000: many devices print a banner or periodic output (NMEA '$GP...', logs, a prompt).\n"
+    "4. If silent, probe politely with transact and a short timeout: '\\r' (shell prompt?), 'AT\\r' (modem: "
+    "expect OK), '?\\r' or 'help\\r'. Never send anything that could erase or reflash the device.\n"
+    '5. If the board may need a reset to show its boot log, capture_boot with reset {{"rts": false, '
+    '"hold_ms": 100}} or reset null while the user presses reset.\n'
+    "6. When you recognise a protocol, read again with protocol set (at_command, nmea0183, modbus_ascii, "
+    "json_lines, grbl) to get parsed frames.\n"
+    "Report: baud rate and framing that work, what the device is, the evidence (quote bytes), and how sure you are. "
+    "Close the connection when done."
+)
+PROMPT_TERMINAL = (
+    "Act as a serial terminal on connection {connection_id}. For each line the user gives you, send it with "
+    "transact (add the device's line ending, usually '\\r' or '\\r\\n'; use match on the prompt if you know it, "
+    "else idle_ms 300) and show the reply verbatim. Use write for keys without a reply and read to see more output. "
+    "Report bytes_lost or a disconnected state at once. Do not send commands on your own initiative."
+)
+
 # --- framing, parsers, checksums (core/framing, core/parsers, core/checksums) -------------------
+
+# device profiles: the store (store/profiles.py) and port identity (core/identity.py)
+PROFILE_FILE_HEADER = (
+    "# serial-mcp device profiles: one [profiles.<name>.*] group per device, shared by every serial-mcp\n"
+    "# process. Hand edits are fine while no serial-mcp is writing; comments and key order are kept.\n"
+)
+PROFILE_BAD_NAME = "profile name {name!r} is not valid; use 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit."
+PROFILE_NOT_OBJECT = "{field} must be an object, not {value!r}."
+PROFILE_MISSING = "{field} is missing."
+PROFILE_UNKNOWN_KEY = "{field} has an unknown key {key!r}.{hint} Allowed keys: {allowed}."
+PROFILE_SELECTOR_EMPTY = (
+    "{field} is empty; give at least one of: {allowed} (e.g. vid, pid and serial_number from list_ports)."
+)
+PROFILE_SELECTOR_BAD_ID = "{key} {value!r} is not a USB id; use 4 hex digits such as '0403'."
+PROFILE_SELECTOR_BAD_TEXT = "{key} must be a non-empty string, not {value!r}."
+PROFILE_BAD_PROTOCOL = "{field} must be a protocol preset name such as 'nmea', not {value!r}."
+PROFILE_BAD_RECONNECT = "{field} must be true, false or a reconnect policy object, not {value!r}."
+PROFILE_NOT_STORABLE = "{field} holds {value!r}, which a TOML file cannot store; use strings, numbers, true/false, lists and objects."
+PROFILE_BAD_FIELD = "{field} must be {expected}, not {value!r}."
+PROFILE_EXPECT_REVISION = "a whole number of at least 1"
+PROFILE_EXPECT_COUNT = "a whole number of at least 0"
+PROFILE_EXPECT_TIME = "a date-time such as 2025-01-31T12:00:00Z"
+PROFILE_EXPECT_BOOL = "true or false"
+PROFILE_EXPECT_LIST = "a list of tables"
+PROFILE_BAD_HISTORY = "{field} holds revision {revision}, which is not older than the current revision {current} or appears twice."
+PROFILE_UNSET_AND_SET = "defaults.{key} is both given and unset; do one or the other."
+PROFILE_REPLACE_NEEDS_DEFAULTS = "replace needs defaults (pass an empty object to clear them all)."
+PROFILE_NOT_FOUND = "no profile {name!r}; saved profiles: {known}. Call list_profiles to see them."
+PROFILE_EXISTS = (
+    "profile {name!r} already exists (revision {revision}); choose another name or update that profile."
+)
+PROFILE_EXISTS_SAVE = "profile {name!r} already exists (revision {revision}); pass overwrite: true to replace it, or choose another name."
+PROFILE_REVISION_CONFLICT = (
+    "profile {name!r} is at revision {current}, not the expected revision {expected}: it was changed "
+    "elsewhere. Nothing was written; fetch it again (list_profiles) and retry with expected_revision {current}."
+)
+PROFILE_REVISION_GONE = "profile {name!r} no longer exists (expected revision {expected}); it was deleted elsewhere. Nothing was written."
+PROFILE_ROLLBACK_CURRENT = (
+    "revision {revision} is already the current revision of {name!r}; nothing to roll back."
+)
+PROFILE_ROLLBACK_UNKNOWN = (
+    "profile {name!r} has no retained revision {revision}; retained revisions: {retained}."
+)
+PROFILE_STORE_UNREADABLE = "cannot read the profiles file {path}: {error}. Fix its permissions, or choose another file with --profiles-path or SERIAL_MCP_PROFILES; it was not modified."
+PROFILE_STORE_CORRUPT = (
+    "the profiles file {path} is not valid TOML ({error}); fix it or move it away. It was not modified."
+)
+PROFILE_STORE_INVALID = (
+    "the profiles file {path} is invalid at {where}: {error} Fix it or move it away; it was not modified."
+)
+PROFILE_STORE_NO_VERSION = "the profiles file {path} has no schema_version; add 'schema_version = {current}' at the top. It was not modified."
+PROFILE_STORE_VERSION_NEW = "the profiles file {path} has schema_version {version}, newer than this serial-mcp reads ({current}); upgrade serial-mcp or choose another file with --profiles-path. It was not modified."
+PROFILE_STORE_VERSION_BAD = "the profiles file {path} has schema_version {version!r}; this serial-mcp reads version {current} only. It was not modified."
+PROFILE_STORE_WRITE_FAILED = "could not write the profiles file {path}: {error}; the file is unchanged."
+PROFILE_STORE_LOCK_TIMEOUT = "timed out after {seconds:g} s waiting for the profiles lock {lock} (another serial-mcp process is writing); nothing was written. Retry."
+PROFILE_STORE_VERIFY_FAILED = "serial-mcp could not update the profiles file {path} faithfully ({error}); the file is unchanged. Please report it."
+PROFILE_BAD_MODE = "profile_mode {value!r} is not known; use one of: {allowed}."
+PROFILE_WHY_NO_SERIAL = "USB {vid}:{pid} without a serial number"
+PROFILE_WHY_PARTIAL_USB = "partial USB information"
+PROFILE_WHY_DESCRIPTION = "only a description"
+PROFILE_WHY_PATH = "only a path"
+PROFILE_PLAN_DISABLED = "profile_mode is 'none': no profile is read or written."
+PROFILE_PLAN_WEAK = "{confidence} identity ({why}) cannot recognise this device reliably, so the session is transient (no profile is read or written).{hint}"
+PROFILE_PLAN_CANDIDATES = " Profiles matching it: {names}; use open_profile to apply one."
+PROFILE_PLAN_DUPLICATE = "{count} connected ports share the identity {fingerprint} ({ports}), so the session is transient; use open_profile with a port_glob selector to pick one."
+PROFILE_PLAN_REUSE = "reusing profile {name!r} (revision {revision}), the most recently used profile matching this device{others}."
+PROFILE_PLAN_OTHERS = "; other matches: {names}"
+PROFILE_PLAN_GENERATE = "no profile matches this device ({fingerprint}); profile {name!r} will be created from this open's settings."
 
 # capture files (core/capture.py) and replay:// (serial/replay.py)
 CAPTURE_EMPTY = (

@@ -300,3 +300,48 @@ class ClearLogResult(BaseModel):
 
     def summary(self) -> str:
         return messages.S_CLEAR_LOG.format(id=self.connection_id, n=self.events_cleared)
+
+
+class ExportResult(BaseModel):
+    path: str
+    events_written: int
+    bytes_written: int
+
+    def summary(self) -> str:
+        return messages.S_EXPORT.format(path=self.path, n=self.events_written, b=self.bytes_written)
+
+
+class RecordResult(BaseModel):
+    connection_id: str
+    recording: bool
+    path: str | None = None
+    events_written: int = 0
+    bytes_written: int = 0
+    stopped_reason: str | None = None
+
+    def summary(self) -> str:
+        if self.path is None:
+            return messages.S_NOT_RECORDING.format(id=self.connection_id)
+        state = "recording" if self.recording else f"stopped ({self.stopped_reason or 'stopped'})"
+        return messages.S_RECORD.format(
+            id=self.connection_id, state=state, path=self.path, n=self.events_written, b=self.bytes_written
+        )
+
+
+class CaptureItem(BaseModel):
+    name: str
+    size: int
+    created: str | None = None
+    port: str | None = None
+    duration: float | None = None
+    events: int | None = None
+    error: str | None = None
+
+
+class CapturesResult(BaseModel):
+    directory: str
+    captures: list[CaptureItem]
+
+    def summary(self) -> str:
+        names = ", ".join(c.name for c in self.captures) or "-"
+        return messages.S_CAPTURES.format(n=len(self.captures), dir=self.directory, names=names)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any, Literal
@@ -9,26 +10,45 @@ from typing import Any, Literal
 from mcp.server.mcpserver import MCPServer
 
 from serial_mcp import __version__, messages
-from serial_mcp.mcp import tools_core, tools_io, tools_line, tools_log, tools_util
+from serial_mcp.mcp import (
+    prompts,
+    resources,
+    tools_capture,
+    tools_core,
+    tools_io,
+    tools_line,
+    tools_log,
+    tools_util,
+)
+from serial_mcp.mcp.notify import CountingBus, Notifier
 from serial_mcp.mcp.schema import slim_tool_schemas
 from serial_mcp.mcp.toolkit import ToolRegistry
 from serial_mcp.serial.manager import ConnectionManager
 from serial_mcp.serial.ports import PortInfo, list_system_ports
+from serial_mcp.store.captures import CaptureStore
 
 
 def build_server(
     manager: ConnectionManager,
     *,
     port_lister: Callable[[], list[PortInfo]] = list_system_ports,
+    captures: CaptureStore | None = None,
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] = "WARNING",
 ) -> MCPServer:
     """An MCPServer whose tools drive ``manager``; tests pass a manager over a fake or PTY opener."""
 
+    captures = captures or CaptureStore(None)
+    bus = CountingBus()
+    notifier = Notifier(bus)
+
     @asynccontextmanager
     async def lifespan(_: MCPServer) -> AsyncIterator[dict[str, Any]]:
+        notifier.bind(asyncio.get_running_loop())
+        watcher = asyncio.get_running_loop().create_task(resources.watch_ports(port_lister, notifier))
         try:
-            yield {"manager": manager}
+            yield {"manager": manager, "notifier": notifier}
         finally:
+            watcher.cancel()
             await manager.close_all()
 
     server: MCPServer = MCPServer(
@@ -37,13 +57,30 @@ def build_server(
         instructions=messages.SERVER_INSTRUCTIONS,
         lifespan=lifespan,
         log_level=log_level,
+        subscriptions=bus,
+        middleware=[advertise_list_changed],
     )
+    notifier.install(server)
+    resources.register(server, manager, port_lister, captures, notifier)
+    prompts.register(server, manager, port_lister, captures)
     reg = ToolRegistry(server)
     tools_core.register(reg, manager, port_lister)
     tools_io.register(reg, manager)
     tools_line.register(reg, manager)
     tools_log.register(reg, manager)
+    tools_capture.register(reg, manager, captures)
     tools_util.register(reg)
     server.middleware.append(reg.guard())
     slim_tool_schemas(server)
+    server.notifier = notifier  # type: ignore[attr-defined]  # for tests and diagnostics
     return server
+
+
+async def advertise_list_changed(ctx: Any, call_next: Any) -> Any:
+    """2025-era clients are told resources/tools/prompts may change (MCPServer has no switch for it)."""
+    result = await call_next(ctx)
+    if ctx.method == "initialize" and isinstance(result, dict):
+        for cap in ("tools", "resources", "prompts"):
+            if cap in result.get("capabilities", {}):
+                result["capabilities"][cap]["listChanged"] = True
+    return result

@@ -88,6 +88,7 @@ class Connection:
         self.reconnects = 0  # successful reconnects over the connection's life
         self.log = EventLog()
         self.listeners: list[Listener] = []
+        self.recorder: Any = None  # a serial.recorder.Recorder while a recording runs
         self._reopen = reopen
         self._reconnect_task: asyncio.Task[None] | None = None
         self._last_rx_time: float | None = None
@@ -317,7 +318,23 @@ class Connection:
             except Exception as exc:
                 log.info("closing %s: %s", self.port, exc)
         self.record("close")
+        await self.stop_recording("closed")
         self._wake()
+
+    def start_recording(self, recorder: Any) -> None:
+        with self.lock:
+            self.recorder = recorder
+            self.listeners.append(recorder.on_event)
+
+    async def stop_recording(self, reason: str = "stopped") -> Any:
+        """Detach and finish the recorder (if any); returns it for its figures."""
+        with self.lock:
+            recorder, self.recorder = self.recorder, None
+            if recorder is not None and recorder.on_event in self.listeners:
+                self.listeners.remove(recorder.on_event)
+        if recorder is not None:
+            await anyio.to_thread.run_sync(recorder.stop, reason)
+        return recorder
 
     @property
     def pump_alive(self) -> bool:

@@ -6,6 +6,7 @@ import asyncio
 import itertools
 import logging
 import os
+from collections.abc import Callable
 from typing import Any
 
 import anyio
@@ -41,6 +42,8 @@ class ConnectionManager:
         self._connections: dict[str, Connection] = {}
         self._ids = itertools.count(1)
         self._open_lock = asyncio.Lock()
+        # Called on the loop with ("open" | "close", connection): the MCP layer's notifications hang here.
+        self.observers: list[Callable[[str, Connection], None]] = []
 
     async def open(
         self,
@@ -86,6 +89,7 @@ class ConnectionManager:
             )
             self._connections[conn_id] = conn
             conn.start()
+            self._notify("open", conn)
             log.info("opened %s as %s (%s)", port, conn_id, settings)
             return conn
 
@@ -109,8 +113,16 @@ class ConnectionManager:
         conn = self.get(connection_id)
         await conn.close()
         self._connections.pop(conn.id, None)
+        self._notify("close", conn)
         log.info("closed %s (%s)", conn.id, conn.port)
         return conn
+
+    def _notify(self, what: str, conn: Connection) -> None:
+        for observer in list(self.observers):
+            try:
+                observer(what, conn)
+            except Exception:  # an observer must never break open/close
+                log.exception("connection observer failed")
 
     async def close_all(self) -> None:
         for conn in list(self._connections.values()):

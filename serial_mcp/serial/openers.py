@@ -5,8 +5,11 @@ Like pyserial's ``serial_for_url`` handlers, a new scheme (``replay://``) is one
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from serial_mcp.core.settings import SerialSettings
 from serial_mcp.serial.handle import Opener, PortHandle
+from serial_mcp.serial.replay import ReplayOpener
 from serial_mcp.serial.sim import SimOpener
 from serial_mcp.serial.system import SystemOpener
 
@@ -24,6 +27,7 @@ class RoutingOpener:
         return (opener or self.fallback).open(port, settings)
 
 
-def default_opener() -> RoutingOpener:
-    """What production uses: simulated devices plus every pyserial URL and device path."""
-    return RoutingOpener({"sim": SimOpener()}, SystemOpener())
+def default_opener(capture_dir: Path | None = None) -> RoutingOpener:
+    """What production uses: simulated devices, replayed captures (relative names are looked up in
+    the working directory, then ``capture_dir`` or ``captures/``), and every pyserial URL and path."""
+    return RoutingOpener({"sim": SimOpener(), "replay": ReplayOpener(capture_dir)}, SystemOpener())

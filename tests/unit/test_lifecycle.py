@@ -61,7 +61,8 @@ async def test_capture_boot_captures_exactly_the_post_mark_bytes(env: tuple[Clie
     await call(c, "read", {"connection_id": cid, "from": 0, "max_bytes": 26, "timeout_ms": 5000})
     dev.on_line = boots_on_release(b"ESP-ROM:esp32\r\nboot:0x13\r\nready> ", b"\x00\xff")
     r = await call(
-        c, "capture_boot",
+        c,
+        "capture_boot",
         {"connection_id": cid, "reset": {"rts": False, "hold_ms": 20}, "match": "ready> ", "encoding": "hex"},
     )
     assert r["mark_offset"] == 26
@@ -86,7 +87,11 @@ async def test_capture_boot_without_reset_arms_only(env: tuple[Client, FakeDevic
         dev.feed(b"U-Boot 2023.01\r\nHit any key to stop autoboot:  3")
 
     task = asyncio.create_task(power_cycle())
-    r = await call(c, "capture_boot", {"connection_id": cid, "reset": None, "match": {"pattern": "autoboot", "mode": "glob"}})
+    r = await call(
+        c,
+        "capture_boot",
+        {"connection_id": cid, "reset": None, "match": {"pattern": "autoboot", "mode": "glob"}},
+    )
     await task
     assert r["read"]["data"].startswith("U-Boot") and r["read"]["matched"]
     assert dev.line_events == []
@@ -122,7 +127,9 @@ async def test_capture_boot_arguments_are_validated(env: tuple[Client, FakeDevic
     c, dev = env
     cid = (await call(c, "open", {"port": "board"}))["connection_id"]
     for reset in ({"rts": "yes"}, {"hold_ms": 10}, {"rts": True, "hold_ms": 0}, {"rts": True, "hold": 5}):
-        assert (await err(c, "capture_boot", {"connection_id": cid, "reset": reset}))["code"] == "invalid_argument"
+        assert (await err(c, "capture_boot", {"connection_id": cid, "reset": reset}))[
+            "code"
+        ] == "invalid_argument"
     assert dev.line_events == []
 
 
@@ -162,8 +169,12 @@ async def test_reconfigure_is_validated_then_applied_live(env: tuple[Client, Fak
     c, dev = env
     cid = (await call(c, "open", {"port": "board"}))["connection_id"]
     before = len(dev.settings_history)
-    assert (await err(c, "reconfigure", {"connection_id": cid, "baud_rate": -5}))["code"] == "invalid_argument"
-    assert (await err(c, "reconfigure", {"connection_id": cid, "parity": "sideways"}))["code"] == "invalid_argument"
+    assert (await err(c, "reconfigure", {"connection_id": cid, "baud_rate": -5}))[
+        "code"
+    ] == "invalid_argument"
+    assert (await err(c, "reconfigure", {"connection_id": cid, "parity": "sideways"}))[
+        "code"
+    ] == "invalid_argument"
     assert len(dev.settings_history) == before, "nothing touched the port"
     r = await call(c, "reconfigure", {"connection_id": cid, "baud_rate": 9600, "parity": "even"})
     assert r["settings"]["baud_rate"] == 9600 and r["previous"]["baud_rate"] == 115200
@@ -180,7 +191,9 @@ async def test_paced_write_goes_out_line_by_line(env: tuple[Client, FakeDevice])
     dev.writes.clear()
     await call(c, "write", {"connection_id": cid, "data": "xyz", "pace": {"inter_byte_us": 100}})
     assert dev.writes == [b"x", b"y", b"z"]
-    assert (await err(c, "write", {"connection_id": cid, "data": "x", "pace": {"per_byte": 1}}))["code"] == "invalid_argument"
+    assert (await err(c, "write", {"connection_id": cid, "data": "x", "pace": {"per_byte": 1}}))[
+        "code"
+    ] == "invalid_argument"
 
 
 async def test_concurrent_writes_are_serialized_in_arrival_order(env: tuple[Client, FakeDevice]) -> None:
@@ -199,7 +212,9 @@ async def test_reconnect_keeps_offsets_and_honours_read_timeouts(env: tuple[Clie
     policy = {"initial_delay_ms": 10, "max_delay_ms": 20, "max_attempts": 0}
     cid = (await call(c, "open", {"port": "board", "reconnect": policy}))["connection_id"]
     dev.feed(b"before|")
-    assert (await call(c, "read", {"connection_id": cid, "match": "|", "timeout_ms": 5000}))["next_offset"] == 7
+    assert (await call(c, "read", {"connection_id": cid, "match": "|", "timeout_ms": 5000}))[
+        "next_offset"
+    ] == 7
     dev.unplug()
     r = await call(c, "read", {"connection_id": cid, "timeout_ms": 300, "match": "never"})
     assert r["stop_reason"] == "timeout" and r["state"] == "reconnecting"
@@ -213,12 +228,22 @@ async def test_reconnect_keeps_offsets_and_honours_read_timeouts(env: tuple[Clie
     assert status["state"] == "open" and status["reconnects"] == 1 and dev.opens == 2
 
 
-async def test_reconnect_gives_up_after_max_attempts_then_manual_reconnect(env: tuple[Client, FakeDevice]) -> None:
+async def test_reconnect_gives_up_after_max_attempts_then_manual_reconnect(
+    env: tuple[Client, FakeDevice],
+) -> None:
     c, dev = env
-    cid = (await call(c, "open", {"port": "board", "reconnect": {"initial_delay_ms": 5, "max_delay_ms": 5, "max_attempts": 3}}))["connection_id"]
+    cid = (
+        await call(
+            c,
+            "open",
+            {"port": "board", "reconnect": {"initial_delay_ms": 5, "max_delay_ms": 5, "max_attempts": 3}},
+        )
+    )["connection_id"]
     dev.unplug()
     r = await call(c, "read", {"connection_id": cid, "timeout_ms": 60_000, "match": "never"})
-    assert r["stop_reason"] == "disconnected", "the waiting read ends when the policy gives up, not at its timeout"
+    assert r["stop_reason"] == "disconnected", (
+        "the waiting read ends when the policy gives up, not at its timeout"
+    )
     status = await call(c, "get_status", {"connection_id": cid})
     assert status["state"] == "disconnected" and status["reconnect_attempts"] == 3
     assert "gave up" in status["last_error"]
@@ -236,7 +261,9 @@ async def test_unplug_without_policy_other_connections_unaffected() -> None:
         ca = (await call(c, "open", {"port": "a"}))["connection_id"]
         cb = (await call(c, "open", {"port": "b"}))["connection_id"]
         a.unplug()
-        assert (await call(c, "read", {"connection_id": ca, "timeout_ms": 60_000, "match": "x"}))["stop_reason"] == "disconnected"
+        assert (await call(c, "read", {"connection_id": ca, "timeout_ms": 60_000, "match": "x"}))[
+            "stop_reason"
+        ] == "disconnected"
         b.feed(b"still fine")
         assert (await call(c, "read", {"connection_id": cb, "match": "fine", "timeout_ms": 5000}))["matched"]
 

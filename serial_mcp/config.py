@@ -1,0 +1,171 @@
+"""Server settings from four layers, first set wins: CLI flags > SERIAL_MCP_* environment > config file >
+defaults.
+
+Each option is declared once (name, type, default, help) and drives the argparse flag, the
+environment variable and the config-file key, so ``serial-mcp --help`` documents them all.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import tomllib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from serial_mcp import messages
+from serial_mcp.errors import SerialMcpError
+
+
+class ConfigError(SerialMcpError):
+    """A setting is invalid; startup prints the message as one line and exits non-zero."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__("invalid_config", message)
+
+
+def _int_at_least(low: int) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        value = int(text)
+        if value < low:
+            raise ValueError(f"must be at least {low}")
+        return value
+
+    return parse
+
+
+def _bool(text: str) -> bool:
+    low = text.strip().lower()
+    if low in ("1", "true", "yes", "on"):
+        return True
+    if low in ("0", "false", "no", "off", ""):
+        return False
+    raise ValueError("expected true or false")
+
+
+def _list(text: str) -> list[str]:
+    return [part.strip() for part in text.split(",") if part.strip()]
+
+
+@dataclass(frozen=True, slots=True)
+class Option:
+    """One setting: config key ``name``, flag ``--name-with-dashes``, environment ``SERIAL_MCP_NAME``."""
+
+    name: str
+    parse: Callable[[str], Any]
+    default: Any
+    help: str
+    metavar: str | None = None
+    choices: tuple[str, ...] | None = None
+    flag: bool = True  # False: a boolean switch (``--read-only``)
+
+    @property
+    def env(self) -> str:
+        return "SERIAL_MCP_" + self.name.upper()
+
+    @property
+    def cli(self) -> str:
+        return "--" + self.name.replace("_", "-")
+
+
+OPTIONS: tuple[Option, ...] = (
+    Option(
+        "log_level",
+        str.upper,
+        "WARNING",
+        messages.OPT_LOG_LEVEL,
+        "LEVEL",
+        ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"),
+    ),
+    Option("capture_dir", Path, None, messages.OPT_CAPTURE_DIR, "DIR"),
+    Option(
+        "capture_max_file_bytes", _int_at_least(1024), 64 * 1024 * 1024, messages.OPT_CAPTURE_MAX_FILE, "N"
+    ),
+    Option(
+        "capture_max_total_bytes",
+        _int_at_least(1024),
+        1024 * 1024 * 1024,
+        messages.OPT_CAPTURE_MAX_TOTAL,
+        "N",
+    ),
+    Option("capture_max_files", _int_at_least(1), 1000, messages.OPT_CAPTURE_MAX_FILES, "N"),
+    Option("profiles_path", Path, None, messages.OPT_PROFILES_PATH, "FILE"),
+)
+OPTION_BY_NAME = {o.name: o for o in OPTIONS}
+
+
+@dataclass(frozen=True)
+class ServerConfig:
+    """The effective settings, and which layer each came from (for ``--help`` and diagnostics)."""
+
+    values: dict[str, Any]
+    sources: dict[str, str] = field(default_factory=dict)
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self.values[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+
+def add_options(parser: argparse.ArgumentParser) -> None:
+    """Register every option as a flag whose default is None (so "not given" is visible)."""
+    parser.add_argument("--config", metavar="FILE", default=None, help=messages.OPT_CONFIG)
+    for o in OPTIONS:
+        text = f"{o.help} [env {o.env}; default {o.default}]"
+        if not o.flag:
+            parser.add_argument(o.cli, dest=o.name, action="store_const", const=True, default=None, help=text)
+        else:
+            parser.add_argument(o.cli, dest=o.name, default=None, metavar=o.metavar, help=text)
+
+
+def _convert(o: Option, raw: Any, where: str) -> Any:
+    if raw is None:
+        return None
+    text = ",".join(map(str, raw)) if isinstance(raw, list) else str(raw)  # TOML values arrive typed
+    try:
+        value = o.parse(text)
+    except (ValueError, TypeError) as exc:
+        raise ConfigError(messages.CONFIG_BAD_VALUE.format(where=where, value=raw, error=exc)) from None
+    if o.choices and value not in o.choices:
+        raise ConfigError(
+            messages.CONFIG_BAD_CHOICE.format(where=where, value=raw, allowed=", ".join(o.choices))
+        )
+    return value
+
+
+def load_config_file(path: str) -> dict[str, Any]:
+    try:
+        with open(path, "rb") as f:
+            data = tomllib.load(f)
+    except OSError as exc:
+        raise ConfigError(messages.CONFIG_UNREADABLE.format(path=path, error=exc.strerror or exc)) from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(messages.CONFIG_NOT_TOML.format(path=path, error=exc)) from None
+    unknown = sorted(k for k in data if k.replace("-", "_") not in OPTION_BY_NAME)
+    if unknown:
+        raise ConfigError(messages.CONFIG_UNKNOWN_KEY.format(path=path, key=unknown[0]))
+    return {k.replace("-", "_"): v for k, v in data.items()}
+
+
+def resolve(args: argparse.Namespace, environ: Mapping[str, str] | None = None) -> ServerConfig:
+    """Merge the layers: flags > environment > config file > defaults."""
+    env = os.environ if environ is None else environ
+    config_path = getattr(args, "config", None) or env.get("SERIAL_MCP_CONFIG")
+    file_values = load_config_file(config_path) if config_path else {}
+    values: dict[str, Any] = {}
+    sources: dict[str, str] = {}
+    for o in OPTIONS:
+        flag_value = getattr(args, o.name, None)
+        if flag_value is not None:
+            values[o.name], sources[o.name] = _convert(o, flag_value, o.cli), "flag"
+        elif o.env in env:
+            values[o.name], sources[o.name] = _convert(o, env[o.env], o.env), "env"
+        elif o.name in file_values:
+            raw = file_values[o.name]
+            values[o.name], sources[o.name] = _convert(o, raw, f"{config_path}: {o.name}"), "file"
+        else:
+            values[o.name], sources[o.name] = o.default, "default"
+    return ServerConfig(values, sources)

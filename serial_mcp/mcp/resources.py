@@ -1,0 +1,131 @@
+"""Resources (read-only views that never consume bytes or move a cursor) and their notifications.
+
+``serial://ports``, ``serial://connections``, ``serial://captures`` and the templates
+``serial://connections/{connection_id}`` and ``serial://connections/{connection_id}/log``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+from dataclasses import asdict
+from typing import Any
+
+import anyio
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ResourceNotFoundError
+
+from serial_mcp import messages
+from serial_mcp.core.eventlog import LogEvent
+from serial_mcp.errors import SerialMcpError
+from serial_mcp.mcp import shaping
+from serial_mcp.mcp.notify import Notifier
+from serial_mcp.mcp.tools_log import event_dict
+from serial_mcp.serial.connection import Connection
+from serial_mcp.serial.manager import ConnectionManager
+from serial_mcp.serial.ports import PortInfo
+from serial_mcp.store.captures import CaptureStore
+
+PORTS = "serial://ports"
+CONNECTIONS = "serial://connections"
+CAPTURES = "serial://captures"
+HOTPLUG_INTERVAL = 2.0  # seconds between port scans, only while someone could be notified
+LOG_EVENTS = 100
+
+
+def connection_uri(cid: str) -> str:
+    return f"{CONNECTIONS}/{cid}"
+
+
+def log_uri(cid: str) -> str:
+    return f"{CONNECTIONS}/{cid}/log"
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def register(
+    server: MCPServer,
+    manager: ConnectionManager,
+    port_lister: Callable[[], list[PortInfo]],
+    captures: CaptureStore,
+    notifier: Notifier,
+) -> None:
+    def ports_json() -> list[dict[str, Any]]:
+        open_as = {c.port: c.id for c in manager.list()}
+        return [{**asdict(p), "open_as": open_as.get(p.name)} for p in port_lister()]
+
+    @server.resource(PORTS, name="ports", mime_type="application/json", description=messages.R_PORTS)
+    def ports() -> str:
+        return _json({"ports": ports_json()})
+
+    @server.resource(
+        CONNECTIONS, name="connections", mime_type="application/json", description=messages.R_CONNECTIONS
+    )
+    def connections() -> str:
+        return _json({"connections": [shaping.summary(c).model_dump() for c in manager.list()]})
+
+    @server.resource(CAPTURES, name="captures", mime_type="application/json", description=messages.R_CAPTURES)
+    def capture_files() -> str:
+        if not captures.enabled:
+            return _json({"enabled": False, "captures": [], "hint": messages.CAPTURE_DISABLED})
+        return _json({"enabled": True, "captures": [asdict(c) for c in captures.list()]})
+
+    def lookup(connection_id: str) -> Connection:
+        try:
+            return manager.get(connection_id)
+        except SerialMcpError as exc:
+            raise ResourceNotFoundError(exc.message) from None
+
+    @server.resource(
+        connection_uri("{connection_id}"),
+        name="connection",
+        mime_type="application/json",
+        description=messages.R_CONNECTION,
+    )
+    def connection(connection_id: str) -> str:
+        return _json(shaping.status(lookup(connection_id)).model_dump(mode="json"))
+
+    @server.resource(
+        log_uri("{connection_id}"),
+        name="connection-log",
+        mime_type="application/json",
+        description=messages.R_LOG,
+    )
+    def connection_log(connection_id: str) -> str:
+        conn = lookup(connection_id)
+        with conn.lock:
+            events = [event_dict(conn, e, True, "utf8") for e in conn.log.tail(LOG_EVENTS)]
+        return _json({"connection_id": conn.id, "events": events})
+
+    def observe(what: str, conn: Connection) -> None:
+        notifier.poke(CONNECTIONS)
+        notifier.poke(connection_uri(conn.id))
+        notifier.poke(PORTS)
+        if what == "open":
+            cid = conn.id
+
+            def on_event(event: LogEvent, payload: bytes | None) -> None:  # pump thread or loop
+                notifier.poke(connection_uri(cid))
+                notifier.poke(log_uri(cid))
+
+            conn.listeners.append(on_event)
+
+    manager.observers.append(observe)
+
+
+async def watch_ports(port_lister: Callable[[], list[PortInfo]], notifier: Notifier) -> None:
+    """Hotplug: rescan ports every few seconds while anyone could be told, and notify on change."""
+    previous: list[str] | None = None
+    while True:
+        if notifier.watched(PORTS):
+            try:
+                names = sorted(p.name for p in await anyio.to_thread.run_sync(port_lister))
+            except Exception:  # a flaky scan must not end the watcher
+                names = previous or []
+            if previous is not None and names != previous:
+                notifier.poke(PORTS)
+            previous = names
+        await asyncio.sleep(HOTPLUG_INTERVAL)
