@@ -13,6 +13,7 @@ import select
 import signal
 import sys
 import threading
+import time
 import tty
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,8 @@ from serial_mcp.serial.openers import default_opener
 from serial_mcp.serial.recorder import Recorder
 from serial_mcp.serial.replay import ReplayOpener
 from serial_mcp.store.captures import create_new_file
+
+HOST_SETTLE_S = 0.2
 
 
 def _err(text: str) -> None:
@@ -112,8 +115,12 @@ def run_replay(file: str, mode: str, speed: float, loop: bool, pty: bool) -> int
     tty.setraw(master)
     tty.setraw(slave)
     path = os.ttyname(slave)
+    os.close(slave)  # only the host holds the slave: its open is what starts the replay
     print(path, flush=True)  # stdout: the path to open (picocom, pyserial, your host software)
     _err(messages.CLI_REPLAY_PTY_READY.format(path=path, mode=mode))
+    if not _wait_for_host(master, stop):
+        os.close(master)
+        return 0
     wake_r, wake_w = os.pipe()
 
     def host_to_replay() -> None:  # what the program on the PTY writes goes to the replay (respond mode)
@@ -145,9 +152,24 @@ def run_replay(file: str, mode: str, speed: float, loop: bool, pty: bool) -> int
         reader.join(2)
         if handle.mismatch_count:
             _err(messages.CLI_REPLAY_MISMATCHES.format(n=handle.mismatch_count))
-        for fd in (master, slave, wake_r, wake_w):
+        for fd in (master, wake_r, wake_w):
             os.close(fd)
     return 0
+
+
+def _wait_for_host(master: int, stop: threading.Event) -> bool:
+    """Wait until a program opens the PTY, so nothing is played into the void (or flushed by the
+    host's open). The master reports POLLHUP while nobody holds the slave; the kernel offers no
+    event for the open itself, so the HUP state is sampled every 50 ms. False if stopped first."""
+    poller = select.poll()
+    poller.register(master, select.POLLHUP)
+    while not stop.is_set():
+        events = poller.poll(50)
+        if not any(mask & select.POLLHUP for _, mask in events):
+            time.sleep(HOST_SETTLE_S)  # let the host finish configuring (and flushing) the port
+            return True
+        time.sleep(0.05)
+    return False
 
 
 # --- decode -------------------------------------------------------------------------------------------

@@ -1,14 +1,16 @@
 """``serial-mcp demo``: a scripted agent session against a real ``serial-mcp`` server over stdio.
 
-It spawns the server exactly as an MCP client would, then walks the normal path (list_ports →
-open → transact → read → get_status → close) against a simulated device, printing each call and
-its one-line result. Useful as a smoke test on a fresh machine with no hardware.
+It spawns the server exactly as an MCP client would and walks the normal path — list_ports,
+open, transact, a framed read with parsed NMEA, get_log, close — against replayed devices from
+``captures/`` (an AT modem answering in respond mode, a GPS receiver), or the built-in simulated
+modem when the samples are not at hand. With ``--port`` it talks to that port instead (AT commands).
 """
 
 from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -16,40 +18,63 @@ from mcp import Client, StdioServerParameters
 
 from serial_mcp import messages
 
+Step = tuple[str, dict[str, Any], bool]  # tool, arguments, error expected
 
-def _steps(port: str) -> list[tuple[str, dict[str, Any]]]:
+
+def _modem_steps(port: str, cid: str) -> list[Step]:
     return [
-        ("list_ports", {}),
-        ("open", {"port": port, "baud_rate": 115200}),
-        ("read", {"connection_id": port, "timeout_ms": 500}),
-        ("transact", {"connection_id": port, "data": "ATI\r", "match": "OK"}),
-        (
-            "transact",
-            {"connection_id": port, "data": "AT+CSQ\r", "match": {"pattern": "OK|ERROR", "mode": "regex"}},
-        ),
-        ("read", {"connection_id": port, "from": "buffer_start", "max_bytes": 32, "encoding": "hex"}),
-        ("get_status", {"connection_id": port}),
-        ("open", {"port": port, "baudrate": 9600}),
-        ("close", {"connection_id": port}),
+        ("open", {"port": port, "baud_rate": 115200}, False),
+        ("transact", {"connection_id": cid, "data": "AT\r", "match": "OK"}, False),
+        ("transact", {"connection_id": cid, "data": "ATE0\r", "match": "OK"}, False),
+        ("transact", {"connection_id": cid, "data": "ATI", "protocol": "at_command"}, False),
+        ("transact", {"connection_id": cid, "data": "AT+CPIN?", "protocol": "at_command"}, False),
+        ("transact", {"connection_id": cid, "data": "AT+CSQ", "protocol": "at_command"}, False),
+        ("open", {"port": port, "baudrate": 9600}, True),  # a typo: refused with the right name
+        ("get_log", {"connection_id": cid, "limit": 4, "payloads": False}, False),
+        ("close", {"connection_id": cid}, False),
     ]
 
 
-async def _run(port: str) -> int:
+def _gps_steps(port: str, cid: str) -> list[Step]:
+    return [
+        ("open", {"port": port, "protocol": "nmea0183"}, False),
+        ("read", {"connection_id": cid, "max_frames": 4, "timeout_ms": 3000}, False),
+        ("read", {"connection_id": cid, "max_frames": 20, "match": "GGA", "timeout_ms": 3000}, False),
+        ("get_status", {"connection_id": cid}, False),
+        ("close", {"connection_id": cid}, False),
+    ]
+
+
+def plan(port: str | None, captures: Path) -> list[Step]:
+    """The session to run: the given port, the replayed samples, or the simulator."""
+    steps: list[Step] = [("list_ports", {}, False)]
+    if port is not None:
+        return steps + _modem_steps(port, "c1")
+    modem = captures / "at-modem-session.jsonl"
+    gps = captures / "gps-quectel-l76k.jsonl"
+    if modem.is_file() and gps.is_file():
+        steps += _modem_steps(f"replay://{modem}?mode=respond", "c1")
+        steps += _gps_steps(f"replay://{gps}?speed=4", "c2")
+        return steps
+    return steps + _modem_steps("sim://modem", "c1")
+
+
+async def _run(port: str | None) -> int:
     params = StdioServerParameters(command=sys.executable, args=["-m", "serial_mcp"])
+    steps = plan(port, Path.cwd() / "captures")
     failures = 0
     async with Client(params, read_timeout_seconds=30) as client:
         tools = await client.list_tools()
         print(messages.DEMO_TOOLS.format(n=len(tools.tools), names=", ".join(t.name for t in tools.tools)))
-        for name, args in _steps(port):
+        for name, args, error_expected in steps:
             result = await client.call_tool(name, args)
             text = result.content[0].text if result.content and hasattr(result.content[0], "text") else ""
             mark = "error" if result.is_error else "ok"
             print(f"> {name} {json.dumps(args)}\n  [{mark}] {text}")
-            expected_error = "baudrate" in args
-            failures += int(bool(result.is_error) != expected_error)
+            failures += int(bool(result.is_error) != error_expected)
     print(messages.DEMO_DONE if not failures else messages.DEMO_FAILED.format(n=failures))
     return 1 if failures else 0
 
 
 def run_demo(port: str | None) -> int:
-    return anyio.run(_run, port or "sim://modem")
+    return anyio.run(_run, port)

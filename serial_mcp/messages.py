@@ -285,6 +285,7 @@ P_BREAK_MS = "How long to hold BREAK, ms (default 250)."
 P_FLOW = "none, software (XON/XOFF) or hardware (RTS/CTS)."
 P_ALGORITHM = "e.g. crc16_modbus, crc32, crc16_ccitt_false, crc8, xor, lrc, sum8, fletcher16, adler32, or a CRC catalogue name."
 P_AS_IN_READ = "As in read."
+P_RECORD_OPEN = "Record the whole session to this capture file name (needs --capture-dir)."
 P_FLUSH_TARGET = "input (default), output or both."
 
 # one-line human summaries that accompany every structured result

@@ -64,7 +64,7 @@ def build_server(
     resources.register(server, manager, port_lister, captures, notifier)
     prompts.register(server, manager, port_lister, captures)
     reg = ToolRegistry(server)
-    tools_core.register(reg, manager, port_lister)
+    tools_core.register(reg, manager, port_lister, captures)
     tools_io.register(reg, manager)
     tools_line.register(reg, manager)
     tools_log.register(reg, manager)

@@ -12,15 +12,21 @@ from serial_mcp.core.pace import parse_pace
 from serial_mcp.core.presets import effective
 from serial_mcp.core.reconnect import parse_policy
 from serial_mcp.core.settings import SerialSettings
+from serial_mcp.errors import SerialMcpError
 from serial_mcp.mcp import models, params, shaping
 from serial_mcp.mcp.toolkit import ToolRegistry
+from serial_mcp.mcp.tools_capture import start_recording
 from serial_mcp.serial import reader
 from serial_mcp.serial.manager import ConnectionManager
 from serial_mcp.serial.ports import PortInfo
+from serial_mcp.store.captures import CaptureStore, validate_name
 
 
 def register(
-    reg: ToolRegistry, manager: ConnectionManager, port_lister: Callable[[], list[PortInfo]]
+    reg: ToolRegistry,
+    manager: ConnectionManager,
+    port_lister: Callable[[], list[PortInfo]],
+    captures: CaptureStore,
 ) -> None:
     @reg.tool(title="List serial ports", description=messages.D_LIST_PORTS, read_only=True, idempotent=True)
     async def list_ports() -> models.ListPortsResult:
@@ -67,6 +73,7 @@ def register(
         rx_parser: params.RxParser = None,
         reconnect: Annotated[bool | dict[str, Any] | None, Field(description=messages.P_RECONNECT)] = None,
         pace: params.PaceArg = None,
+        record: Annotated[str | None, Field(description=messages.P_RECORD_OPEN)] = None,
     ) -> models.OpenResult:
         settings = SerialSettings().updated(
             baud_rate=baud_rate,
@@ -87,7 +94,17 @@ def register(
         shaping.payload("x", "utf8", resolved.tx_framing)
         defaults["pace"] = parse_pace(pace)
         policy = parse_policy(reconnect)
+        if record is not None:  # checked before the port is touched
+            validate_name(record)
+            if not captures.enabled:
+                raise SerialMcpError("capture_disabled", messages.CAPTURE_DISABLED)
         conn = await manager.open(port, settings, rx_buffer_size, defaults, reconnect=policy)
+        if record is not None:
+            try:
+                start_recording(conn, captures, record)
+            except BaseException:
+                await manager.close(conn.id)
+                raise
         return models.OpenResult(
             connection_id=conn.id,
             port=conn.port,

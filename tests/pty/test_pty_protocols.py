@@ -54,7 +54,9 @@ async def test_nmea_talker_streamed_while_reading_in_small_pieces_loses_no_frame
         pos = out.next_offset
     writer.join(10)
     good = [f for f in frames if f.checksum_valid is True]
-    unchecked = [f for f in frames if f.checksum_valid is None and f.parsed and f.parsed.get("kind") != "other"]
+    unchecked = [
+        f for f in frames if f.checksum_valid is None and f.parsed and f.parsed.get("kind") != "other"
+    ]
     assert len(good) == expected["good"]
     assert dropped == expected["bad"]
     assert len(unchecked) == expected["unchecked"]

@@ -41,7 +41,14 @@ def test_serve_exits_cleanly_when_stdin_closes() -> None:
     assert r.returncode == 0 and r.stdout == ""
 
 
-def test_demo_runs_against_the_simulated_device() -> None:
+def test_demo_runs_against_replayed_devices() -> None:
     r = run("demo")
     assert r.returncode == 0, r.stderr
-    assert "SIM MODEM READY" in r.stdout and "+CSQ: 23,99" in r.stdout
+    assert "replay://" in r.stdout and '"command": "+CSQ"' in r.stdout
+    assert '"sentence": "GGA"' in r.stdout and "stop=match" in r.stdout
+
+
+def test_demo_against_the_simulator() -> None:
+    r = run("demo", "--port", "sim://modem")
+    assert r.returncode == 0, r.stderr
+    assert "+CSQ" in r.stdout
