@@ -31,10 +31,10 @@ def build_parser() -> OneLineParser:
     sub.add_parser("serve", help=messages.CLI_SERVE)
 
     demo = sub.add_parser("demo", help=messages.CLI_DEMO)
-    demo.add_argument("--port", default=None, help=messages.CLI_DEMO_PORT)
+    demo.add_argument("--port", dest="device", default=None, help=messages.CLI_DEMO_PORT)
 
     rec = sub.add_parser("record", help=messages.CLI_RECORD)
-    rec.add_argument("port", help=messages.P_PORT)
+    rec.add_argument("device", metavar="PORT", help=messages.P_PORT)
     rec.add_argument("-o", "--output", required=True, help=messages.CLI_RECORD_OUTPUT)
     rec.add_argument("--baud", type=int, default=115200, help=messages.P_BAUD)
     rec.add_argument("--note", default=None, help=messages.P_NOTE)
@@ -70,11 +70,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "demo":
             from serial_mcp.demo import run_demo
 
-            return run_demo(args.port)
+            return run_demo(args.device)
         if args.command == "record":
             from serial_mcp.bench_cli import run_record
 
-            return run_record(args.port, args.output, args.baud, args.note)
+            return run_record(args.device, args.output, args.baud, args.note)
         if args.command == "replay":
             from serial_mcp.bench_cli import run_replay
 
@@ -85,28 +85,51 @@ def main(argv: Sequence[str] | None = None) -> int:
             return run_decode(
                 args.file, args.protocol, args.rx_framing, args.rx_parser, args.format, args.direction
             )
-        return serve_stdio(cfg)
+        return serve(cfg)
     except KeyboardInterrupt:
         return 130
+    except config.ConfigError as exc:
+        sys.stderr.write(f"serial-mcp: {exc.message}\n")
+        return 2
     except Exception as exc:  # a startup failure is one clear line, not a traceback
         logging.getLogger(__name__).debug("startup failure", exc_info=True)
         sys.stderr.write(f"serial-mcp: {getattr(exc, 'message', None) or exc}\n")
         return 1
 
 
-def serve_stdio(cfg: config.ServerConfig) -> int:
-    """Serve over stdio until the client closes stdin."""
+def serve(cfg: config.ServerConfig) -> int:
+    """Serve over stdio until the client closes stdin, or over HTTP until interrupted."""
+    import anyio
+
+    from serial_mcp.core.allowlist import parse_allowlist
+    from serial_mcp.errors import InvalidArgument
+    from serial_mcp.mcp.http import build_http_app, serve_http
     from serial_mcp.mcp.server import build_server
+    from serial_mcp.serial.handle import Opener
     from serial_mcp.serial.manager import ConnectionManager
     from serial_mcp.serial.openers import default_opener
+    from serial_mcp.serial.policy import GuardedOpener
+    from serial_mcp.serial.ports import list_system_ports
     from serial_mcp.store.captures import CaptureStore, Quotas
 
     captures = CaptureStore(
         cfg.capture_dir,
         Quotas(cfg.capture_max_file_bytes, cfg.capture_max_total_bytes, cfg.capture_max_files),
     )
-    manager = ConnectionManager(default_opener(cfg.capture_dir))
-    server = build_server(manager, captures=captures, log_level=cfg.log_level)
+    opener: Opener = default_opener(cfg.capture_dir)
+    if cfg.allowlist is not None:
+        try:
+            patterns = parse_allowlist(cfg.allowlist)
+        except InvalidArgument as exc:  # fail closed: a bad list is a startup error, never "allow all"
+            raise config.ConfigError(exc.message) from None
+        opener = GuardedOpener(opener, patterns, list_system_ports)
+    server = build_server(
+        ConnectionManager(opener), captures=captures, read_only=cfg.read_only, log_level=cfg.log_level
+    )
+    if cfg.transport == "http":
+        build_http_app(server, cfg.host, cfg.auth_token)  # refuse a bad setup before binding anything
+        anyio.run(serve_http, server, cfg.host, cfg.port, cfg.auth_token, cfg.log_level)
+        return 0
     server.run("stdio")
     return 0
 

@@ -60,39 +60,41 @@ class Option:
     metavar: str | None = None
     choices: tuple[str, ...] | None = None
     flag: bool = True  # False: a boolean switch (``--read-only``)
+    env_name: str | None = None  # when the variable is not SERIAL_MCP_<NAME>
 
     @property
     def env(self) -> str:
-        return "SERIAL_MCP_" + self.name.upper()
+        return self.env_name or "SERIAL_MCP_" + self.name.upper()
 
     @property
     def cli(self) -> str:
         return "--" + self.name.replace("_", "-")
 
 
+def _port(text: str) -> int:
+    value = int(text)
+    if not 0 <= value <= 65535:
+        raise ValueError("must be 0..65535")
+    return value
+
+
+_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+# fmt: off
 OPTIONS: tuple[Option, ...] = (
-    Option(
-        "log_level",
-        str.upper,
-        "WARNING",
-        messages.OPT_LOG_LEVEL,
-        "LEVEL",
-        ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"),
-    ),
+    Option("log_level", str.upper, "WARNING", messages.OPT_LOG_LEVEL, "LEVEL", _LEVELS),
+    Option("transport", str.lower, "stdio", messages.OPT_TRANSPORT, "NAME", ("stdio", "http")),
+    Option("host", str, "127.0.0.1", messages.OPT_HOST, "ADDR"),
+    Option("port", _port, 8765, messages.OPT_PORT, "N"),
+    Option("auth_token", str, None, messages.OPT_AUTH_TOKEN, "TOKEN", env_name="SERIAL_MCP_TOKEN"),
+    Option("read_only", _bool, False, messages.OPT_READ_ONLY, flag=False),
+    Option("allowlist", _list, None, messages.OPT_ALLOWLIST, "PATTERNS"),
     Option("capture_dir", Path, None, messages.OPT_CAPTURE_DIR, "DIR"),
-    Option(
-        "capture_max_file_bytes", _int_at_least(1024), 64 * 1024 * 1024, messages.OPT_CAPTURE_MAX_FILE, "N"
-    ),
-    Option(
-        "capture_max_total_bytes",
-        _int_at_least(1024),
-        1024 * 1024 * 1024,
-        messages.OPT_CAPTURE_MAX_TOTAL,
-        "N",
-    ),
+    Option("capture_max_file_bytes", _int_at_least(1024), 64 << 20, messages.OPT_CAPTURE_MAX_FILE, "N"),
+    Option("capture_max_total_bytes", _int_at_least(1024), 1 << 30, messages.OPT_CAPTURE_MAX_TOTAL, "N"),
     Option("capture_max_files", _int_at_least(1), 1000, messages.OPT_CAPTURE_MAX_FILES, "N"),
     Option("profiles_path", Path, None, messages.OPT_PROFILES_PATH, "FILE"),
 )
+# fmt: on
 OPTION_BY_NAME = {o.name: o for o in OPTIONS}
 
 

@@ -29,6 +29,10 @@ PORT_PERMISSION = (
     "(often 'dialout' or 'uucp') and log in again."
 )
 PORT_BAD_URL = "port {port!r} is not a valid device path or URL: {error}"
+RFC2217_CONTROL_HINT = (
+    "the RFC 2217 server did not confirm a DTR/RTS/BREAK change (ser2net does this for devices "
+    "without modem lines); open {url} instead to send line changes without waiting for confirmation"
+)
 PORT_OPEN_FAILED = "could not open {port!r}: {error}"
 CURSOR_BAD_NAME = (
     "cursor name {name!r} is not valid; use 1-64 letters, digits, '_', '.', ':' or '-', "
@@ -117,6 +121,14 @@ CAPTURE_QUOTA_BYTES = (
 RECORD_NEEDS_PATH = "record start needs path: a bare file name like 'session.jsonl'."
 NOT_RECORDING = "connection {id!r} is not recording."
 ALREADY_RECORDING = "connection {id!r} is already recording to {path}; stop it first."
+ALLOW_EMPTY = "the allowlist is empty; give patterns like /dev/ttyUSB*, usb:0403:6001 or socket://host:*, or omit --allowlist."
+ALLOW_BAD = "allowlist pattern {pattern!r} is not valid; use an absolute path glob, a URL glob (scheme://...) or usb:VID:PID[:SERIAL]."
+ALLOW_BAD_USB = "allowlist pattern {pattern!r} is not a valid USB identity; use usb:VID:PID or usb:VID:PID:SERIAL with 4-digit hex ids."
+NOT_ALLOWED = (
+    "port {port!r} (resolves to {real}) is not on this server's allowlist; ask the operator to add it."
+)
+READ_ONLY = "{tool} is refused: this server runs in --read-only mode (monitoring only; reading tools work)."
+PORT_AMBIGUOUS = "port {port!r} matches several ports: {candidates}; give the exact device path."
 BAD_ENCODING = "encoding {value!r} for {field} is not known; use one of: {allowed}."
 
 # --- command line ---------------------------------------------------------------------------------
@@ -136,6 +148,14 @@ DEMO_FAILED = "demo finished with {n} unexpected result(s)."
 
 OPT_CONFIG = "TOML config file with any of the options below (keys as in the option names, e.g. capture_dir)"
 OPT_LOG_LEVEL = "log level for stderr"
+OPT_TRANSPORT = "stdio (default) or http (streamable HTTP at /mcp)"
+OPT_HOST = "HTTP bind address; anything but loopback needs --auth-token"
+OPT_PORT = "HTTP port"
+OPT_AUTH_TOKEN = "bearer token HTTP clients must send (Authorization: Bearer TOKEN)"
+OPT_READ_ONLY = "monitor mode: tools that write, drive lines or change settings are refused"
+OPT_ALLOWLIST = "comma-separated ports that may be opened: path globs, URL globs, usb:VID:PID[:SERIAL]"
+HTTP_NEEDS_TOKEN = "--host {host} is not a loopback address: set --auth-token (or SERIAL_MCP_TOKEN) so the server is not open to the network"
+HTTP_UNAUTHORIZED = '{"error": "unauthorized", "message": "send Authorization: Bearer <token>"}'
 OPT_CAPTURE_DIR = "directory for capture files (export_log, record, list_captures); unset = disabled"
 OPT_CAPTURE_MAX_FILE = "largest capture file in bytes"
 OPT_CAPTURE_MAX_TOTAL = "most bytes all capture files may use together"
@@ -239,40 +259,28 @@ D_LIST_CAPTURES = "List capture files in the capture directory (name, size, crea
 P_CAPTURE_NAME = "Bare file name in the capture directory, e.g. 'boot-1.jsonl'."
 P_NOTE = "Free text stored in the capture header."
 P_RECORD_ACTION = "start, stop or status (default)."
-P_CONNECTION_ID = "Connection id from open (or the port name if it is open once)."
+P_CONNECTION_ID = "From open (or the port name)."
 P_PORT = "Device path or URL, e.g. /dev/ttyUSB0, COM3, socket://host:4000, rfc2217://host:2217, loop://."
 P_BAUD = "Baud rate, default 115200."
 P_DATA_BITS = "Data bits, default 8."
 P_STOP_BITS = "Stop bits: 1 (default), 1.5 or 2."
 P_RX_BUFFER = "RX ring size in bytes (default 262144)."
-P_FROM = "Where to start: 'cursor' (default), 'now' (only new data), 'buffer_start', or an absolute offset."
-P_CURSOR = "Cursor name; 'default' is shared, other names are created on first use (one per agent/task)."
+P_FROM = "'cursor' (default), 'now', 'buffer_start' or an absolute offset."
+P_CURSOR = "Cursor name (default 'default'); a new name starts its own cursor."
 P_TIMEOUT_MS = "Longest wait in ms (default 1000; 0 = return what is buffered)."
-P_IDLE_MS = "Return once data arrived and the line was quiet this long (default 100 without match)."
+P_IDLE_MS = "Return after data once the line is quiet this long (default 100 without match)."
 P_MAX_BYTES = "Most bytes to return (default 65536)."
-P_MATCH = (
-    "Stop when found: a string, or {pattern, mode: literal|regex|glob, pattern_encoding}. Data up to and "
-    "including the match is returned."
-)
-P_ENCODING_OUT = "Payload encoding: utf8 (default; invalid UTF-8 falls back to hex), hex or base64."
-P_ENCODING_IN = "How data is encoded: utf8 (default), hex (spaces allowed) or base64."
+P_MATCH = "Stop at this: a string or {pattern, mode: literal|regex|glob, pattern_encoding}."
+P_ENCODING_OUT = "utf8 (default; invalid UTF-8 comes back as hex), hex or base64."
+P_ENCODING_IN = "Encoding of data: utf8 (default), hex or base64."
 P_ENCODING_BOTH = "Encoding of data and of the reply: utf8 (default), hex or base64."
 P_READ_ENCODING = "Reply encoding if it differs from encoding."
 P_DATA = "Bytes to send, in the given encoding. Add line endings (\\r, \\n) yourself."
 P_MAX_FRAMES = "Framed reads: most frames to return (default 100)."
-P_PROTOCOL = (
-    "Preset: at_command, nmea0183, modbus_ascii, json_lines, ndjson, slip, cobs, grbl, or raw (no framing)."
-)
-P_RX_FRAMING = (
-    "Split RX into frames: {type: line|delimiter|length_prefixed|start_end|slip|cobs|none, ...}; "
-    "frames[] is returned instead of data."
-)
-P_TX_FRAMING = (
-    "Frame TX data: {type: line|delimiter|length_prefixed|start_end|slip|cobs|nmea|modbus_ascii|none, ...}."
-)
-P_RX_PARSER = (
-    "Parse each frame: {type: at_command|json_lines|shell_prompt|nmea|modbus_ascii|grbl|raw, validate}."
-)
+P_PROTOCOL = "Preset: at_command, nmea0183, modbus_ascii, json_lines, ndjson, slip, cobs, grbl; raw = none."
+P_RX_FRAMING = "{type: line|delimiter|length_prefixed|start_end|slip|cobs|none, ...}: return frames[]."
+P_TX_FRAMING = "{type: line|delimiter|length_prefixed|start_end|slip|cobs|nmea|modbus_ascii|none, ...}."
+P_RX_PARSER = "{type: at_command|json_lines|shell_prompt|nmea|modbus_ascii|grbl|raw, validate}."
 P_PACE = "Slow the write down: {inter_byte_us, inter_line_ms}."
 P_RESET = (
     "Line pulse: {dtr, rts, hold_ms} levels held for hold_ms (default 100) then restored; "

@@ -26,6 +26,8 @@ def slim(schema: Any, *, keep_null: bool) -> Any:
             continue  # output schemas validate, they need no defaults
         if key == "additionalProperties" and value is True:
             continue  # the JSON Schema default
+        if key == "required" and keep_null:
+            continue  # results always carry every field; listing them again costs tokens, adds nothing
         if key == "properties" and isinstance(value, dict):
             out[key] = {name: slim(v, keep_null=keep_null) for name, v in value.items()}
             continue

@@ -33,6 +33,7 @@ def build_server(
     *,
     port_lister: Callable[[], list[PortInfo]] = list_system_ports,
     captures: CaptureStore | None = None,
+    read_only: bool = False,
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] = "WARNING",
 ) -> MCPServer:
     """An MCPServer whose tools drive ``manager``; tests pass a manager over a fake or PTY opener."""
@@ -63,7 +64,7 @@ def build_server(
     notifier.install(server)
     resources.register(server, manager, port_lister, captures, notifier)
     prompts.register(server, manager, port_lister, captures)
-    reg = ToolRegistry(server)
+    reg = ToolRegistry(server, read_only=read_only)
     tools_core.register(reg, manager, port_lister, captures)
     tools_io.register(reg, manager)
     tools_line.register(reg, manager)

@@ -52,9 +52,11 @@ def structured_result(result: Any) -> Any:
 class ToolRegistry:
     """Registers tool functions on an MCPServer and remembers each tool's argument names."""
 
-    def __init__(self, server: MCPServer) -> None:
+    def __init__(self, server: MCPServer, read_only: bool = False) -> None:
         self.server = server
+        self.read_only = read_only
         self.arg_names: dict[str, set[str]] = {}
+        self.mutating: set[str] = set()  # refused in --read-only mode
 
     def tool(
         self,
@@ -64,10 +66,14 @@ class ToolRegistry:
         read_only: bool = False,
         destructive: bool = False,
         idempotent: bool = False,
-        open_world: bool = False,
+        mutates: bool = False,
     ) -> Callable[[Callable[..., Awaitable[Any]]], Callable[..., Awaitable[Any]]]:
+        """``mutates``: the tool writes to a device, drives its lines or changes stored settings."""
+
         def register(fn: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
             sig = inspect.signature(fn, eval_str=True)
+            if mutates:
+                self.mutating.add(fn.__name__)
 
             @functools.wraps(fn)
             async def call(**kwargs: Any) -> Any:
@@ -95,11 +101,12 @@ class ToolRegistry:
                 name=fn.__name__,
                 title=title,
                 description=description,
-                annotations=types.ToolAnnotations(  # the title is on the tool itself; not repeated here
-                    read_only_hint=read_only,
-                    destructive_hint=destructive and not read_only,
-                    idempotent_hint=idempotent,
-                    open_world_hint=open_world or None,
+                # Only what differs from the spec's defaults (readOnly false, idempotent false, openWorld
+                # true); destructive (default true) is stated for every tool that can change anything.
+                annotations=types.ToolAnnotations(
+                    read_only_hint=True if read_only else None,
+                    destructive_hint=None if read_only else destructive,
+                    idempotent_hint=True if idempotent else None,
                 ),
             )(call)
             return fn
@@ -107,7 +114,7 @@ class ToolRegistry:
         return register
 
     def guard(self) -> UnknownArgumentGuard:
-        return UnknownArgumentGuard(self.arg_names)
+        return UnknownArgumentGuard(self.arg_names, self.mutating if self.read_only else set())
 
 
 def _context_type() -> Any:
@@ -119,13 +126,16 @@ def _context_type() -> Any:
 class UnknownArgumentGuard:
     """Server middleware: a ``tools/call`` with an argument the tool lacks gets a tool error."""
 
-    def __init__(self, arg_names: dict[str, set[str]]) -> None:
+    def __init__(self, arg_names: dict[str, set[str]], refused: set[str] | None = None) -> None:
         self.arg_names = arg_names
+        self.refused = refused or set()
 
     async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         if ctx.method == "tools/call" and ctx.params:
             name = ctx.params.get("name")
             args = ctx.params.get("arguments") or {}
+            if name in self.refused:
+                return error_result("read_only_mode", messages.READ_ONLY.format(tool=name))
             allowed = self.arg_names.get(name) if isinstance(name, str) else None
             if allowed is not None and isinstance(args, dict):
                 unknown = sorted(k for k in args if k not in allowed)

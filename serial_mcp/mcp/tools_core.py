@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Annotated, Any
 
+import anyio
 from pydantic import Field
 
 from serial_mcp import messages
@@ -18,6 +19,7 @@ from serial_mcp.mcp.toolkit import ToolRegistry
 from serial_mcp.mcp.tools_capture import start_recording
 from serial_mcp.serial import reader
 from serial_mcp.serial.manager import ConnectionManager
+from serial_mcp.serial.policy import resolve_port
 from serial_mcp.serial.ports import PortInfo
 from serial_mcp.store.captures import CaptureStore, validate_name
 
@@ -58,7 +60,7 @@ def register(
     async def list_connections() -> models.ListConnectionsResult:
         return models.ListConnectionsResult(connections=[shaping.summary(c) for c in manager.list()])
 
-    @reg.tool(title="Open a port", description=messages.D_OPEN, open_world=True)
+    @reg.tool(title="Open a port", description=messages.D_OPEN)
     async def open(
         port: Annotated[str, Field(description=messages.P_PORT)],
         baud_rate: params.BaudRate = None,
@@ -98,6 +100,7 @@ def register(
             validate_name(record)
             if not captures.enabled:
                 raise SerialMcpError("capture_disabled", messages.CAPTURE_DISABLED)
+        port = await anyio.to_thread.run_sync(resolve_port, port, port_lister)
         conn = await manager.open(port, settings, rx_buffer_size, defaults, reconnect=policy)
         if record is not None:
             try:
@@ -126,7 +129,7 @@ def register(
     async def get_status(connection_id: params.ConnId) -> models.StatusResult:
         return shaping.status(manager.get(connection_id))
 
-    @reg.tool(title="Reopen a connection's port", description=messages.D_RECONNECT, open_world=True)
+    @reg.tool(title="Reopen a connection's port", description=messages.D_RECONNECT, mutates=True)
     async def reconnect(connection_id: params.ConnId) -> models.ReconnectResult:
         conn = manager.get(connection_id)
         await conn.reconnect_now()

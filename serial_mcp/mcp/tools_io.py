@@ -51,7 +51,7 @@ def register(reg: ToolRegistry, manager: ConnectionManager) -> None:
         outcome = await reader.read(conn, req)
         return shaping.read_result(conn, outcome, req.encoding)
 
-    @reg.tool(title="Write data", description=messages.D_WRITE, destructive=True)
+    @reg.tool(title="Write data", description=messages.D_WRITE, destructive=True, mutates=True)
     async def write(
         connection_id: params.ConnId,
         data: params.Data,
@@ -66,7 +66,9 @@ def register(reg: ToolRegistry, manager: ConnectionManager) -> None:
         n = await shaping.write(conn, body, shaping.pace_for(conn, pace))
         return models.WriteResult(connection_id=conn.id, bytes_written=n, tx_bytes=conn.tx.tx_bytes)
 
-    @reg.tool(title="Write then read the reply", description=messages.D_TRANSACT, destructive=True)
+    @reg.tool(
+        title="Write then read the reply", description=messages.D_TRANSACT, destructive=True, mutates=True
+    )
     async def transact(
         connection_id: params.ConnId,
         data: params.Data,
@@ -110,7 +112,13 @@ def register(reg: ToolRegistry, manager: ConnectionManager) -> None:
             mark_offset=mark,
         )
 
-    @reg.tool(title="Discard buffered data", description=messages.D_FLUSH, destructive=True, idempotent=True)
+    @reg.tool(
+        title="Discard buffered data",
+        description=messages.D_FLUSH,
+        destructive=True,
+        idempotent=True,
+        mutates=True,
+    )
     async def flush(
         connection_id: params.ConnId,
         target: Annotated[
@@ -132,7 +140,9 @@ def register(reg: ToolRegistry, manager: ConnectionManager) -> None:
                 cur.drop_decoder()
         return models.FlushResult(connection_id=conn.id, target=target, bytes_discarded=discarded)
 
-    @reg.tool(title="Reset the board and capture its boot output", description=messages.D_CAPTURE_BOOT)
+    @reg.tool(
+        title="Reset the board and capture its boot output", description=messages.D_CAPTURE_BOOT, mutates=True
+    )
     async def capture_boot(
         connection_id: params.ConnId,
         reset: Annotated[dict[str, Any] | None, Field(description=messages.P_RESET)] = None,

@@ -21,7 +21,13 @@ MAX_BREAK_MS = 60_000
 
 
 def register(reg: ToolRegistry, manager: ConnectionManager) -> None:
-    @reg.tool(title="Set DTR/RTS", description=messages.D_SET_DTR_RTS, destructive=True, idempotent=True)
+    @reg.tool(
+        title="Set DTR/RTS",
+        description=messages.D_SET_DTR_RTS,
+        destructive=True,
+        idempotent=True,
+        mutates=True,
+    )
     async def set_dtr_rts(
         connection_id: params.ConnId,
         dtr: Annotated[bool | None, Field(description=messages.P_DTR)] = None,
@@ -35,7 +41,7 @@ def register(reg: ToolRegistry, manager: ConnectionManager) -> None:
             await set_lines(conn, dtr, rts)
         return models.LinesResult(connection_id=conn.id, dtr=conn.dtr, rts=conn.rts)
 
-    @reg.tool(title="Send BREAK", description=messages.D_SEND_BREAK, destructive=True)
+    @reg.tool(title="Send BREAK", description=messages.D_SEND_BREAK, destructive=True, mutates=True)
     async def send_break(
         connection_id: params.ConnId,
         ctx: Context,
@@ -58,7 +64,13 @@ def register(reg: ToolRegistry, manager: ConnectionManager) -> None:
                     await anyio.to_thread.run_sync(conn.handle.set_break, False)
         return models.BreakResult(connection_id=conn.id, duration_ms=duration_ms)
 
-    @reg.tool(title="Set flow control", description=messages.D_SET_FLOW, destructive=True, idempotent=True)
+    @reg.tool(
+        title="Set flow control",
+        description=messages.D_SET_FLOW,
+        destructive=True,
+        idempotent=True,
+        mutates=True,
+    )
     async def set_flow_control(
         connection_id: params.ConnId,
         flow_control: Annotated[Literal["none", "software", "hardware"], Field(description=messages.P_FLOW)],
@@ -67,7 +79,11 @@ def register(reg: ToolRegistry, manager: ConnectionManager) -> None:
         return await _apply(conn, conn.settings.updated(flow_control=flow_control))
 
     @reg.tool(
-        title="Change UART settings", description=messages.D_RECONFIGURE, destructive=True, idempotent=True
+        title="Change UART settings",
+        description=messages.D_RECONFIGURE,
+        destructive=True,
+        idempotent=True,
+        mutates=True,
     )
     async def reconfigure(
         connection_id: params.ConnId,

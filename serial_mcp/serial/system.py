@@ -1,7 +1,8 @@
 """SystemOpener: real ports through pyserial's ``serial_for_url`` (device paths, loop://, socket://, rfc2217://).
 
-Reads on file-descriptor ports (ttys, PTYs, sockets) block in ``select`` on the port and a private
-wake-up pipe, so an idle port costs no CPU and ``interrupt`` returns at once.
+Reads on file-descriptor ports (ttys, PTYs, ``socket://``) block in ``select`` on the port and a private
+wake-up pipe, so an idle port costs no CPU and ``interrupt`` returns at once. ``rfc2217://`` has no
+usable descriptor (pyserial's own telnet thread owns the socket): it is read with a short timeout.
 """
 
 from __future__ import annotations
@@ -31,6 +32,11 @@ _DRAIN_LIMIT = 256 * 1024
 _GENERIC_TIMEOUT = (
     0.25  # ports without a file descriptor or cancel_read (rfc2217://): bounds interrupt latency
 )
+# pyserial's rfc2217 client waits for the server to confirm every SET_CONTROL (DTR, RTS, BREAK, flow
+# control). ser2net never confirms DTR/RTS for a device without modem lines (a PTY, some adapters),
+# so the open itself times out; ``?ign_set_control`` sends them without waiting. We say so instead of
+# adding it silently: with it, line control is unconfirmed.
+_CONTROL_TIMEOUT = "waiting for option 'control'"
 
 
 def pyserial_kwargs(settings: SerialSettings) -> dict[str, Any]:
@@ -62,8 +68,12 @@ class SystemPortHandle:
         os.set_blocking(self._wake_w, False)
         self._interrupted = threading.Event()
         self._generic_cancel = hasattr(ser, "cancel_read") and self._fd is None
+        # socket:// has no modem lines; pyserial answers with made-up levels, we report None
+        self._has_lines = not name.lower().startswith("socket://")
         if self._fd is None:
-            ser.timeout = None if self._generic_cancel else _GENERIC_TIMEOUT
+            want = None if self._generic_cancel else _GENERIC_TIMEOUT
+            if ser.timeout != want:  # on an open rfc2217 port this setter renegotiates every setting
+                ser.timeout = want
 
     def read_chunk(self) -> bytes:
         if self._fd is not None:
@@ -158,27 +168,46 @@ class SystemPortHandle:
             raise OSError(errno.EIO, str(exc)) from exc
         return len(data) if n is None else int(n)
 
+    def _control(self, attr: str, value: Any) -> None:
+        """Set a pyserial attribute; a network port's refusal or silence (rfc2217 answers time out)
+        is an ``OSError`` the tools report, not an internal error."""
+        try:
+            setattr(self._ser, attr, value)
+        except serial.SerialException as exc:
+            raise OSError(errno.EIO, _explain(self.name, exc)) from exc
+
     def reset_input(self) -> None:
-        self._ser.reset_input_buffer()
+        try:
+            self._ser.reset_input_buffer()
+        except serial.SerialException as exc:
+            raise OSError(errno.EIO, str(exc)) from exc
 
     def reset_output(self) -> None:
-        self._ser.reset_output_buffer()
+        try:
+            self._ser.reset_output_buffer()
+        except serial.SerialException as exc:
+            raise OSError(errno.EIO, str(exc)) from exc
 
     def apply_settings(self, settings: SerialSettings) -> None:
-        for key, value in pyserial_kwargs(settings).items():
-            setattr(self._ser, key, value)
+        # only the values that differ: on rfc2217 every changed attribute is a negotiation round trip
+        try:
+            self._ser.apply_settings(pyserial_kwargs(settings))
+        except serial.SerialException as exc:
+            raise OSError(errno.EIO, _explain(self.name, exc)) from exc
 
     def set_dtr(self, level: bool) -> None:
-        self._ser.dtr = level
+        self._control("dtr", level)
 
     def set_rts(self, level: bool) -> None:
-        self._ser.rts = level
+        self._control("rts", level)
 
     def set_break(self, level: bool) -> None:
-        self._ser.break_condition = level
+        self._control("break_condition", level)
 
     def modem_lines(self) -> dict[str, bool | None]:
         lines: dict[str, bool | None] = {}
+        if not self._has_lines:
+            return {"cts": None, "dsr": None, "ri": None, "cd": None}
         for name in ("cts", "dsr", "ri", "cd"):
             try:
                 lines[name] = bool(getattr(self._ser, name))
@@ -202,8 +231,11 @@ class SystemOpener:
 
     def open(self, port: str, settings: SerialSettings) -> SystemPortHandle:
         is_url = "://" in port
+        kwargs = pyserial_kwargs(settings)
+        if _is_rfc2217(port):
+            kwargs["timeout"] = _GENERIC_TIMEOUT  # set before open: setting it later renegotiates
         try:
-            ser = serial.serial_for_url(port, do_not_open=True, **pyserial_kwargs(settings))
+            ser = serial.serial_for_url(port, do_not_open=True, **kwargs)
             if not is_url and os.name == "posix":
                 ser.exclusive = True
             ser.open()
@@ -224,4 +256,19 @@ def classify_open_error(port: str, exc: BaseException) -> SerialMcpError:
         return SerialMcpError("permission_denied", messages.PORT_PERMISSION.format(port=port))
     if isinstance(exc, ValueError) or "invalid URL" in text or "expected a string" in text:
         return SerialMcpError("invalid_argument", messages.PORT_BAD_URL.format(port=port, error=text))
-    return SerialMcpError("port_open_failed", messages.PORT_OPEN_FAILED.format(port=port, error=text))
+    return SerialMcpError(
+        "port_open_failed", messages.PORT_OPEN_FAILED.format(port=port, error=_explain(port, exc))
+    )
+
+
+def _is_rfc2217(port: str) -> bool:
+    return port[:10].lower() == "rfc2217://"
+
+
+def _explain(port: str, exc: BaseException) -> str:
+    """pyserial's text, plus the way out when an RFC 2217 server left a line change unconfirmed."""
+    text = str(exc)
+    if _is_rfc2217(port) and _CONTROL_TIMEOUT in text and "ign_set_control" not in port:
+        url = port + ("&" if "?" in port else "?") + "ign_set_control"
+        return f"{text}: " + messages.RFC2217_CONTROL_HINT.format(url=url)
+    return text

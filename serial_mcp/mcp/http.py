@@ -1,0 +1,85 @@
+"""Streamable HTTP at /mcp: loopback by default, DNS-rebinding protection on, bearer token required
+off loopback (the server refuses to start without one)."""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+import logging
+from typing import Any
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from serial_mcp import messages
+from serial_mcp.config import ConfigError
+
+log = logging.getLogger(__name__)
+
+LOOPBACK_NAMES = {"localhost", "127.0.0.1", "::1"}
+
+
+def is_loopback(host: str) -> bool:
+    if host in LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+class BearerAuth:
+    """ASGI middleware: every HTTP request must carry ``Authorization: Bearer <token>``, else 401."""
+
+    def __init__(self, app: ASGIApp, token: str) -> None:
+        self.app = app
+        self._expected = f"Bearer {token}".encode()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            given = dict(scope.get("headers") or []).get(b"authorization", b"")
+            if not hmac.compare_digest(given, self._expected):
+                await send(
+                    {
+                        "type": "http.response.start",
+                        "status": 401,
+                        "headers": [
+                            (b"content-type", b"application/json"),
+                            (b"www-authenticate", b'Bearer realm="serial-mcp"'),
+                        ],
+                    }
+                )
+                await send({"type": "http.response.body", "body": messages.HTTP_UNAUTHORIZED.encode()})
+                return
+        await self.app(scope, receive, send)
+
+
+def security_for(host: str) -> TransportSecuritySettings | None:
+    """Loopback: the SDK's automatic protection. Elsewhere: explicit Host/Origin allowlists, still on."""
+    if is_loopback(host):
+        return None
+    hosts = [f"{host}:*", "127.0.0.1:*", "localhost:*", "[::1]:*"]
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=hosts,
+        allowed_origins=[f"http://{h}" for h in hosts] + [f"https://{h}" for h in hosts],
+    )
+
+
+def build_http_app(server: MCPServer, host: str, token: str | None) -> Any:
+    """The ASGI app to serve: refuses an unauthenticated non-loopback bind (one clear line)."""
+    if not is_loopback(host) and not token:
+        raise ConfigError(messages.HTTP_NEEDS_TOKEN.format(host=host))
+    app: Any = server.streamable_http_app(host=host, transport_security=security_for(host))
+    if token:
+        app = BearerAuth(app, token)
+    return app
+
+
+async def serve_http(server: MCPServer, host: str, port: int, token: str | None, log_level: str) -> None:
+    import uvicorn
+
+    app = build_http_app(server, host, token)
+    config = uvicorn.Config(app, host=host, port=port, log_level=log_level.lower(), lifespan="on")
+    await uvicorn.Server(config).serve()
