@@ -1,1 +1,1 @@
-"""Persistent stores shared by every serial-mcp process on the machine (device profiles)."""
+"""Files serial-mcp keeps on disk: device profiles (shared by every process) and captures."""
