@@ -129,6 +129,12 @@ NOT_ALLOWED = (
 )
 READ_ONLY = "{tool} is refused: this server runs in --read-only mode (monitoring only; reading tools work)."
 PORT_AMBIGUOUS = "port {port!r} matches several ports: {candidates}; give the exact device path."
+RESPOND_BAD = (
+    'respond must be an object like {"on": "Hit any key", "send": " ", "times": 1} '
+    "(on = a match, send = non-empty data)."
+)
+RESPOND_UNKNOWN_KEY = "respond has an unknown key {key!r}; allowed keys: {allowed}."
+RESPOND_TIMES = "respond.times must be a whole number from 1 to {max}."
 BAD_ENCODING = "encoding {value!r} for {field} is not known; use one of: {allowed}."
 
 # --- command line ---------------------------------------------------------------------------------
@@ -294,6 +300,7 @@ P_FLOW = "none, software (XON/XOFF) or hardware (RTS/CTS)."
 P_ALGORITHM = "e.g. crc16_modbus, crc32, crc16_ccitt_false, crc8, xor, lrc, sum8, fletcher16, adler32, or a CRC catalogue name."
 P_AS_IN_READ = "As in read."
 P_RECORD_OPEN = "Record the whole session to this capture file name (needs --capture-dir)."
+P_RESPOND = "While this call waits, answer a pattern at once: {on: match, send, encoding, times} (e.g. stop autoboot)."
 P_FLUSH_TARGET = "input (default), output or both."
 
 # one-line human summaries that accompany every structured result

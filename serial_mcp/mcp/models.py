@@ -160,6 +160,7 @@ class ReadResult(BaseModel):
     frames: list[Frame] | None = None
     frames_dropped: int | None = None
     error: str | None = None
+    responded: int | None = None
 
     def summary(self) -> str:
         lost = messages.S_LOST.format(n=self.bytes_lost) if self.bytes_lost else ""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
 
@@ -14,6 +16,7 @@ from serial_mcp.errors import InvalidArgument, SerialMcpError
 from serial_mcp.mcp import models
 from serial_mcp.serial import reader
 from serial_mcp.serial.connection import Connection
+from serial_mcp.serial.responder import Responder
 
 
 def codecs(
@@ -135,7 +138,9 @@ def status(conn: Connection) -> models.StatusResult:
     )
 
 
-def read_result(conn: Connection, o: reader.ReadOutcome, encoding: str) -> models.ReadResult:
+def read_result(
+    conn: Connection, o: reader.ReadOutcome, encoding: str, responder: Responder | None = None
+) -> models.ReadResult:
     text, used = encode_output(o.data, encoding)
     frames: list[models.Frame] | None = None
     if o.frames is not None:
@@ -173,4 +178,22 @@ def read_result(conn: Connection, o: reader.ReadOutcome, encoding: str) -> model
         frames=frames,
         frames_dropped=o.frames_dropped,
         error=o.error,
+        responded=None if responder is None else responder.sent,
     )
+
+
+@contextmanager
+def armed(conn: Connection, spec: Any) -> Iterator[Responder | None]:
+    """Arm a ``respond`` rule for the duration of one call (validated before anything happens)."""
+    responder = Responder.from_spec(spec) if spec is not None else None
+    if responder is None:
+        yield None
+        return
+    with conn.lock:
+        conn.responders.append(responder)
+    try:
+        yield responder
+    finally:
+        with conn.lock:
+            if responder in conn.responders:
+                conn.responders.remove(responder)

@@ -34,6 +34,7 @@ def register(reg: ToolRegistry, manager: ConnectionManager) -> None:
         rx_framing: params.RxFraming = None,
         rx_parser: params.RxParser = None,
         max_frames: params.MaxFrames = None,
+        respond: params.RespondArg = None,
     ) -> models.ReadResult:
         conn = manager.get(connection_id)
         resolved = shaping.codecs(conn, protocol, rx_framing, None, rx_parser)
@@ -48,8 +49,9 @@ def register(reg: ToolRegistry, manager: ConnectionManager) -> None:
             decode=shaping.decode_spec(resolved),
             max_frames=max_frames,
         )
-        outcome = await reader.read(conn, req)
-        return shaping.read_result(conn, outcome, req.encoding)
+        with shaping.armed(conn, respond) as responder:
+            outcome = await reader.read(conn, req)
+        return shaping.read_result(conn, outcome, req.encoding, responder)
 
     @reg.tool(title="Write data", description=messages.D_WRITE, destructive=True, mutates=True)
     async def write(
@@ -85,6 +87,7 @@ def register(reg: ToolRegistry, manager: ConnectionManager) -> None:
         rx_parser: params.RxParserR = None,
         max_frames: params.MaxFramesR = None,
         pace: params.PaceArg = None,
+        respond: params.RespondArg = None,
     ) -> models.TransactResult:
         conn = manager.get(connection_id)
         # Everything is validated before a single byte is sent.
@@ -102,13 +105,14 @@ def register(reg: ToolRegistry, manager: ConnectionManager) -> None:
         body = shaping.payload(data, encoding, resolved.tx_framing)
         paced = shaping.pace_for(conn, pace)
         shaping.require_open(conn)
-        async with conn.tx.lock:
-            mark = conn.snapshot().end_offset  # the RX live edge, taken BEFORE the write
-            n = await shaping.write_locked(conn, body, paced)
-            outcome = await reader.read(conn, req, start=mark)
+        with shaping.armed(conn, respond) as responder:
+            async with conn.tx.lock:
+                mark = conn.snapshot().end_offset  # the RX live edge, taken BEFORE the write
+                n = await shaping.write_locked(conn, body, paced)
+                outcome = await reader.read(conn, req, start=mark)
         return models.TransactResult(
             write=models.WriteResult(connection_id=conn.id, bytes_written=n, tx_bytes=conn.tx.tx_bytes),
-            read=shaping.read_result(conn, outcome, req.encoding),
+            read=shaping.read_result(conn, outcome, req.encoding, responder),
             mark_offset=mark,
         )
 
@@ -155,6 +159,7 @@ def register(reg: ToolRegistry, manager: ConnectionManager) -> None:
         rx_framing: params.RxFramingR = None,
         rx_parser: params.RxParserR = None,
         max_frames: params.MaxFramesR = None,
+        respond: params.RespondArg = None,
     ) -> models.CaptureBootResult:
         conn = manager.get(connection_id)
         pulse = _parse_reset(reset)
@@ -170,14 +175,15 @@ def register(reg: ToolRegistry, manager: ConnectionManager) -> None:
             max_frames=max_frames,
         )
         shaping.require_open(conn)
-        async with conn.line_lock:
-            mark = await conn.purge_and_mark()  # exact: no pre-reset byte lands after the mark
-            conn.record("marker", label="capture_boot", offset=mark)
-            if pulse is not None:
-                await _pulse(conn, pulse)
-        outcome = await reader.read(conn, req, start=mark)  # a private cursor: nothing shared moves
+        with shaping.armed(conn, respond) as responder:
+            async with conn.line_lock:
+                mark = await conn.purge_and_mark()  # exact: no pre-reset byte lands after the mark
+                conn.record("marker", label="capture_boot", offset=mark)
+                if pulse is not None:
+                    await _pulse(conn, pulse)
+            outcome = await reader.read(conn, req, start=mark)  # a private cursor: nothing shared moves
         return models.CaptureBootResult(
-            mark_offset=mark, read=shaping.read_result(conn, outcome, req.encoding)
+            mark_offset=mark, read=shaping.read_result(conn, outcome, req.encoding, responder)
         )
 
 

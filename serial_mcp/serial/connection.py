@@ -89,6 +89,7 @@ class Connection:
         self.log = EventLog()
         self.listeners: list[Listener] = []
         self.recorder: Any = None  # a serial.recorder.Recorder while a recording runs
+        self.responders: list[Any] = []  # serial.responder.Responder rules armed by a running call
         self._reopen = reopen
         self._reconnect_task: asyncio.Task[None] | None = None
         self._last_rx_time: float | None = None
@@ -127,16 +128,28 @@ class Connection:
             self.ring.append(data, t)
             self._last_rx_time = t
             event = self.log.append_rx(offset, len(data), t)
-            listeners = self.listeners
-            for listener in listeners:  # recorders only enqueue; the pump never waits on a file
+            for listener in self.listeners:  # recorders only enqueue; the pump never waits on a file
                 listener(event, data)
+            responders = list(self.responders) if self.responders else None
             # Wake the loop only if someone waits and no wake-up is already on its way: a flood
             # nobody is reading costs no loop work at all, and a burst costs one wake-up.
             schedule = bool(self._waiters) and not self._wake_pending
             if schedule:
                 self._wake_pending = True
+        if responders:  # outside the lock: answering may block on the write
+            self._respond(responders, data, offset)
         if schedule:
             self._call_on_loop(self._wake)
+
+    def _respond(self, responders: list[Any], data: bytes, offset: int) -> None:
+        for r in responders:
+            if r.feed(data, offset):
+                try:
+                    self.tx.write_now(r.send)
+                except OSError as exc:  # the pump will see the port die on its next read
+                    log.info("respond on %s failed: %s", self.id, exc)
+                    continue
+                self.record("tx", r.send, respond=True)
 
     def _on_pump_stop(self, error: BaseException | None, generation: int) -> None:
         if error is not None:

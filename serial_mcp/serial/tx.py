@@ -18,7 +18,22 @@ class TxSession:
     def __init__(self, handle: PortHandle) -> None:
         self.handle = handle
         self._lock = asyncio.Lock()  # asyncio.Lock wakes waiters in FIFO order
+        # Engine-side writers (respond-on-match from the pump thread, a PTY mirror) bypass the asyncio
+        # lock on purpose — they must answer *during* a transact's read — but never interleave bytes
+        # with another write: every handle.write goes through this lock.
+        self._io_lock = threading.Lock()
         self.tx_bytes = 0
+
+    def write_now(self, data: bytes) -> int:
+        """Blocking write from any thread, atomic with respect to other writes (not FIFO-queued)."""
+        with self._io_lock:
+            n = self.handle.write(data)
+            self.tx_bytes += n
+            return n
+
+    def _write_io(self, data: bytes) -> int:
+        with self._io_lock:
+            return self.handle.write(data)
 
     @property
     def lock(self) -> asyncio.Lock:
@@ -28,7 +43,7 @@ class TxSession:
     async def write_locked(self, data: bytes, pace: Pace | None = None) -> int:
         """Write ``data``; the caller must hold ``lock``. A paced write stops early if cancelled."""
         if pace is None:
-            n = await anyio.to_thread.run_sync(self.handle.write, data)
+            n = await anyio.to_thread.run_sync(self._write_io, data)
             self.tx_bytes += n
             return n
         stop = threading.Event()
@@ -40,7 +55,7 @@ class TxSession:
                 for piece, pause in pace_chunks(data, pace):
                     if stop.is_set():
                         return
-                    written[0] += self.handle.write(piece)
+                    written[0] += self._write_io(piece)
                     if pause:
                         time.sleep(pause)
             finally:
