@@ -111,6 +111,7 @@ def serve(cfg: config.ServerConfig) -> int:
     from serial_mcp.serial.policy import GuardedOpener
     from serial_mcp.serial.ports import list_system_ports
     from serial_mcp.store.captures import CaptureStore, Quotas
+    from serial_mcp.store.profiles import ProfileStore, default_profiles_path
 
     captures = CaptureStore(
         cfg.capture_dir,
@@ -123,8 +124,14 @@ def serve(cfg: config.ServerConfig) -> int:
         except InvalidArgument as exc:  # fail closed: a bad list is a startup error, never "allow all"
             raise config.ConfigError(exc.message) from None
         opener = GuardedOpener(opener, patterns, list_system_ports)
+    profiles = ProfileStore(cfg.profiles_path or default_profiles_path())
+    profiles.load()  # an unreadable, corrupt or future-version store stops the start, untouched
     server = build_server(
-        ConnectionManager(opener), captures=captures, read_only=cfg.read_only, log_level=cfg.log_level
+        ConnectionManager(opener),
+        captures=captures,
+        read_only=cfg.read_only,
+        profiles=profiles,
+        log_level=cfg.log_level,
     )
     if cfg.transport == "http":
         build_http_app(server, cfg.host, cfg.auth_token)  # refuse a bad setup before binding anything

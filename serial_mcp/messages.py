@@ -135,6 +135,14 @@ RESPOND_BAD = (
 )
 RESPOND_UNKNOWN_KEY = "respond has an unknown key {key!r}; allowed keys: {allowed}."
 RESPOND_TIMES = "respond.times must be a whole number from 1 to {max}."
+PROFILES_DISABLED = "device profiles are not available on this server."
+PROFILE_MISSING = "no profile named {name!r}; list_profiles shows the stored ones."
+PROFILE_NO_UNIQUE = "profile {name!r} must match exactly one live port, but matches: {ports}. Connect the device, or open the port directly."
+PROFILE_IN_USE = "profile {name!r} is in use by connection(s) {ids}; close them first."
+CONFIGURE_ONE_OF = "give exactly one of profile or connection_id."
+CONFIGURE_LIVE_FIELDS = (
+    "a connection can change {key!r} only through its profile; live fields are: {allowed}."
+)
 BAD_ENCODING = "encoding {value!r} for {field} is not known; use one of: {allowed}."
 
 # --- command line ---------------------------------------------------------------------------------
@@ -203,34 +211,20 @@ SERVER_INSTRUCTIONS = (
 )
 D_LIST_PORTS = "List serial ports on this machine with USB identity (vid, pid, serial). Start here."
 D_LIST_CONNECTIONS = "List open connections with state and byte counters."
-D_OPEN = (
-    "Open a port (device path or URL: /dev/ttyUSB0, COM3, socket://host:port, rfc2217://host:port, "
-    "loop://). Default 115200 8N1. Returns connection_id for every other tool."
-)
+D_OPEN = "Open a port (path or URL: /dev/ttyUSB0, COM3, socket://h:p, rfc2217://h:p). Default 115200 8N1."
 D_CLOSE = "Close a connection and release the port."
-D_GET_STATUS = (
-    "State (open/disconnected/closed), settings, counters, ring offsets, cursor positions, "
-    "bytes lost, modem lines (null where the port has none)."
-)
+D_GET_STATUS = "State, settings, counters, ring offsets, cursors, bytes lost, modem lines (null if none)."
 D_READ = (
-    "Read received bytes from a cursor (default) or offset. Returns when match is found, max_bytes "
-    "gathered, the line is idle for idle_ms after data, or timeout_ms passes. Already-buffered data is "
-    "checked first. Use next_offset to continue; bytes_lost > 0 means the buffer overran."
+    "Read received bytes from a cursor (default) or offset; buffered data first. Ends on match, max_bytes, "
+    "idle_ms of quiet after data, or timeout_ms. bytes_lost > 0: the buffer overran."
 )
 D_WRITE = "Send bytes to the device (utf8 text by default; hex or base64 for binary). Include line endings yourself."
-D_TRANSACT = (
-    "Send data and read the reply in one step: the reply window starts just before the write, so a fast "
-    "answer is never missed and older backlog is excluded. Takes every read option (match, timeouts)."
-)
-D_FLUSH = (
-    "Discard unread received data for a cursor (input), the OS transmit queue (output) or both. "
-    "Received data stays in the ring for explicit offset reads."
-)
+D_TRANSACT = "Write, then read the reply from a mark taken just before the write (never misses a fast reply)."
+D_FLUSH = "Discard unread input of a cursor, the OS output queue, or both."
 
 D_CAPTURE_BOOT = (
-    "Atomic reset-and-capture: drop unread input, mark the RX edge, optionally pulse DTR/RTS, then read "
-    "only what came after the mark (match/framing/timeout as in read; default timeout 5000 ms). "
-    "Shared cursors are not moved."
+    "Reset and capture boot output atomically: drop unread input, mark the edge, pulse DTR/RTS (optional), "
+    "read only what follows (default timeout 5000 ms)."
 )
 D_RECONNECT = (
     "Reopen the port of a connection (after an unplug or to recover); the ring and offsets carry on."
@@ -241,32 +235,36 @@ D_SEND_BREAK = "Hold a BREAK condition on TX for duration_ms, then release it (r
 D_RECONFIGURE = (
     "Change UART settings live (baud_rate, data_bits, parity, stop_bits, flow_control); validated first."
 )
-D_COMPUTE_CHECKSUM = (
-    "Compute a checksum or CRC of data: xor, lrc, sum8, fletcher16, adler32, and every CRC "
-    "catalogue model (crc16_modbus, crc16_ccitt_false, crc32, crc8 ...)."
-)
+D_COMPUTE_CHECKSUM = "Checksum or CRC of data: xor, lrc, sum8, fletcher16, adler32, any CRC catalogue model."
 D_GET_LOG = (
-    "The connection's event log: open/close, rx and tx with bytes, line changes, BREAK, config, errors, "
-    "markers. Newest `limit` events, or those after seq `since`. Reading it consumes nothing."
+    "Event log (open/close, rx/tx bytes, lines, BREAK, config, errors): newest `limit`, or after seq `since`."
 )
 D_CLEAR_LOG = "Empty the event log of a connection (sequence numbers keep increasing)."
 P_LOG_LIMIT = "Most events to return (default 100, max 1000)."
 P_LOG_SINCE = "Return events after this seq (from a previous last_seq); omit for the newest."
 P_LOG_PAYLOADS = "Include rx/tx bytes (default true)."
 D_EXPORT_LOG = (
-    "Write the connection's event log to a capture file (JSONL, replayable with replay://NAME) in the "
-    "capture directory. path is a bare file name; existing files are never overwritten."
+    "Write the event log to a capture file (replayable) in the capture directory; never overwrites."
 )
-D_RECORD = (
-    "Continuously record a connection to a capture file: action start (with path), stop, or status. "
-    "Every rx/tx byte and event is streamed to the file as it happens."
-)
+D_RECORD = "Record a connection continuously to a capture file: action start (with path), stop or status."
 D_LIST_CAPTURES = "List capture files in the capture directory (name, size, created, port, duration)."
 P_CAPTURE_NAME = "Bare file name in the capture directory, e.g. 'boot-1.jsonl'."
 P_NOTE = "Free text stored in the capture header."
 P_RECORD_ACTION = "start, stop or status (default)."
+D_LIST_PROFILES = "Stored device profiles (selector, defaults, revision, last used)."
+D_OPEN_PROFILE = "Open the one live port that matches a profile's selector, with the profile's settings."
+D_SAVE_PROFILE = "Remember a connection's settings as a profile for its device (overwrite to replace)."
+D_DELETE_PROFILE = "Delete a profile (refused while a connection uses it)."
+D_CONFIGURE = "Change a profile's defaults or a connection's settings (live, saved to its profile); exactly one of the two."
+D_ROLLBACK = "Restore an earlier revision of a profile as a new revision."
+P_PROFILE = "Profile name."
+P_EXPECTED_REVISION = "Refuse if the profile's revision differs (compare-and-swap)."
+P_OVERWRITE = "Replace an existing profile of that name."
+P_DEFAULTS = "Fields to change: baud_rate, data_bits, parity, stop_bits, flow_control (profiles also: protocol, framings, pace ...)."
+P_TO_REVISION = "Revision to restore (see the profile's history)."
+P_PROFILE_MODE = "auto (default): remember well-identified USB devices; none: no profile."
 P_CONNECTION_ID = "From open (or the port name)."
-P_PORT = "Device path or URL, e.g. /dev/ttyUSB0, COM3, socket://host:4000, rfc2217://host:2217, loop://."
+P_PORT = "Device path or URL (/dev/ttyUSB0, COM3, socket://h:p, rfc2217://h:p, replay://f.jsonl)."
 P_BAUD = "Baud rate, default 115200."
 P_DATA_BITS = "Data bits, default 8."
 P_STOP_BITS = "Stop bits: 1 (default), 1.5 or 2."
@@ -292,7 +290,7 @@ P_RESET = (
     "Line pulse: {dtr, rts, hold_ms} levels held for hold_ms (default 100) then restored; "
     "null = only arm the capture (press reset / power-cycle yourself)."
 )
-P_RECONNECT = "Auto-reconnect after unplug: true or {max_attempts, initial_delay_ms, max_delay_ms, backoff}."
+P_RECONNECT = "Auto-reconnect: true or {max_attempts, initial_delay_ms, max_delay_ms, backoff}."
 P_DTR = "DTR level: true = asserted."
 P_RTS = "RTS level: true = asserted."
 P_BREAK_MS = "How long to hold BREAK, ms (default 250)."
@@ -325,6 +323,9 @@ S_EXPORT = "exported {n} event(s), {b} bytes, to {path}"
 S_RECORD = "{id}: {state} to {path}; {n} event(s), {b} bytes"
 S_NOT_RECORDING = "{id}: not recording"
 S_CAPTURES = "{n} capture(s) in {dir}: {names}"
+S_PROFILE = "profile {name} at revision {rev}{extra}"
+S_PROFILES = "{n} profile(s): {names}"
+S_OPEN_PROFILE = " (profile {name}: {action})"
 S_LOST = " LOST {n} bytes before this data"
 S_WRITE = "wrote {n} bytes to {id}"
 S_FLUSH = "flushed {target} of {id}; {n} unread bytes discarded"
@@ -358,6 +359,46 @@ PROMPT_TERMINAL = (
 )
 
 # --- framing, parsers, checksums (core/framing, core/parsers, core/checksums) -------------------
+
+# terminal keys (core/keys.py)
+KEYS_UNKNOWN = "unknown key {key!r}{hint}; valid keys include {examples}, ctrl-a ... ctrl-z and f1 ... f12."
+KEYS_DID_YOU_MEAN = " (did you mean {names}?)"
+KEYS_BREAK = "'break' is a line condition, not a key; call send_break to hold BREAK on the line."
+KEYS_EMPTY = "keys is empty; give at least one key name such as 'ctrl-c' or 'enter'."
+KEYS_NOT_STRING = "each key must be a string such as 'ctrl-c' or 'enter', not {value!r}."
+
+# baud detection verdicts (core/baud.py)
+BAUD_NO_CANDIDATES = "inconclusive: no candidate rates were tried."
+BAUD_SILENT = "inconclusive: no bytes arrived at any of the {count} rates tried; the device may be silent (send a probe such as '\\r', or reset it while detecting)."
+BAUD_TOO_FEW = "inconclusive: only {count} bytes arrived at {baud} (at least {need} are needed); listen longer or send a probe."
+BAUD_NOT_TEXT = "inconclusive: no rate reads as text (best {baud} scores {score:.2f}); the device may speak a binary protocol, use other framing (data bits, parity), or only talk when asked."
+BAUD_TOO_CLOSE = "inconclusive: {baud} ({score:.2f}) and {other} ({other_score:.2f}) read about equally well; try each, or listen longer."
+BAUD_TEXT = "{baud} reads as text (score {score:.2f}); the next best, {other}, scores {other_score:.2f}."
+BAUD_TEXT_ONLY = "{baud} reads as text (score {score:.2f}); it was the only rate tried."
+BAUD_PROBE_ONE = "only {baud} answered the probe."
+BAUD_PROBE_MANY = "inconclusive: the probe was answered at several rates ({bauds})."
+
+# XMODEM / YMODEM (core/xmodem.py)
+XMODEM_BAD_MODE = "mode {value!r} is not known; use one of: {allowed}."
+XMODEM_BAD_RETRIES = "max_retries must be a whole number of at least 1, not {value!r}."
+XMODEM_BAD_BLOCK_SIZE = "block_size must be 128 or 1024, not {value!r}."
+XMODEM_BAD_NAME = "YMODEM file name {name!r} is not valid: it must be non-empty and contain no NUL character."
+XMODEM_NAME_TOO_LONG = "YMODEM file name {name!r} does not fit in a 1024-byte header block; use a shorter name."
+XMODEM_CANCELLED_LOCAL = "the transfer was cancelled here; CAN was sent to the other side."
+XMODEM_CANCELLED_PEER = "the other side cancelled the transfer (it sent CAN CAN)."
+XMODEM_NO_START = "the receiver never asked for data (no NAK or 'C' after {tries} timeouts); start its XMODEM/YMODEM receive command first (e.g. U-Boot 'loadx' / 'loady')."
+XMODEM_NO_SENDER = "no block arrived after {tries} requests; start the sending side's XMODEM/YMODEM send command first."
+XMODEM_TOO_MANY_RETRIES = "block {block} failed {retries} times in a row (last: {reason}); the transfer was cancelled."
+XMODEM_OUT_OF_SYNC = "received block {got} while expecting block {expected}: the two sides lost step, so the transfer was cancelled."
+XMODEM_TOO_LARGE = "the incoming data passed the limit of {limit} bytes; the transfer was cancelled."
+XMODEM_REASON_NAK = "the receiver answered NAK"
+XMODEM_REASON_TIMEOUT = "no answer in time"
+XMODEM_REASON_NO_REQUEST = "the receiver did not ask for the next file"
+XMODEM_REASON_BAD_NUMBER = "block number and its complement disagree"
+XMODEM_REASON_BAD_CHECK = "checksum/CRC mismatch"
+XMODEM_REASON_SHORT = "block incomplete when the time ran out"
+XMODEM_REASON_NOISE = "unexpected bytes where a block should start"
+XMODEM_REASON_DUPLICATE = "block repeated (an ACK was lost)"
 
 # device profiles: the store (store/profiles.py) and port identity (core/identity.py)
 PROFILE_FILE_HEADER = (

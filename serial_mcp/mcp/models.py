@@ -72,9 +72,15 @@ class OpenResult(BaseModel):
     settings: dict[str, Any]
     rx_buffer_size: int
     profile: str | None = None
+    profile_action: str | None = None
 
     def summary(self) -> str:
-        return messages.S_OPEN.format(id=self.connection_id, port=self.port, baud=self.baud_rate)
+        prof = (
+            messages.S_OPEN_PROFILE.format(name=self.profile, action=self.profile_action)
+            if self.profile
+            else ""
+        )
+        return messages.S_OPEN.format(id=self.connection_id, port=self.port, baud=self.baud_rate) + prof
 
 
 class CloseResult(BaseModel):
@@ -346,3 +352,36 @@ class CapturesResult(BaseModel):
     def summary(self) -> str:
         names = ", ".join(c.name for c in self.captures) or "-"
         return messages.S_CAPTURES.format(n=len(self.captures), dir=self.directory, names=names)
+
+
+class ProfileResult(BaseModel):
+    profile: dict[str, Any] | None
+    revision: int | None
+    profile_persistence: str | None = None
+
+    def summary(self) -> str:
+        name = (self.profile or {}).get("name", "-")
+        extra = f", {self.profile_persistence}" if self.profile_persistence else ""
+        return messages.S_PROFILE.format(name=name, rev=self.revision, extra=extra)
+
+
+class ProfilesResult(BaseModel):
+    profiles: list[dict[str, Any]]
+
+    def summary(self) -> str:
+        return messages.S_PROFILES.format(
+            n=len(self.profiles), names=", ".join(p["name"] for p in self.profiles) or "-"
+        )
+
+
+def open_result(conn: Any, profile: str | None, action: str) -> OpenResult:
+    return OpenResult(
+        connection_id=conn.id,
+        port=conn.port,
+        state=conn.state,
+        baud_rate=conn.settings.baud_rate,
+        settings=conn.settings.as_dict(),
+        rx_buffer_size=conn.ring.capacity,
+        profile=profile,
+        profile_action=action,
+    )

@@ -7,6 +7,7 @@ optional (not in ``required``), nullable outputs become ``type: [X, "null"]``.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from mcp.server.mcpserver import MCPServer
@@ -48,9 +49,31 @@ def slim(schema: Any, *, keep_null: bool) -> Any:
     return out
 
 
+# Result fields that repeat another tool's whole result: described by reference instead of re-listed.
+SHARED_RESULTS = {("transact", "read"): "read", ("capture_boot", "read"): "read"}
+
+
+def _share(schema: dict[str, Any], field: str, other_tool: str) -> dict[str, Any]:
+    props = dict(schema.get("properties", {}))
+    props[field] = {"type": "object", "description": f"The same shape as {other_tool}'s result."}
+    out = {**schema, "properties": props}
+    text = json.dumps({k: v for k, v in out.items() if k != "$defs"})
+    defs = {k: v for k, v in out.get("$defs", {}).items() if f"#/$defs/{k}" in text}
+    if defs:
+        out["$defs"] = defs
+    else:
+        out.pop("$defs", None)
+    return out
+
+
 def slim_tool_schemas(server: MCPServer) -> None:
     """Slim the input and output schema of every registered tool, in place."""
     for tool in server._tool_manager.list_tools():
         tool.parameters = slim(tool.parameters, keep_null=False)
-        if tool.fn_metadata.output_schema is not None:
-            tool.fn_metadata.output_schema = slim(tool.fn_metadata.output_schema, keep_null=True)
+        output = tool.fn_metadata.output_schema
+        if output is not None:
+            output = slim(output, keep_null=True)
+            for (name, field), other in SHARED_RESULTS.items():
+                if tool.name == name:
+                    output = _share(output, field, other)
+            tool.fn_metadata.output_schema = output

@@ -18,14 +18,17 @@ from serial_mcp.mcp import (
     tools_io,
     tools_line,
     tools_log,
+    tools_profiles,
     tools_util,
 )
 from serial_mcp.mcp.notify import CountingBus, Notifier
+from serial_mcp.mcp.opening import Opener
 from serial_mcp.mcp.schema import slim_tool_schemas
 from serial_mcp.mcp.toolkit import ToolRegistry
 from serial_mcp.serial.manager import ConnectionManager
 from serial_mcp.serial.ports import PortInfo, list_system_ports
 from serial_mcp.store.captures import CaptureStore
+from serial_mcp.store.profiles import ProfileStore
 
 
 def build_server(
@@ -34,6 +37,7 @@ def build_server(
     port_lister: Callable[[], list[PortInfo]] = list_system_ports,
     captures: CaptureStore | None = None,
     read_only: bool = False,
+    profiles: ProfileStore | None = None,
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] = "WARNING",
 ) -> MCPServer:
     """An MCPServer whose tools drive ``manager``; tests pass a manager over a fake or PTY opener."""
@@ -63,11 +67,19 @@ def build_server(
     )
     notifier.install(server)
     resources.register(server, manager, port_lister, captures, notifier)
-    prompts.register(server, manager, port_lister, captures)
+    prompts.register(
+        server,
+        manager,
+        port_lister,
+        captures,
+        (lambda: [p.name for p in profiles.list()]) if profiles else list,
+    )
     reg = ToolRegistry(server, read_only=read_only)
-    tools_core.register(reg, manager, port_lister, captures)
+    opener = Opener(manager, port_lister, captures, profiles)
+    tools_core.register(reg, manager, opener)
     tools_io.register(reg, manager)
-    tools_line.register(reg, manager)
+    tools_line.register(reg, manager, opener)
+    tools_profiles.register(reg, manager, opener)
     tools_log.register(reg, manager)
     tools_capture.register(reg, manager, captures)
     tools_util.register(reg)

@@ -2,34 +2,22 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Annotated, Any
 
 import anyio
 from pydantic import Field
 
 from serial_mcp import messages
-from serial_mcp.core.pace import parse_pace
-from serial_mcp.core.presets import effective
-from serial_mcp.core.reconnect import parse_policy
-from serial_mcp.core.settings import SerialSettings
-from serial_mcp.errors import SerialMcpError
+from serial_mcp.core.identity import plan_bare_open
 from serial_mcp.mcp import models, params, shaping
+from serial_mcp.mcp.opening import Opener
 from serial_mcp.mcp.toolkit import ToolRegistry
-from serial_mcp.mcp.tools_capture import start_recording
-from serial_mcp.serial import reader
 from serial_mcp.serial.manager import ConnectionManager
-from serial_mcp.serial.policy import resolve_port
-from serial_mcp.serial.ports import PortInfo
-from serial_mcp.store.captures import CaptureStore, validate_name
 
 
-def register(
-    reg: ToolRegistry,
-    manager: ConnectionManager,
-    port_lister: Callable[[], list[PortInfo]],
-    captures: CaptureStore,
-) -> None:
+def register(reg: ToolRegistry, manager: ConnectionManager, opener: Opener) -> None:
+    port_lister = opener.port_lister
+
     @reg.tool(title="List serial ports", description=messages.D_LIST_PORTS, read_only=True, idempotent=True)
     async def list_ports() -> models.ListPortsResult:
         open_by_port = {c.port: c.id for c in manager.list()}
@@ -49,7 +37,12 @@ def register(
             )
             for p in port_lister()
         ]
-        return models.ListPortsResult(ports=ports, profile_matches=[])
+        matches: list[dict[str, Any]] = []
+        if opener.profiles is not None:
+            stored = await anyio.to_thread.run_sync(opener.profiles.list)
+            infos = port_lister()
+            matches = [plan_bare_open(p, infos, stored).as_dict() for p in infos]
+        return models.ListPortsResult(ports=ports, profile_matches=matches)
 
     @reg.tool(
         title="List open connections",
@@ -76,47 +69,24 @@ def register(
         reconnect: Annotated[bool | dict[str, Any] | None, Field(description=messages.P_RECONNECT)] = None,
         pace: params.PaceArg = None,
         record: Annotated[str | None, Field(description=messages.P_RECORD_OPEN)] = None,
+        profile_mode: Annotated[str, Field(description=messages.P_PROFILE_MODE)] = "auto",
     ) -> models.OpenResult:
-        settings = SerialSettings().updated(
-            baud_rate=baud_rate,
-            data_bits=data_bits,
-            parity=parity,
-            stop_bits=stop_bits,
-            flow_control=flow_control,
-        )
-        defaults: dict[str, Any] = {
+        fields = {
+            "baud_rate": baud_rate,
+            "data_bits": data_bits,
+            "parity": parity,
+            "stop_bits": stop_bits,
+            "flow_control": flow_control,
+            "rx_buffer_size": rx_buffer_size,
             "protocol": protocol,
             "rx_framing": rx_framing,
             "tx_framing": tx_framing,
             "rx_parser": rx_parser,
+            "reconnect": reconnect,
+            "pace": pace,
         }
-        # Validate the connection defaults now, so a bad framing fails the open, not the first read.
-        resolved = effective({}, defaults)
-        reader.build_decode_spec(resolved.rx_framing, resolved.rx_parser)
-        shaping.payload("x", "utf8", resolved.tx_framing)
-        defaults["pace"] = parse_pace(pace)
-        policy = parse_policy(reconnect)
-        if record is not None:  # checked before the port is touched
-            validate_name(record)
-            if not captures.enabled:
-                raise SerialMcpError("capture_disabled", messages.CAPTURE_DISABLED)
-        port = await anyio.to_thread.run_sync(resolve_port, port, port_lister)
-        conn = await manager.open(port, settings, rx_buffer_size, defaults, reconnect=policy)
-        if record is not None:
-            try:
-                start_recording(conn, captures, record)
-            except BaseException:
-                await manager.close(conn.id)
-                raise
-        return models.OpenResult(
-            connection_id=conn.id,
-            port=conn.port,
-            state=conn.state,
-            baud_rate=conn.settings.baud_rate,
-            settings=conn.settings.as_dict(),
-            rx_buffer_size=conn.ring.capacity,
-            profile=None,
-        )
+        opened = await opener.open(port, fields, profile_mode=profile_mode, record=record)
+        return models.open_result(opened.conn, opened.profile, opened.action)
 
     @reg.tool(title="Close a connection", description=messages.D_CLOSE, destructive=True)
     async def close(connection_id: params.ConnId) -> models.CloseResult:

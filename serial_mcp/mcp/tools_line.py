@@ -12,6 +12,7 @@ from serial_mcp import messages
 from serial_mcp.core.settings import SerialSettings
 from serial_mcp.errors import InvalidArgument, SerialMcpError
 from serial_mcp.mcp import models, params, shaping
+from serial_mcp.mcp.opening import Opener
 from serial_mcp.mcp.toolkit import ToolRegistry
 from serial_mcp.mcp.tools_io import set_lines
 from serial_mcp.serial.connection import Connection
@@ -20,7 +21,7 @@ from serial_mcp.serial.manager import ConnectionManager
 MAX_BREAK_MS = 60_000
 
 
-def register(reg: ToolRegistry, manager: ConnectionManager) -> None:
+def register(reg: ToolRegistry, manager: ConnectionManager, opener: Opener) -> None:
     @reg.tool(
         title="Set DTR/RTS",
         description=messages.D_SET_DTR_RTS,
@@ -76,7 +77,9 @@ def register(reg: ToolRegistry, manager: ConnectionManager) -> None:
         flow_control: Annotated[Literal["none", "software", "hardware"], Field(description=messages.P_FLOW)],
     ) -> models.ReconfigureResult:
         conn = manager.get(connection_id)
-        return await _apply(conn, conn.settings.updated(flow_control=flow_control))
+        result = await apply_settings(conn, conn.settings.updated(flow_control=flow_control))
+        result.profile_persistence = await opener.persist(conn, {"flow_control": flow_control})
+        return result
 
     @reg.tool(
         title="Change UART settings",
@@ -101,10 +104,13 @@ def register(reg: ToolRegistry, manager: ConnectionManager) -> None:
             stop_bits=stop_bits,
             flow_control=flow_control,
         )
-        return await _apply(conn, new)
+        result = await apply_settings(conn, new)
+        changed = {k: v for k, v in new.as_dict().items() if result.previous.get(k) != v}
+        result.profile_persistence = await opener.persist(conn, changed) if changed else "not_needed"
+        return result
 
 
-async def _apply(conn: Connection, new: SerialSettings) -> models.ReconfigureResult:
+async def apply_settings(conn: Connection, new: SerialSettings) -> models.ReconfigureResult:
     """Apply settings live; if the driver refuses, put the old ones back and say so."""
     shaping.require_open(conn)
     old = conn.settings

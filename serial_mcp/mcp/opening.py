@@ -1,0 +1,176 @@
+"""Opening a port the way ``open`` and ``open_profile`` both do: resolve the name, apply a device
+profile's defaults under the call's own fields, validate everything, open, bind the profile,
+start recording. Profiles are remembered per device (issue 5): a bare open of a well-identified
+USB device reuses its profile or creates one; weak identities stay transient.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+
+from serial_mcp import messages
+from serial_mcp.core.identity import OpenPlan, generated_selector, plan_bare_open
+from serial_mcp.core.pace import parse_pace
+from serial_mcp.core.presets import effective
+from serial_mcp.core.reconnect import parse_policy
+from serial_mcp.core.settings import SerialSettings
+from serial_mcp.errors import SerialMcpError
+from serial_mcp.mcp import shaping
+from serial_mcp.mcp.tools_capture import start_recording
+from serial_mcp.serial import reader
+from serial_mcp.serial.connection import Connection
+from serial_mcp.serial.manager import ConnectionManager
+from serial_mcp.serial.policy import resolve_port
+from serial_mcp.serial.ports import PortInfo
+from serial_mcp.store.captures import CaptureStore, validate_name
+from serial_mcp.store.profiles import Profile, ProfileStore
+
+SETTING_FIELDS = ("baud_rate", "data_bits", "parity", "stop_bits", "flow_control")
+CODEC_FIELDS = ("protocol", "rx_framing", "tx_framing", "rx_parser")
+OTHER_FIELDS = ("rx_buffer_size", "reconnect", "pace")
+ALL_FIELDS = SETTING_FIELDS + CODEC_FIELDS + OTHER_FIELDS
+
+
+@dataclass
+class Opened:
+    conn: Connection
+    profile: str | None
+    action: str  # reuse | generate | profile | transient | none
+
+
+def port_info_for(port: str, ports: list[PortInfo]) -> PortInfo:
+    """The live port's identity, or a bare one (path only) for PTYs, URLs and unknown names."""
+    if "://" not in port:
+        real = os.path.realpath(port)
+        for p in ports:
+            if os.path.realpath(p.name) == real:
+                return p
+    return PortInfo(port, None, None, None, None, None, None, None, None, None, "virtual")
+
+
+def connection_defaults(conn: Connection) -> dict[str, Any]:
+    """What a profile remembers about a live connection."""
+    out: dict[str, Any] = dict(conn.settings.as_dict())
+    for key in CODEC_FIELDS:
+        if conn.options.get(key) is not None:
+            out[key] = conn.options[key]
+    if conn.ring.capacity != 256 * 1024:
+        out["rx_buffer_size"] = conn.ring.capacity
+    if conn.reconnect_policy is not None:
+        out["reconnect"] = conn.reconnect_policy.as_dict()
+    pace = conn.options.get("pace")
+    if pace is not None:
+        out["pace"] = pace.as_dict()
+    return out
+
+
+class Opener:
+    """Everything an open needs; shared by the ``open`` and ``open_profile`` tools."""
+
+    def __init__(
+        self,
+        manager: ConnectionManager,
+        port_lister: Callable[[], list[PortInfo]],
+        captures: CaptureStore,
+        profiles: ProfileStore | None,
+    ) -> None:
+        self.manager = manager
+        self.port_lister = port_lister
+        self.captures = captures
+        self.profiles = profiles
+
+    async def plan(self, port: str, profile_mode: str) -> tuple[OpenPlan | None, list[PortInfo]]:
+        ports = await anyio.to_thread.run_sync(self.port_lister)
+        if self.profiles is None:
+            return None, ports
+        stored = await anyio.to_thread.run_sync(self.profiles.list)
+        return plan_bare_open(port_info_for(port, ports), ports, stored, profile_mode), ports
+
+    async def open(
+        self,
+        port: str,
+        fields: dict[str, Any],
+        *,
+        profile_mode: str = "auto",
+        profile: Profile | None = None,
+        record: str | None = None,
+    ) -> Opened:
+        """Open ``port`` with the call's ``fields`` (None = not given) over the profile's defaults."""
+        port = await anyio.to_thread.run_sync(resolve_port, port, self.port_lister)
+        plan: OpenPlan | None = None
+        if profile is None and self.profiles is not None:
+            plan, _ = await self.plan(port, profile_mode)
+            if plan is not None and plan.action == "reuse" and plan.profile:
+                profile = await anyio.to_thread.run_sync(self.profiles.get, plan.profile)
+        merged = dict(profile.defaults) if profile is not None else {}
+        merged.update({k: v for k, v in fields.items() if v is not None})
+        settings = SerialSettings().updated(**{k: merged.get(k) for k in SETTING_FIELDS})
+        defaults: dict[str, Any] = {k: merged.get(k) for k in CODEC_FIELDS}
+        resolved = effective({}, defaults)  # validate now: a bad framing fails the open, not the first read
+        reader.build_decode_spec(resolved.rx_framing, resolved.rx_parser)
+        shaping.payload("x", "utf8", resolved.tx_framing)
+        defaults["pace"] = parse_pace(merged.get("pace"))
+        policy = parse_policy(merged.get("reconnect"))
+        if record is not None:  # checked before the port is touched
+            validate_name(record)
+            if not self.captures.enabled:
+                raise SerialMcpError("capture_disabled", messages.CAPTURE_DISABLED)
+        conn = await self.manager.open(
+            port, settings, merged.get("rx_buffer_size"), defaults, reconnect=policy
+        )
+        try:
+            name, action = await self._bind(conn, plan, profile)
+            if record is not None:
+                start_recording(conn, self.captures, record)
+        except BaseException:
+            await self.manager.close(conn.id)
+            raise
+        return Opened(conn, name, action)
+
+    async def _bind(
+        self, conn: Connection, plan: OpenPlan | None, profile: Profile | None
+    ) -> tuple[str | None, str]:
+        store = self.profiles
+        if store is None:
+            return None, "none"
+        if profile is not None:
+            conn.options["profile"] = profile.name
+            await anyio.to_thread.run_sync(store.touch_used, profile.name)
+            return profile.name, "reuse" if plan is not None else "profile"
+        if plan is not None and plan.action == "generate" and plan.profile:
+            selector = plan.selector or generated_selector(plan.identity)
+            try:
+                await anyio.to_thread.run_sync(
+                    lambda: store.create(
+                        plan.profile or "", selector, connection_defaults(conn), generated=True
+                    )
+                )
+            except SerialMcpError as exc:
+                if exc.code != "profile_exists":  # another process created it first: use theirs
+                    raise
+            conn.options["profile"] = plan.profile
+            await anyio.to_thread.run_sync(store.touch_used, plan.profile)
+            return plan.profile, "generate"
+        return None, "transient"
+
+    async def persist(self, conn: Connection, changes: dict[str, Any]) -> str:
+        """Write-through learning: a durable change goes into the bound profile."""
+        name = conn.options.get("profile")
+        if self.profiles is None or not name:
+            return "transient"
+        store = self.profiles
+        try:
+            before = await anyio.to_thread.run_sync(store.get, name)
+            after = await anyio.to_thread.run_sync(
+                lambda: store.update(name, expected_revision=None, defaults=changes)
+            )
+        except SerialMcpError:
+            return "failed"
+        if before is not None and after.revision == before.revision:
+            return "not_needed"
+        return "persisted"
