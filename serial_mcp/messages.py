@@ -70,6 +70,7 @@ WRITE_TIMEOUT = (
 WRITE_FAILED = "writing to {id!r} failed: {error}; the connection is now disconnected."
 IO_ERROR = "the port reported an I/O error: {error}. Check get_status; the device may be unplugged."
 INTERNAL_ERROR = "serial-mcp hit an internal error ({error}); the server keeps running. Please report it."
+UNKNOWN_TOOL = "{detail}; tools/list shows the tools this server has."
 ARGUMENT_REJECTED = "invalid arguments: {detail}"
 UNKNOWN_ARGUMENT = "{tool} has no argument {key!r}{hint}; its arguments are: {allowed}."
 DID_YOU_MEAN = " (did you mean {name!r}?)"
@@ -380,7 +381,7 @@ BAUD_PROBE_MANY = "inconclusive: the probe was answered at several rates ({bauds
 
 # XMODEM / YMODEM (core/xmodem.py)
 XMODEM_BAD_MODE = "mode {value!r} is not known; use one of: {allowed}."
-XMODEM_BAD_RETRIES = "max_retries must be a whole number of at least 1, not {value!r}."
+XMODEM_BAD_RETRIES = "{field} must be a whole number of at least 1, not {value!r}."
 XMODEM_BAD_BLOCK_SIZE = "block_size must be 128 or 1024, not {value!r}."
 XMODEM_BAD_NAME = "YMODEM file name {name!r} is not valid: it must be non-empty and contain no NUL character."
 XMODEM_NAME_TOO_LONG = "YMODEM file name {name!r} does not fit in a 1024-byte header block; use a shorter name."
@@ -391,6 +392,7 @@ XMODEM_NO_SENDER = "no block arrived after {tries} requests; start the sending s
 XMODEM_TOO_MANY_RETRIES = "block {block} failed {retries} times in a row (last: {reason}); the transfer was cancelled."
 XMODEM_OUT_OF_SYNC = "received block {got} while expecting block {expected}: the two sides lost step, so the transfer was cancelled."
 XMODEM_TOO_LARGE = "the incoming data passed the limit of {limit} bytes; the transfer was cancelled."
+XMODEM_EOT_UNANSWERED = "every block was acknowledged, but the end of file (EOT) was not, after {tries} tries; the receiver may still have the whole file: check on the device."
 XMODEM_REASON_NAK = "the receiver answered NAK"
 XMODEM_REASON_TIMEOUT = "no answer in time"
 XMODEM_REASON_NO_REQUEST = "the receiver did not ask for the next file"

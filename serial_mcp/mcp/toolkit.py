@@ -166,15 +166,24 @@ def _clean_validation_text(text: str) -> str:
     return "; ".join(items) if items else text.strip()
 
 
+def _sdk_error(text: str) -> types.CallToolResult:
+    if text.startswith("Unknown tool"):
+        return error_result("unknown_tool", messages.UNKNOWN_TOOL.format(detail=text))
+    return error_result(
+        "invalid_argument", messages.ARGUMENT_REJECTED.format(detail=_clean_validation_text(text))
+    )
+
+
 def _structure_sdk_error(result: HandlerResult) -> HandlerResult:
-    """The SDK rejects ill-typed arguments itself (pydantic) with a bare text error; give it our shape."""
+    """The SDK refuses unknown tools and ill-typed arguments with a bare text error; give it our shape."""
     if isinstance(result, types.CallToolResult):
         if result.is_error and result.structured_content is None:
-            text = " ".join(c.text for c in result.content if isinstance(c, types.TextContent))
-            return error_result(
-                "invalid_argument", messages.ARGUMENT_REJECTED.format(detail=_clean_validation_text(text))
-            )
+            return _sdk_error(" ".join(c.text for c in result.content if isinstance(c, types.TextContent)))
         return result
+    if isinstance(result, dict) and result.get("isError") and result.get("structuredContent") is None:
+        text = " ".join(str(c.get("text", "")) for c in result.get("content", []) if isinstance(c, dict))
+        return _sdk_error(text).model_dump(mode="json", by_alias=True, exclude_none=True)
+    return result
     if isinstance(result, dict) and result.get("isError") and result.get("structuredContent") is None:
         text = " ".join(str(c.get("text", "")) for c in result.get("content", []) if isinstance(c, dict))
         detail = _clean_validation_text(text)
