@@ -144,6 +144,11 @@ CONFIGURE_ONE_OF = "give exactly one of profile or connection_id."
 CONFIGURE_LIVE_FIELDS = (
     "a connection can change {key!r} only through its profile; live fields are: {allowed}."
 )
+MIRROR_BAD = "mirror {value!r} is not valid; use 'ro' (watch) or 'rw' (watch and type)."
+BAUD_ARGS = "give 1..{max} candidate rates and window_ms 50..10000."
+TRANSFER_NEEDS_DATA = "direction send needs data (the file contents, base64 by default)."
+TRANSFER_TOO_BIG = "the file is larger than {max} bytes."
+TRANSFER_PROGRESS = "block {block}"
 BAD_ENCODING = "encoding {value!r} for {field} is not known; use one of: {allowed}."
 
 # --- command line ---------------------------------------------------------------------------------
@@ -216,17 +221,13 @@ D_OPEN = "Open a port (path or URL: /dev/ttyUSB0, COM3, socket://h:p, rfc2217://
 D_CLOSE = "Close a connection and release the port."
 D_GET_STATUS = "State, settings, counters, ring offsets, cursors, bytes lost, modem lines (null if none)."
 D_READ = (
-    "Read received bytes from a cursor (default) or offset; buffered data first. Ends on match, max_bytes, "
-    "idle_ms of quiet after data, or timeout_ms. bytes_lost > 0: the buffer overran."
+    "Read received bytes from a cursor or offset. Ends on match, max_bytes, idle_ms quiet, or timeout_ms."
 )
-D_WRITE = "Send bytes to the device (utf8 text by default; hex or base64 for binary). Include line endings yourself."
+D_WRITE = "Send bytes (utf8 text, or hex/base64); add line endings yourself."
 D_TRANSACT = "Write, then read the reply from a mark taken just before the write (never misses a fast reply)."
 D_FLUSH = "Discard unread input of a cursor, the OS output queue, or both."
 
-D_CAPTURE_BOOT = (
-    "Reset and capture boot output atomically: drop unread input, mark the edge, pulse DTR/RTS (optional), "
-    "read only what follows (default timeout 5000 ms)."
-)
+D_CAPTURE_BOOT = "Reset (optional DTR/RTS pulse) and capture only the output that follows, atomically."
 D_RECONNECT = (
     "Reopen the port of a connection (after an unplug or to recover); the ring and offsets carry on."
 )
@@ -237,9 +238,7 @@ D_RECONFIGURE = (
     "Change UART settings live (baud_rate, data_bits, parity, stop_bits, flow_control); validated first."
 )
 D_COMPUTE_CHECKSUM = "Checksum or CRC of data: xor, lrc, sum8, fletcher16, adler32, any CRC catalogue model."
-D_GET_LOG = (
-    "Event log (open/close, rx/tx bytes, lines, BREAK, config, errors): newest `limit`, or after seq `since`."
-)
+D_GET_LOG = "Event log: open/close, rx/tx bytes, lines, BREAK, config, errors."
 D_CLEAR_LOG = "Empty the event log of a connection (sequence numbers keep increasing)."
 P_LOG_LIMIT = "Most events to return (default 100, max 1000)."
 P_LOG_SINCE = "Return events after this seq (from a previous last_seq); omit for the newest."
@@ -263,7 +262,7 @@ P_EXPECTED_REVISION = "Refuse if the profile's revision differs (compare-and-swa
 P_OVERWRITE = "Replace an existing profile of that name."
 P_DEFAULTS = "Fields to change: baud_rate, data_bits, parity, stop_bits, flow_control (profiles also: protocol, framings, pace ...)."
 P_TO_REVISION = "Revision to restore (see the profile's history)."
-P_PROFILE_MODE = "auto (default): remember well-identified USB devices; none: no profile."
+P_PROFILE_MODE = "auto (default) or none: remember this device's settings in a profile."
 P_CONNECTION_ID = "From open (or the port name)."
 P_PORT = "Device path or URL (/dev/ttyUSB0, COM3, socket://h:p, rfc2217://h:p, replay://f.jsonl)."
 P_BAUD = "Baud rate, default 115200."
@@ -272,25 +271,22 @@ P_STOP_BITS = "Stop bits: 1 (default), 1.5 or 2."
 P_RX_BUFFER = "RX ring size in bytes (default 262144)."
 P_FROM = "'cursor' (default), 'now', 'buffer_start' or an absolute offset."
 P_CURSOR = "Cursor name (default 'default'); a new name starts its own cursor."
-P_TIMEOUT_MS = "Longest wait in ms (default 1000; 0 = return what is buffered)."
-P_IDLE_MS = "Return after data once the line is quiet this long (default 100 without match)."
+P_TIMEOUT_MS = "Longest wait, ms (default 1000; 0 = no wait)."
+P_IDLE_MS = "Return once quiet this long after data (default 100 without match)."
 P_MAX_BYTES = "Most bytes to return (default 65536)."
 P_MATCH = "Stop at this: a string or {pattern, mode: literal|regex|glob, pattern_encoding}."
 P_ENCODING_OUT = "utf8 (default; invalid UTF-8 comes back as hex), hex or base64."
 P_ENCODING_IN = "Encoding of data: utf8 (default), hex or base64."
 P_ENCODING_BOTH = "Encoding of data and of the reply: utf8 (default), hex or base64."
 P_READ_ENCODING = "Reply encoding if it differs from encoding."
-P_DATA = "Bytes to send, in the given encoding. Add line endings (\\r, \\n) yourself."
+P_DATA = "Bytes to send (in encoding); add line endings yourself."
 P_MAX_FRAMES = "Framed reads: most frames to return (default 100)."
 P_PROTOCOL = "Preset: at_command, nmea0183, modbus_ascii, json_lines, ndjson, slip, cobs, grbl; raw = none."
 P_RX_FRAMING = "{type: line|delimiter|length_prefixed|start_end|slip|cobs|none, ...}: return frames[]."
 P_TX_FRAMING = "{type: line|delimiter|length_prefixed|start_end|slip|cobs|nmea|modbus_ascii|none, ...}."
 P_RX_PARSER = "{type: at_command|json_lines|shell_prompt|nmea|modbus_ascii|grbl|raw, validate}."
 P_PACE = "Slow the write down: {inter_byte_us, inter_line_ms}."
-P_RESET = (
-    "Line pulse: {dtr, rts, hold_ms} levels held for hold_ms (default 100) then restored; "
-    "null = only arm the capture (press reset / power-cycle yourself)."
-)
+P_RESET = "{dtr, rts, hold_ms}: levels held hold_ms (default 100) then restored; null = just arm."
 P_RECONNECT = "Auto-reconnect: true or {max_attempts, initial_delay_ms, max_delay_ms, backoff}."
 P_DTR = "DTR level: true = asserted."
 P_RTS = "RTS level: true = asserted."
@@ -298,8 +294,22 @@ P_BREAK_MS = "How long to hold BREAK, ms (default 250)."
 P_FLOW = "none, software (XON/XOFF) or hardware (RTS/CTS)."
 P_ALGORITHM = "e.g. crc16_modbus, crc32, crc16_ccitt_false, crc8, xor, lrc, sum8, fletcher16, adler32, or a CRC catalogue name."
 P_AS_IN_READ = "As in read."
-P_RECORD_OPEN = "Record the whole session to this capture file name (needs --capture-dir)."
-P_RESPOND = "While this call waits, answer a pattern at once: {on: match, send, encoding, times} (e.g. stop autoboot)."
+P_RECORD_OPEN = "Record the session to this capture file (needs --capture-dir)."
+P_RESPOND = "Answer a pattern at once while this call waits: {on, send, encoding, times}."
+P_MIRROR = "ro|rw: also show the device on a PTY for a person (rw: they can type)."
+D_DETECT_BAUD = (
+    "Try baud rates, score what is heard (optional probe), restore settings; may say inconclusive."
+)
+D_FILE_TRANSFER = "Send or receive a file with XMODEM (checksum, CRC, 1K) or YMODEM to/from a bootloader."
+P_CANDIDATES = "Rates to try (default: common rates 1200..921600)."
+P_WINDOW_MS = "How long to listen at each rate (default 600)."
+P_PROBE = "Text to send at each rate to provoke an answer (e.g. '\\r')."
+P_DIRECTION = "send or receive."
+P_XPROTOCOL = "xmodem (checksum), xmodem_crc (default), xmodem_1k or ymodem."
+P_XDATA = "File contents to send (base64 by default)."
+P_XFILENAME = "YMODEM file name to announce."
+P_KEYS = "Named keys sent after data: ctrl-c, enter, esc, up, f1 ..."
+P_STRIP_ANSI = "Remove ANSI/VT100 escape sequences from the text."
 P_FLUSH_TARGET = "input (default), output or both."
 
 # one-line human summaries that accompany every structured result
@@ -327,6 +337,8 @@ S_CAPTURES = "{n} capture(s) in {dir}: {names}"
 S_PROFILE = "profile {name} at revision {rev}{extra}"
 S_PROFILES = "{n} profile(s): {names}"
 S_OPEN_PROFILE = " (profile {name}: {action})"
+S_BAUD = "{id}: {verdict} ({reason}); top {top}"
+S_TRANSFER = "transfer {state}: {b} bytes in {n} blocks, {r} retries"
 S_LOST = " LOST {n} bytes before this data"
 S_WRITE = "wrote {n} bytes to {id}"
 S_FLUSH = "flushed {target} of {id}; {n} unread bytes discarded"
@@ -384,12 +396,18 @@ XMODEM_BAD_MODE = "mode {value!r} is not known; use one of: {allowed}."
 XMODEM_BAD_RETRIES = "{field} must be a whole number of at least 1, not {value!r}."
 XMODEM_BAD_BLOCK_SIZE = "block_size must be 128 or 1024, not {value!r}."
 XMODEM_BAD_NAME = "YMODEM file name {name!r} is not valid: it must be non-empty and contain no NUL character."
-XMODEM_NAME_TOO_LONG = "YMODEM file name {name!r} does not fit in a 1024-byte header block; use a shorter name."
+XMODEM_NAME_TOO_LONG = (
+    "YMODEM file name {name!r} does not fit in a 1024-byte header block; use a shorter name."
+)
 XMODEM_CANCELLED_LOCAL = "the transfer was cancelled here; CAN was sent to the other side."
 XMODEM_CANCELLED_PEER = "the other side cancelled the transfer (it sent CAN CAN)."
 XMODEM_NO_START = "the receiver never asked for data (no NAK or 'C' after {tries} timeouts); start its XMODEM/YMODEM receive command first (e.g. U-Boot 'loadx' / 'loady')."
-XMODEM_NO_SENDER = "no block arrived after {tries} requests; start the sending side's XMODEM/YMODEM send command first."
-XMODEM_TOO_MANY_RETRIES = "block {block} failed {retries} times in a row (last: {reason}); the transfer was cancelled."
+XMODEM_NO_SENDER = (
+    "no block arrived after {tries} requests; start the sending side's XMODEM/YMODEM send command first."
+)
+XMODEM_TOO_MANY_RETRIES = (
+    "block {block} failed {retries} times in a row (last: {reason}); the transfer was cancelled."
+)
 XMODEM_OUT_OF_SYNC = "received block {got} while expecting block {expected}: the two sides lost step, so the transfer was cancelled."
 XMODEM_TOO_LARGE = "the incoming data passed the limit of {limit} bytes; the transfer was cancelled."
 XMODEM_EOT_UNANSWERED = "every block was acknowledged, but the end of file (EOT) was not, after {tries} tries; the receiver may still have the whole file: check on the device."

@@ -73,6 +73,7 @@ class OpenResult(BaseModel):
     rx_buffer_size: int
     profile: str | None = None
     profile_action: str | None = None
+    mirror: str | None = None
 
     def summary(self) -> str:
         prof = (
@@ -167,6 +168,7 @@ class ReadResult(BaseModel):
     frames_dropped: int | None = None
     error: str | None = None
     responded: int | None = None
+    ansi_stripped: int | None = None
 
     def summary(self) -> str:
         lost = messages.S_LOST.format(n=self.bytes_lost) if self.bytes_lost else ""
@@ -384,4 +386,34 @@ def open_result(conn: Any, profile: str | None, action: str) -> OpenResult:
         rx_buffer_size=conn.ring.capacity,
         profile=profile,
         profile_action=action,
+        mirror=conn.mirror.path if conn.mirror is not None else None,
     )
+
+
+class BaudResult(BaseModel):
+    connection_id: str
+    best: int | None
+    conclusive: bool
+    reason: str
+    ranked: list[dict[str, Any]]
+    restored_baud_rate: int
+
+    def summary(self) -> str:
+        top = ", ".join(f"{r['baud_rate']}:{r['score']}" for r in self.ranked[:4])
+        verdict = str(self.best) if self.conclusive else "inconclusive"
+        return messages.S_BAUD.format(id=self.connection_id, verdict=verdict, reason=self.reason, top=top)
+
+
+class TransferResultModel(BaseModel):
+    ok: bool
+    bytes: int
+    blocks: int
+    retries: int
+    cancelled: bool
+    error: str | None = None
+    files: list[dict[str, Any]] = []
+    data: str | None = None
+
+    def summary(self) -> str:
+        state = "ok" if self.ok else ("cancelled" if self.cancelled else f"failed: {self.error}")
+        return messages.S_TRANSFER.format(state=state, b=self.bytes, n=self.blocks, r=self.retries)

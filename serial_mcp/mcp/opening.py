@@ -19,12 +19,13 @@ from serial_mcp.core.pace import parse_pace
 from serial_mcp.core.presets import effective
 from serial_mcp.core.reconnect import parse_policy
 from serial_mcp.core.settings import SerialSettings
-from serial_mcp.errors import SerialMcpError
+from serial_mcp.errors import InvalidArgument, SerialMcpError
 from serial_mcp.mcp import shaping
 from serial_mcp.mcp.tools_capture import start_recording
 from serial_mcp.serial import reader
 from serial_mcp.serial.connection import Connection
 from serial_mcp.serial.manager import ConnectionManager
+from serial_mcp.serial.mirror import PtyMirror
 from serial_mcp.serial.policy import resolve_port
 from serial_mcp.serial.ports import PortInfo
 from serial_mcp.store.captures import CaptureStore, validate_name
@@ -99,6 +100,7 @@ class Opener:
         profile_mode: str = "auto",
         profile: Profile | None = None,
         record: str | None = None,
+        mirror: str | None = None,
     ) -> Opened:
         """Open ``port`` with the call's ``fields`` (None = not given) over the profile's defaults."""
         port = await anyio.to_thread.run_sync(resolve_port, port, self.port_lister)
@@ -116,6 +118,8 @@ class Opener:
         shaping.payload("x", "utf8", resolved.tx_framing)
         defaults["pace"] = parse_pace(merged.get("pace"))
         policy = parse_policy(merged.get("reconnect"))
+        if mirror not in (None, "ro", "rw"):
+            raise InvalidArgument(messages.MIRROR_BAD.format(value=mirror))
         if record is not None:  # checked before the port is touched
             validate_name(record)
             if not self.captures.enabled:
@@ -127,6 +131,9 @@ class Opener:
             name, action = await self._bind(conn, plan, profile)
             if record is not None:
                 start_recording(conn, self.captures, record)
+            if mirror is not None:
+                conn.mirror = PtyMirror(conn, mirror)  # type: ignore[arg-type]
+                conn.closers.append(conn.mirror.close)
         except BaseException:
             await self.manager.close(conn.id)
             raise

@@ -9,7 +9,7 @@ from pydantic import Field
 from serial_mcp import messages
 
 Enc = Literal["utf8", "hex", "base64"]
-ConnId = Annotated[str, Field(description=messages.P_CONNECTION_ID)]
+ConnId = str  # self-explanatory: every tool says where it comes from (open)
 Timeout = Annotated[int | None, Field(description=messages.P_TIMEOUT_MS)]
 IdleMs = Annotated[int | None, Field(description=messages.P_IDLE_MS)]
 MaxBytes = Annotated[int | None, Field(description=messages.P_MAX_BYTES)]
@@ -25,10 +25,10 @@ RxFraming = Annotated[dict[str, Any] | None, Field(description=messages.P_RX_FRA
 TxFraming = Annotated[dict[str, Any] | None, Field(description=messages.P_TX_FRAMING)]
 RxParser = Annotated[dict[str, Any] | None, Field(description=messages.P_RX_PARSER)]
 PaceArg = Annotated[dict[str, int] | None, Field(description=messages.P_PACE)]
-BaudRate = Annotated[int | None, Field(description=messages.P_BAUD)]
-DataBits = Annotated[Literal[5, 6, 7, 8] | None, Field(description=messages.P_DATA_BITS)]
+BaudRate = int | None
+DataBits = Literal[5, 6, 7, 8] | None
 ParityArg = Annotated[Literal["none", "even", "odd", "mark", "space"] | None, Field()]
-StopBits = Annotated[float | None, Field(description=messages.P_STOP_BITS)]
+StopBits = float | None
 FlowControl = Annotated[Literal["none", "software", "hardware"] | None, Field()]
 
 # The same read options on transact and capture_boot: described once, on read.

@@ -14,6 +14,7 @@ from serial_mcp.mcp import (
     prompts,
     resources,
     tools_capture,
+    tools_console,
     tools_core,
     tools_io,
     tools_line,
@@ -82,6 +83,7 @@ def build_server(
     tools_profiles.register(reg, manager, opener)
     tools_log.register(reg, manager)
     tools_capture.register(reg, manager, captures)
+    tools_console.register(reg, manager)
     tools_util.register(reg)
     server.middleware.append(reg.guard())
     slim_tool_schemas(server)

@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from serial_mcp import messages
+from serial_mcp.core import ansi
 from serial_mcp.core.encoding import decode_input, encode_output
 from serial_mcp.core.framing.config import build_encoder
 from serial_mcp.core.pace import Pace, parse_pace
@@ -139,15 +140,28 @@ def status(conn: Connection) -> models.StatusResult:
 
 
 def read_result(
-    conn: Connection, o: reader.ReadOutcome, encoding: str, responder: Responder | None = None
+    conn: Connection,
+    o: reader.ReadOutcome,
+    encoding: str,
+    responder: Responder | None = None,
+    *,
+    strip_ansi: bool = False,
 ) -> models.ReadResult:
-    text, used = encode_output(o.data, encoding)
+    stripped = 0
+    data = o.data
+    if strip_ansi:
+        data, stripped = ansi.strip_ansi(data)
+    text, used = encode_output(data, encoding)
     frames: list[models.Frame] | None = None
     if o.frames is not None:
         times = o.frame_times or [None] * len(o.frames)
         frames = []
         for i, (f, t) in enumerate(zip(o.frames, times, strict=True)):
-            ftext, fenc = encode_output(f.data, encoding)
+            fdata = f.data
+            if strip_ansi:
+                fdata, n = ansi.strip_ansi(fdata)
+                stripped += n
+            ftext, fenc = encode_output(fdata, encoding)
             frames.append(
                 models.Frame(
                     index=i,
@@ -179,6 +193,7 @@ def read_result(
         frames_dropped=o.frames_dropped,
         error=o.error,
         responded=None if responder is None else responder.sent,
+        ansi_stripped=stripped if strip_ansi else None,
     )
 
 

@@ -70,6 +70,7 @@ def register(reg: ToolRegistry, manager: ConnectionManager, opener: Opener) -> N
         pace: params.PaceArg = None,
         record: Annotated[str | None, Field(description=messages.P_RECORD_OPEN)] = None,
         profile_mode: Annotated[str, Field(description=messages.P_PROFILE_MODE)] = "auto",
+        mirror: Annotated[str | None, Field(description=messages.P_MIRROR)] = None,
     ) -> models.OpenResult:
         fields = {
             "baud_rate": baud_rate,
@@ -85,7 +86,7 @@ def register(reg: ToolRegistry, manager: ConnectionManager, opener: Opener) -> N
             "reconnect": reconnect,
             "pace": pace,
         }
-        opened = await opener.open(port, fields, profile_mode=profile_mode, record=record)
+        opened = await opener.open(port, fields, profile_mode=profile_mode, record=record, mirror=mirror)
         return models.open_result(opened.conn, opened.profile, opened.action)
 
     @reg.tool(title="Close a connection", description=messages.D_CLOSE, destructive=True)

@@ -8,6 +8,7 @@ import anyio
 from pydantic import Field
 
 from serial_mcp import messages
+from serial_mcp.core.keys import encode_keys
 from serial_mcp.errors import InvalidArgument
 from serial_mcp.mcp import models, params, shaping
 from serial_mcp.mcp.toolkit import ToolRegistry
@@ -35,6 +36,7 @@ def register(reg: ToolRegistry, manager: ConnectionManager) -> None:
         rx_parser: params.RxParser = None,
         max_frames: params.MaxFrames = None,
         respond: params.RespondArg = None,
+        strip_ansi: Annotated[bool, Field(description=messages.P_STRIP_ANSI)] = False,
     ) -> models.ReadResult:
         conn = manager.get(connection_id)
         resolved = shaping.codecs(conn, protocol, rx_framing, None, rx_parser)
@@ -51,21 +53,23 @@ def register(reg: ToolRegistry, manager: ConnectionManager) -> None:
         )
         with shaping.armed(conn, respond) as responder:
             outcome = await reader.read(conn, req)
-        return shaping.read_result(conn, outcome, req.encoding, responder)
+        return shaping.read_result(conn, outcome, req.encoding, responder, strip_ansi=strip_ansi)
 
     @reg.tool(title="Write data", description=messages.D_WRITE, destructive=True, mutates=True)
     async def write(
         connection_id: params.ConnId,
-        data: params.Data,
+        data: Annotated[str, Field(description=messages.P_DATA)] = "",
         encoding: params.EncIn = None,
         protocol: params.Protocol = None,
         tx_framing: params.TxFraming = None,
         pace: params.PaceArg = None,
+        keys: Annotated[list[str] | None, Field(description=messages.P_KEYS)] = None,
     ) -> models.WriteResult:
         conn = manager.get(connection_id)
         resolved = shaping.codecs(conn, protocol, None, tx_framing, None)
-        body = shaping.payload(data, encoding, resolved.tx_framing)
-        n = await shaping.write(conn, body, shaping.pace_for(conn, pace))
+        tail = encode_keys(keys) if keys else b""
+        body = shaping.payload(data, encoding, resolved.tx_framing) if data or not tail else b""
+        n = await shaping.write(conn, body + tail, shaping.pace_for(conn, pace))
         return models.WriteResult(connection_id=conn.id, bytes_written=n, tx_bytes=conn.tx.tx_bytes)
 
     @reg.tool(

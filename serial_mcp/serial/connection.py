@@ -90,6 +90,8 @@ class Connection:
         self.listeners: list[Listener] = []
         self.recorder: Any = None  # a serial.recorder.Recorder while a recording runs
         self.responders: list[Any] = []  # serial.responder.Responder rules armed by a running call
+        self.closers: list[Callable[[], None]] = []  # blocking clean-ups run (off the loop) on close
+        self.mirror: Any = None  # a serial.mirror.PtyMirror when open(mirror=...)
         self._reopen = reopen
         self._reconnect_task: asyncio.Task[None] | None = None
         self._last_rx_time: float | None = None
@@ -332,6 +334,11 @@ class Connection:
                 log.info("closing %s: %s", self.port, exc)
         self.record("close")
         await self.stop_recording("closed")
+        for closer in self.closers:
+            try:
+                await anyio.to_thread.run_sync(closer)
+            except Exception as exc:  # a clean-up failure must not keep the port open
+                log.info("closing %s: %s", self.id, exc)
         self._wake()
 
     def start_recording(self, recorder: Any) -> None:

@@ -12,7 +12,7 @@ from mcp import Client
 from serial_mcp.mcp.server import build_server
 from serial_mcp.serial.manager import ConnectionManager
 from serial_mcp.serial.system import SystemOpener
-from tests.pty.devices import PtyDevice
+from tests.pty.devices import PtyDevice, echo
 
 pytestmark = pytest.mark.anyio
 
@@ -117,5 +117,49 @@ async def test_respond_pages_through_a_pager_with_transact(client: Client) -> No
         )
         assert r["read"]["matched"] and r["read"]["responded"] == 2
         assert bytes(dev.received) == b"show log\r  "
+    finally:
+        dev.close()
+
+
+async def test_mirror_ro_shows_the_device_to_a_person(client: Client) -> None:
+    import serial
+
+    dev = PtyDevice().start()
+    try:
+        opened = await call(client, "open", {"port": dev.path, "mirror": "ro"})
+        assert opened["mirror"] and opened["mirror"].startswith("/dev/")
+        with serial.Serial(opened["mirror"], 115200, timeout=10) as person:
+            dev.send(b"kernel: eth0 link up\r\n")
+            assert person.read_until(b"\r\n") == b"kernel: eth0 link up\r\n"
+            person.write(b"typed in ro mode\r")
+            r = await call(
+                client,
+                "read",
+                {"connection_id": opened["connection_id"], "match": "\r\n", "timeout_ms": 5000},
+            )
+            assert r["data"] == "kernel: eth0 link up\r\n", "the agent's cursor still gets everything"
+        await call(client, "close", {"connection_id": opened["connection_id"]})
+        assert bytes(dev.received) == b"", "ro: nothing the person typed reached the device"
+    finally:
+        dev.close()
+
+
+async def test_mirror_rw_forwards_typing_and_logs_it(client: Client) -> None:
+    import serial
+
+    dev = PtyDevice(echo).start()
+    try:
+        opened = await call(client, "open", {"port": dev.path, "mirror": "rw"})
+        cid = opened["connection_id"]
+        with serial.Serial(opened["mirror"], 115200, timeout=10) as person:
+            person.write(b"reboot\r")
+            assert person.read_until(b"\r") == b"reboot\r"  # the device echoed it back to both
+        r = await call(client, "read", {"connection_id": cid, "match": "\r", "timeout_ms": 5000})
+        assert r["data"] == "reboot\r"
+        log = await call(client, "get_log", {"connection_id": cid})
+        tx = [e for e in log["events"] if e["type"] == "tx"]
+        assert tx and tx[0]["source"] == "mirror" and tx[0]["data"] == "reboot\r"
+        bad = await client.call_tool("open", {"port": dev.path, "mirror": "yes"})
+        assert bad.is_error
     finally:
         dev.close()

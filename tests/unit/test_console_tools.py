@@ -1,0 +1,175 @@
+"""Console tools over the fake opener: keys, strip_ansi (real ESP32 log), detect_baud against a device
+that only speaks text at its true rate, and XMODEM/YMODEM against simulated bootloader peers."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import random
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client
+
+from serial_mcp.core.baud import simulate_garble
+from serial_mcp.core.xmodem import XmodemReceiver, XmodemSender, YmodemReceiver
+from serial_mcp.mcp.server import build_server
+from serial_mcp.serial.fake import FakeDevice, FakeOpener
+from serial_mcp.serial.manager import ConnectionManager
+
+pytestmark = pytest.mark.anyio
+ESP32_LOG = Path(__file__).parents[1] / "data" / "bootlogs" / "esp32" / "esp32-mdf-boot.txt"
+
+
+@pytest.fixture
+async def env() -> AsyncIterator[tuple[Client, FakeOpener]]:
+    opener = FakeOpener()
+    async with Client(build_server(ConnectionManager(opener))) as c:
+        yield c, opener
+
+
+async def call(c: Client, name: str, args: dict[str, Any]) -> dict[str, Any]:
+    r = await c.call_tool(name, args)
+    assert not r.is_error, r.content
+    assert r.structured_content is not None
+    return r.structured_content
+
+
+async def test_keys_are_sent_after_data(env: tuple[Client, FakeOpener]) -> None:
+    c, opener = env
+    dev = opener.add("tty")
+    cid = (await call(c, "open", {"port": "tty"}))["connection_id"]
+    await call(c, "write", {"connection_id": cid, "data": "top", "keys": ["enter"]})
+    await call(c, "write", {"connection_id": cid, "keys": ["ctrl-c", "up", "esc", "f1"]})
+    assert bytes(dev.written) == b"top\r" + b"\x03\x1b[A\x1b" + b"\x1bOP"
+    bad = await c.call_tool("write", {"connection_id": cid, "keys": ["ctrl-cc"]})
+    assert bad.is_error and "ctrl-c" in bad.structured_content["error"]["message"]  # type: ignore[index]
+
+
+async def test_strip_ansi_on_the_real_esp32_boot_log(env: tuple[Client, FakeOpener]) -> None:
+    c, opener = env
+    dev = opener.add("esp32")
+    raw = ESP32_LOG.read_bytes()
+    cid = (await call(c, "open", {"port": "esp32", "rx_buffer_size": 1 << 20}))["connection_id"]
+    dev.feed(raw)
+    r = await call(
+        c,
+        "read",
+        {
+            "connection_id": cid,
+            "max_bytes": len(raw),
+            "timeout_ms": 5000,
+            "strip_ansi": True,
+            "encoding": "hex",
+        },
+    )
+    text = bytes.fromhex(r["data"]) if r["encoding"] == "hex" else r["data"].encode()
+    assert b"\x1b" not in text and r["ansi_stripped"] > 100
+    assert b"I (" in text and r["next_offset"] == len(raw)
+
+
+async def test_detect_baud_finds_the_rate_the_device_speaks(env: tuple[Client, FakeOpener]) -> None:
+    c, opener = env
+    banner = b"ESP-ROM:esp32s3-20210327\r\nBuild:Mar 27 2021\r\nrst:0x1 (POWERON),boot:0x8 (SPI_FAST_FLASH_BOOT)\r\n"
+    dev = opener.add("board")
+
+    def answer(data: bytes) -> bytes:
+        configured = dev.settings_history[-1].baud_rate
+        return simulate_garble(banner, 57600, configured, seed=configured)
+
+    dev.responder = answer
+    cid = (await call(c, "open", {"port": "board", "baud_rate": 9600}))["connection_id"]
+    r = await call(
+        c,
+        "detect_baud",
+        {"connection_id": cid, "candidates": [9600, 19200, 57600, 115200], "probe": "\r", "window_ms": 100},
+    )
+    assert r["conclusive"] and r["best"] == 57600
+    assert r["restored_baud_rate"] == 9600 and dev.settings_history[-1].baud_rate == 9600
+
+
+async def test_detect_baud_is_inconclusive_on_a_silent_device(env: tuple[Client, FakeOpener]) -> None:
+    c, opener = env
+    opener.add("silent")
+    cid = (await call(c, "open", {"port": "silent"}))["connection_id"]
+    r = await call(c, "detect_baud", {"connection_id": cid, "candidates": [9600, 115200], "window_ms": 50})
+    assert r["conclusive"] is False and r["best"] is None and r["reason"]
+
+
+@pytest.mark.parametrize("protocol", ["xmodem", "xmodem_crc", "xmodem_1k"])
+async def test_xmodem_send_to_a_simulated_bootloader(env: tuple[Client, FakeOpener], protocol: str) -> None:
+    c, opener = env
+    firmware = random.Random(1).randbytes(3000)
+    receiver = XmodemReceiver("checksum" if protocol == "xmodem" else "crc", size=len(firmware))
+    dev = opener.add("boot")
+    dev.responder = lambda data: (receiver.receive_bytes(data), receiver.next_output())[1] or None
+    cid = (await call(c, "open", {"port": "boot"}))["connection_id"]
+
+    async def keep_asking() -> None:  # a real receiver repeats its start byte until the first block
+        while receiver.result is None and not dev.written:
+            dev.feed(receiver.next_output() or (b"C" if protocol != "xmodem" else b"\x15"))
+            await asyncio.sleep(0.05)
+
+    task = asyncio.create_task(keep_asking())
+    r = await call(
+        c,
+        "file_transfer",
+        {
+            "connection_id": cid,
+            "direction": "send",
+            "protocol": protocol,
+            "data": base64.b64encode(firmware).decode(),
+        },
+    )
+    await task
+    assert r["ok"] and r["bytes"] >= len(firmware)
+    assert receiver.result is not None and receiver.result.ok
+    assert receiver.result.files[0].data[: len(firmware)] == firmware
+
+
+async def test_xmodem_receive_from_a_simulated_sender(env: tuple[Client, FakeOpener]) -> None:
+    c, opener = env
+    log = b"core dump " * 500
+    sender = XmodemSender(log, "crc")
+    dev = opener.add("dump")
+    dev.responder = lambda data: (sender.receive_bytes(data), sender.next_output())[1] or None
+    cid = (await call(c, "open", {"port": "dump"}))["connection_id"]
+    r = await call(
+        c, "file_transfer", {"connection_id": cid, "direction": "receive", "protocol": "xmodem_crc"}
+    )
+    assert r["ok"], r
+    got = base64.b64decode(r["data"])
+    assert got.rstrip(b"\x1a") == log
+
+
+async def test_ymodem_send_carries_name_and_size(env: tuple[Client, FakeOpener]) -> None:
+    c, opener = env
+    data = b"hello bootloader\n" * 100
+    receiver = YmodemReceiver()
+    dev: FakeDevice = opener.add("y")
+    dev.responder = lambda d: (receiver.receive_bytes(d), receiver.next_output())[1] or None
+    cid = (await call(c, "open", {"port": "y"}))["connection_id"]
+
+    async def keep_asking() -> None:
+        while not dev.written:
+            dev.feed(receiver.next_output() or b"C")
+            await asyncio.sleep(0.05)
+
+    task = asyncio.create_task(keep_asking())
+    r = await call(
+        c,
+        "file_transfer",
+        {
+            "connection_id": cid,
+            "direction": "send",
+            "protocol": "ymodem",
+            "data": base64.b64encode(data).decode(),
+            "filename": "app.bin",
+        },
+    )
+    await task
+    assert r["ok"]
+    assert receiver.result is not None and receiver.result.files[0].name == "app.bin"
+    assert receiver.result.files[0].data == data
