@@ -149,6 +149,15 @@ BAUD_ARGS = "give 1..{max} candidate rates and window_ms 50..10000."
 TRANSFER_NEEDS_DATA = "direction send needs data (the file contents, base64 by default)."
 TRANSFER_TOO_BIG = "the file is larger than {max} bytes."
 TRANSFER_PROGRESS = "block {block}"
+BAD_RS485 = (
+    "rs485 must be an object with any of: {allowed} (levels true/false, delays in seconds 0..1), "
+    'e.g. {{"rts_level_for_tx": true, "rts_level_for_rx": false}}.'
+)
+BAD_LOW_LATENCY = "low_latency must be true or false."
+RS485_UNSUPPORTED = (
+    "port {port!r} cannot switch to RS-485 mode ({error}): the driver lacks TIOCSRS485 support "
+    "(Linux only, and only UARTs/adapters that implement it). Open without rs485, or drive RTS yourself."
+)
 BAD_ENCODING = "encoding {value!r} for {field} is not known; use one of: {allowed}."
 
 # --- command line ---------------------------------------------------------------------------------
@@ -310,6 +319,8 @@ P_XDATA = "File contents to send (base64 by default)."
 P_XFILENAME = "YMODEM file name to announce."
 P_KEYS = "Named keys sent after data: ctrl-c, enter, esc, up, f1 ..."
 P_STRIP_ANSI = "Remove ANSI/VT100 escape sequences from the text."
+P_RS485 = "RS-485 transceiver control: {rts_level_for_tx, rts_level_for_rx, loopback, delay_before_tx, delay_before_rx}."
+P_LOW_LATENCY = "Ask the driver for low latency (Linux ASYNC_LOW_LATENCY); get_status says if it took."
 P_FLUSH_TARGET = "input (default), output or both."
 
 # one-line human summaries that accompany every structured result

@@ -124,6 +124,7 @@ class StatusResult(BaseModel):
     reconnect_attempts: int = 0
     reconnects: int = 0
     reconnect: dict[str, Any] | None = None
+    low_latency: bool | None = None
     defaults: dict[str, Any] = {}
     last_error: str | None
     opened_at: str

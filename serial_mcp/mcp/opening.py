@@ -32,6 +32,7 @@ from serial_mcp.store.captures import CaptureStore, validate_name
 from serial_mcp.store.profiles import Profile, ProfileStore
 
 SETTING_FIELDS = ("baud_rate", "data_bits", "parity", "stop_bits", "flow_control")
+OPEN_ONLY_FIELDS = ("rs485", "low_latency")
 CODEC_FIELDS = ("protocol", "rx_framing", "tx_framing", "rx_parser")
 OTHER_FIELDS = ("rx_buffer_size", "reconnect", "pace")
 ALL_FIELDS = SETTING_FIELDS + CODEC_FIELDS + OTHER_FIELDS
@@ -56,7 +57,8 @@ def port_info_for(port: str, ports: list[PortInfo]) -> PortInfo:
 
 def connection_defaults(conn: Connection) -> dict[str, Any]:
     """What a profile remembers about a live connection."""
-    out: dict[str, Any] = dict(conn.settings.as_dict())
+    settings = conn.settings.as_dict()
+    out: dict[str, Any] = {k: settings[k] for k in SETTING_FIELDS}
     for key in CODEC_FIELDS:
         if conn.options.get(key) is not None:
             out[key] = conn.options[key]
@@ -111,7 +113,7 @@ class Opener:
                 profile = await anyio.to_thread.run_sync(self.profiles.get, plan.profile)
         merged = dict(profile.defaults) if profile is not None else {}
         merged.update({k: v for k, v in fields.items() if v is not None})
-        settings = SerialSettings().updated(**{k: merged.get(k) for k in SETTING_FIELDS})
+        settings = SerialSettings().updated(**{k: merged.get(k) for k in SETTING_FIELDS + OPEN_ONLY_FIELDS})
         defaults: dict[str, Any] = {k: merged.get(k) for k in CODEC_FIELDS}
         resolved = effective({}, defaults)  # validate now: a bad framing fails the open, not the first read
         reader.build_decode_spec(resolved.rx_framing, resolved.rx_parser)

@@ -133,6 +133,7 @@ def status(conn: Connection) -> models.StatusResult:
         reconnect_attempts=conn.reconnect_attempts,
         reconnects=conn.reconnects,
         reconnect=conn.reconnect_policy.as_dict() if conn.reconnect_policy else None,
+        low_latency=getattr(conn.handle, "low_latency", None),
         defaults=opts,
         last_error=conn.last_error,
         opened_at=datetime.fromtimestamp(conn.opened_at, UTC).isoformat(),

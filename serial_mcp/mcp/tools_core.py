@@ -71,6 +71,8 @@ def register(reg: ToolRegistry, manager: ConnectionManager, opener: Opener) -> N
         record: Annotated[str | None, Field(description=messages.P_RECORD_OPEN)] = None,
         profile_mode: Annotated[str, Field(description=messages.P_PROFILE_MODE)] = "auto",
         mirror: Annotated[str | None, Field(description=messages.P_MIRROR)] = None,
+        rs485: Annotated[dict[str, Any] | None, Field(description=messages.P_RS485)] = None,
+        low_latency: Annotated[bool | None, Field(description=messages.P_LOW_LATENCY)] = None,
     ) -> models.OpenResult:
         fields = {
             "baud_rate": baud_rate,
@@ -85,6 +87,8 @@ def register(reg: ToolRegistry, manager: ConnectionManager, opener: Opener) -> N
             "rx_parser": rx_parser,
             "reconnect": reconnect,
             "pace": pace,
+            "rs485": rs485,
+            "low_latency": low_latency,
         }
         opened = await opener.open(port, fields, profile_mode=profile_mode, record=record, mirror=mirror)
         return models.open_result(opened.conn, opened.profile, opened.action)

@@ -55,6 +55,8 @@ class SystemPortHandle:
     """A pyserial port with a blocking, cancellable chunk reader."""
 
     def __init__(self, name: str, ser: Any) -> None:
+        self.low_latency: bool | None = None  # None: not asked for
+        self.low_latency_error: str | None = None
         self.name = name
         self._ser = ser
         self._fd: int | None = None
@@ -241,7 +243,36 @@ class SystemOpener:
             ser.open()
         except (serial.SerialException, OSError, ValueError) as exc:
             raise classify_open_error(port, exc) from exc
-        return SystemPortHandle(port, ser)
+        if settings.rs485 is not None:
+            _enable_rs485(port, ser, settings.rs485)
+        handle = SystemPortHandle(port, ser)
+        if settings.low_latency:
+            try:
+                ser.set_low_latency_mode(True)
+                handle.low_latency = True
+            except (AttributeError, OSError, ValueError, NotImplementedError) as exc:
+                handle.low_latency = False  # reported by get_status; not an error: the port works
+                handle.low_latency_error = str(exc)
+        return handle
+
+
+def _enable_rs485(port: str, ser: Any, spec: dict[str, Any]) -> None:
+    """Switch the driver into RS-485 mode (Linux TIOCSRS485); a port that cannot is closed and refused."""
+    from serial.rs485 import RS485Settings
+
+    try:
+        ser.rs485_mode = RS485Settings(
+            rts_level_for_tx=spec.get("rts_level_for_tx", True),
+            rts_level_for_rx=spec.get("rts_level_for_rx", False),
+            loopback=spec.get("loopback", False),
+            delay_before_tx=spec.get("delay_before_tx"),
+            delay_before_rx=spec.get("delay_before_rx"),
+        )
+    except (serial.SerialException, OSError, ValueError, NotImplementedError) as exc:
+        ser.close()
+        raise SerialMcpError(
+            "rs485_unsupported", messages.RS485_UNSUPPORTED.format(port=port, error=exc)
+        ) from exc
 
 
 def classify_open_error(port: str, exc: BaseException) -> SerialMcpError:

@@ -163,3 +163,23 @@ async def test_mirror_rw_forwards_typing_and_logs_it(client: Client) -> None:
         assert bad.is_error
     finally:
         dev.close()
+
+
+async def test_rs485_and_low_latency_report_what_the_driver_allows(client: Client) -> None:
+    dev = PtyDevice(echo).start()
+    try:
+        e = await client.call_tool("open", {"port": dev.path, "rs485": {"rts_level_for_tx": True}})
+        assert e.is_error and e.structured_content["error"]["code"] == "rs485_unsupported"  # type: ignore[index]
+        bad = await client.call_tool("open", {"port": dev.path, "rs485": {"rts_for_tx": True}})
+        assert bad.is_error and bad.structured_content["error"]["code"] == "invalid_argument"  # type: ignore[index]
+        opened = await call(client, "open", {"port": dev.path, "low_latency": True})
+        status = await call(client, "get_status", {"connection_id": opened["connection_id"]})
+        assert status["low_latency"] is False, (
+            "a PTY has no ASYNC_LOW_LATENCY: said so, and the port still works"
+        )
+        r = await call(
+            client, "transact", {"connection_id": opened["connection_id"], "data": "ok\n", "match": "\n"}
+        )
+        assert r["read"]["data"] == "ok\n"
+    finally:
+        dev.close()
