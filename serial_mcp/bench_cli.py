@@ -29,6 +29,7 @@ from serial_mcp.core.presets import effective
 from serial_mcp.core.settings import SerialSettings
 from serial_mcp.errors import InvalidArgument
 from serial_mcp.serial.manager import ConnectionManager
+from serial_mcp.serial.mirror import PtyMirror
 from serial_mcp.serial.openers import default_opener
 from serial_mcp.serial.recorder import Recorder
 from serial_mcp.serial.replay import ReplayOpener
@@ -83,6 +84,40 @@ async def _record(port: str, output: str, baud: int, note: str | None) -> int:
         tg.start_soon(on_unplug)
     await manager.close_all()
     _err(messages.CLI_RECORDED.format(path=path, n=rec.events_written, b=rec.bytes_written, reason=reason))
+    return 0
+
+
+# --- mirror -------------------------------------------------------------------------------------------
+
+
+def run_mirror(port: str, baud: int, rw: bool) -> int:
+    """Show ``port`` on a PTY (and with ``--rw`` let a person type to it) until Ctrl-C."""
+    return anyio.run(_mirror, port, baud, rw)
+
+
+async def _mirror(port: str, baud: int, rw: bool) -> int:
+    manager = ConnectionManager(default_opener())
+    conn = await manager.open(port, SerialSettings(baud_rate=baud))
+    mirror = PtyMirror(conn, "rw" if rw else "ro")
+    conn.closers.append(mirror.close)
+    print(mirror.path, flush=True)  # stdout: the path to open
+    _err(messages.CLI_MIRRORING.format(port=port, path=mirror.path, mode="rw" if rw else "ro"))
+    async with anyio.create_task_group() as tg:
+
+        async def on_signal() -> None:
+            with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+                async for _ in signals:
+                    tg.cancel_scope.cancel()
+                    return
+
+        async def on_unplug() -> None:
+            while conn.state == "open":
+                await conn.wait_change(3600)
+            tg.cancel_scope.cancel()
+
+        tg.start_soon(on_signal)
+        tg.start_soon(on_unplug)
+    await manager.close_all()
     return 0
 
 

@@ -39,6 +39,11 @@ def build_parser() -> OneLineParser:
     rec.add_argument("--baud", type=int, default=115200, help=messages.P_BAUD)
     rec.add_argument("--note", default=None, help=messages.P_NOTE)
 
+    mir = sub.add_parser("mirror", help=messages.CLI_MIRROR)
+    mir.add_argument("device", metavar="PORT", help=messages.P_PORT)
+    mir.add_argument("--baud", type=int, default=115200, help=messages.P_BAUD)
+    mir.add_argument("--rw", action="store_true", help=messages.CLI_MIRROR_RW)
+
     rep = sub.add_parser("replay", help=messages.CLI_REPLAY)
     rep.add_argument("file", help=messages.CLI_REPLAY_FILE)
     rep.add_argument("--mode", choices=("timed", "instant", "respond"), default="timed")
@@ -75,6 +80,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from serial_mcp.bench_cli import run_record
 
             return run_record(args.device, args.output, args.baud, args.note)
+        if args.command == "mirror":
+            from serial_mcp.bench_cli import run_mirror
+
+            return run_mirror(args.device, args.baud, args.rw)
         if args.command == "replay":
             from serial_mcp.bench_cli import run_replay
 

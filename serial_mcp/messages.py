@@ -198,6 +198,9 @@ CONFIG_UNKNOWN_KEY = "config file {path} has an unknown key {key!r}; see serial-
 
 CLI_RECORD = "record a port to a capture file until Ctrl-C (no MCP needed)"
 CLI_RECORD_OUTPUT = "capture file to create (never overwritten)"
+CLI_MIRROR = "show a port on a PTY so a person can watch it (picocom, tio, screen) until Ctrl-C"
+CLI_MIRROR_RW = "let the person type to the device too"
+CLI_MIRRORING = "mirroring {port} on {path} ({mode}); Ctrl-C ends it"
 CLI_REPLAY = "play a capture file to stdout, or into a PTY (--pty) that other programs can open"
 CLI_REPLAY_FILE = "capture file (JSONL)"
 CLI_REPLAY_PTY = "create a PTY, print its path, play into it and answer writes (respond mode)"
@@ -321,6 +324,7 @@ P_KEYS = "Named keys sent after data: ctrl-c, enter, esc, up, f1 ..."
 P_STRIP_ANSI = "Remove ANSI/VT100 escape sequences from the text."
 P_RS485 = "RS-485 transceiver control: {rts_level_for_tx, rts_level_for_rx, loopback, delay_before_tx, delay_before_rx}."
 P_LOW_LATENCY = "Ask the driver for low latency (Linux ASYNC_LOW_LATENCY); get_status says if it took."
+P_READ_ECHO = "RS-485: keep our own echoed bytes in the reply (default: skip them)."
 P_FLUSH_TARGET = "input (default), output or both."
 
 # one-line human summaries that accompany every structured result

@@ -92,6 +92,7 @@ def register(reg: ToolRegistry, manager: ConnectionManager) -> None:
         max_frames: params.MaxFramesR = None,
         pace: params.PaceArg = None,
         respond: params.RespondArg = None,
+        read_echo: Annotated[bool, Field(description=messages.P_READ_ECHO)] = False,
     ) -> models.TransactResult:
         conn = manager.get(connection_id)
         # Everything is validated before a single byte is sent.
@@ -113,7 +114,10 @@ def register(reg: ToolRegistry, manager: ConnectionManager) -> None:
             async with conn.tx.lock:
                 mark = conn.snapshot().end_offset  # the RX live edge, taken BEFORE the write
                 n = await shaping.write_locked(conn, body, paced)
-                outcome = await reader.read(conn, req, start=mark)
+                start = mark
+                if conn.settings.rs485 is not None and not read_echo:
+                    start = await skip_echo(conn, mark, body, req.timeout_ms)
+                outcome = await reader.read(conn, req, start=start)
         return models.TransactResult(
             write=models.WriteResult(connection_id=conn.id, bytes_written=n, tx_bytes=conn.tx.tx_bytes),
             read=shaping.read_result(conn, outcome, req.encoding, responder),
@@ -189,6 +193,16 @@ def register(reg: ToolRegistry, manager: ConnectionManager) -> None:
         return models.CaptureBootResult(
             mark_offset=mark, read=shaping.read_result(conn, outcome, req.encoding, responder)
         )
+
+
+async def skip_echo(conn: Connection, mark: int, sent: bytes, timeout_ms: int) -> int:
+    """On a half-duplex (RS-485) bus the transceiver hears our own bytes first: if exactly what we
+    sent comes back, the reply starts after it; anything else is left in the reply."""
+    req = reader.build_read_request(
+        timeout_ms=timeout_ms, max_bytes=len(sent), idle_ms=timeout_ms or 1, encoding="hex"
+    )
+    echo = await reader.read(conn, req, start=mark)
+    return mark + len(sent) if echo.data == sent else mark
 
 
 def _parse_reset(reset: Any) -> dict[str, Any] | None:

@@ -192,3 +192,18 @@ def test_recording_survives_sigkill_of_the_server(tmp_path: Path) -> None:
     cap = read_capture(tmp_path / "crash.jsonl")
     assert cap.payload("rx") == b"line before the crash\r\n"
     assert cap.payload("tx") == b"ping\r"
+
+
+def test_mirror_command_shows_a_device_to_plain_pyserial() -> None:
+    dev = PtyDevice().start()
+    proc = spawn("mirror", dev.path)
+    try:
+        assert proc.stdout is not None
+        path = proc.stdout.readline().decode().strip()
+        with serial.Serial(path, 115200, timeout=10) as person:
+            dev.send(b"login: ")
+            assert person.read(7) == b"login: "
+    finally:
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=30) == 0
+        dev.close()

@@ -173,3 +173,15 @@ async def test_ymodem_send_carries_name_and_size(env: tuple[Client, FakeOpener])
     assert r["ok"]
     assert receiver.result is not None and receiver.result.files[0].name == "app.bin"
     assert receiver.result.files[0].data == data
+
+
+async def test_rs485_transact_skips_its_own_echo(env: tuple[Client, FakeOpener]) -> None:
+    c, opener = env
+    opener.add("bus", lambda data: data + b"\r\nOK\r\n")  # a half-duplex transceiver hears us first
+    cid = (await call(c, "open", {"port": "bus", "rs485": {"rts_level_for_tx": True}}))["connection_id"]
+    r = await call(c, "transact", {"connection_id": cid, "data": "AT\r", "match": "OK\r\n"})
+    assert r["read"]["data"] == "\r\nOK\r\n" and r["read"]["from_offset"] == 3
+    r = await call(
+        c, "transact", {"connection_id": cid, "data": "AT\r", "match": "OK\r\n", "read_echo": True}
+    )
+    assert r["read"]["data"] == "AT\r\r\nOK\r\n"
