@@ -179,3 +179,37 @@ async def test_capture_tools_say_how_to_enable() -> None:
         cid = (await call(c, "open", {"port": "dev"}))["connection_id"]
         r = await c.call_tool("export_log", {"connection_id": cid, "path": "x.jsonl"})
         assert r.is_error and r.structured_content["error"]["code"] == "capture_disabled"  # type: ignore[index]
+
+
+@pytest.mark.anyio
+async def test_export_then_replay_gives_the_same_bytes_in_order(tmp_path: Path) -> None:
+    """What an agent exported opens as a device again: rx bytes identical, and in respond mode the
+    recorded replies answer the recorded commands in order."""
+    from serial_mcp.serial.openers import default_opener
+
+    opener = FakeOpener()
+    replies = {b"AT\r": b"\r\nOK\r\n", b"ATI\r": b"\r\nSIM 1.0\r\n\r\nOK\r\n"}
+    dev = opener.add("modem", lambda data: replies.get(data))
+    async with Client(build_server(ConnectionManager(opener), captures=CaptureStore(tmp_path))) as c:
+        cid = (await call(c, "open", {"port": "modem"}))["connection_id"]
+        dev.feed(b"READY\r\n")
+        await call(c, "read", {"connection_id": cid, "match": "READY\r\n", "timeout_ms": 5000})
+        for cmd in ("AT\r", "ATI\r"):
+            await call(c, "transact", {"connection_id": cid, "data": cmd, "match": "OK\r\n"})
+        await call(c, "export_log", {"connection_id": cid, "path": "session.jsonl"})
+    recorded = read_capture(tmp_path / "session.jsonl")
+    async with Client(build_server(ConnectionManager(default_opener(tmp_path)))) as c:
+        url = f"replay://{tmp_path / 'session.jsonl'}?mode=instant"
+        cid = (await call(c, "open", {"port": url}))["connection_id"]
+        r = await call(
+            c, "read", {"connection_id": cid, "max_bytes": 1000, "idle_ms": 200, "timeout_ms": 5000}
+        )
+        assert r["data"].encode() == recorded.payload("rx") == b"READY\r\n\r\nOK\r\n\r\nSIM 1.0\r\n\r\nOK\r\n"
+        await call(c, "close", {"connection_id": cid})
+        cid = (await call(c, "open", {"port": f"replay://{tmp_path / 'session.jsonl'}?mode=respond"}))[
+            "connection_id"
+        ]
+        await call(c, "read", {"connection_id": cid, "match": "READY\r\n", "timeout_ms": 5000})
+        first = await call(c, "transact", {"connection_id": cid, "data": "AT\r", "match": "OK\r\n"})
+        second = await call(c, "transact", {"connection_id": cid, "data": "ATI\r", "match": "OK\r\n"})
+        assert first["read"]["data"] == "\r\nOK\r\n" and second["read"]["data"] == "\r\nSIM 1.0\r\n\r\nOK\r\n"
