@@ -12,7 +12,6 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import httpx2
 import pytest
@@ -28,21 +27,9 @@ from serial_mcp.serial.policy import GuardedOpener
 from serial_mcp.serial.ports import PortInfo
 from serial_mcp.serial.system import SystemOpener
 from tests.pty.devices import PtyDevice, echo
+from tests.tool_calls import call, error
 
 TOOLS_LIST_BUDGET = 30_000
-
-
-async def call(c: Client, name: str, args: dict[str, Any]) -> dict[str, Any]:
-    r = await c.call_tool(name, args)
-    assert not r.is_error, r.content
-    assert r.structured_content is not None
-    return r.structured_content
-
-
-async def error(c: Client, name: str, args: dict[str, Any]) -> dict[str, Any]:
-    r = await c.call_tool(name, args)
-    assert r.is_error, r.structured_content
-    return r.structured_content["error"]  # type: ignore[index,no-any-return]
 
 
 @pytest.mark.anyio

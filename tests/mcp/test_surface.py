@@ -15,6 +15,7 @@ from serial_mcp.mcp.server import build_server
 from serial_mcp.serial.fake import FakeOpener
 from serial_mcp.serial.manager import ConnectionManager
 from serial_mcp.serial.ports import PortInfo
+from tests.tool_calls import call
 
 pytestmark = pytest.mark.anyio
 warnings.filterwarnings("ignore", category=DeprecationWarning)
@@ -38,13 +39,6 @@ def make() -> tuple[Any, FakeOpener]:
     opener = FakeOpener()
     opener.add("/dev/ttyFAKE0")
     return build_server(ConnectionManager(opener), port_lister=lambda: [PORT]), opener
-
-
-async def call(c: Client, name: str, args: dict[str, Any]) -> dict[str, Any]:
-    r = await c.call_tool(name, args)
-    assert not r.is_error, r.content
-    assert r.structured_content is not None
-    return r.structured_content
 
 
 def text(result: types.ReadResourceResult) -> str:

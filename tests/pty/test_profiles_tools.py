@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 from mcp import Client
@@ -16,6 +15,7 @@ from serial_mcp.serial.ports import PortInfo
 from serial_mcp.serial.system import SystemOpener
 from serial_mcp.store.profiles import ProfileStore
 from tests.pty.devices import PtyDevice, echo
+from tests.tool_calls import call, error
 
 pytestmark = pytest.mark.anyio
 
@@ -89,19 +89,6 @@ async def env(bench: Bench, tmp_path: Path) -> AsyncIterator[tuple[Client, Profi
     server = build_server(ConnectionManager(SystemOpener()), port_lister=bench.ports, profiles=store)
     async with Client(server) as c:
         yield c, store
-
-
-async def call(c: Client, name: str, args: dict[str, Any]) -> dict[str, Any]:
-    r = await c.call_tool(name, args)
-    assert not r.is_error, r.content
-    assert r.structured_content is not None
-    return r.structured_content
-
-
-async def error(c: Client, name: str, args: dict[str, Any]) -> dict[str, Any]:
-    r = await c.call_tool(name, args)
-    assert r.is_error, r.structured_content
-    return r.structured_content["error"]  # type: ignore[index,no-any-return]
 
 
 async def test_bare_open_generates_then_reuses_a_profile(

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import threading
 from collections.abc import AsyncIterator
-from typing import Any
 
 import pytest
 from mcp import Client
@@ -13,6 +12,7 @@ from serial_mcp.mcp.server import build_server
 from serial_mcp.serial.manager import ConnectionManager
 from serial_mcp.serial.system import SystemOpener
 from tests.pty.devices import PtyDevice, echo
+from tests.tool_calls import call
 
 pytestmark = pytest.mark.anyio
 
@@ -44,13 +44,6 @@ class Bootloader:
 async def client() -> AsyncIterator[Client]:
     async with Client(build_server(ConnectionManager(SystemOpener()))) as c:
         yield c
-
-
-async def call(c: Client, name: str, args: dict[str, Any]) -> dict[str, Any]:
-    r = await c.call_tool(name, args)
-    assert not r.is_error, r.content
-    assert r.structured_content is not None
-    return r.structured_content
 
 
 async def test_respond_on_match_stops_autoboot_in_time(client: Client) -> None:

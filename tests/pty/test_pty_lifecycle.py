@@ -9,7 +9,6 @@ import termios
 import threading
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
 
 import anyio
 import pytest
@@ -19,6 +18,7 @@ from serial_mcp.mcp.server import build_server
 from serial_mcp.serial.manager import ConnectionManager
 from serial_mcp.serial.system import SystemOpener
 from tests.pty.devices import AtResponder, PtyDevice, echo
+from tests.tool_calls import call
 
 pytestmark = pytest.mark.anyio
 
@@ -32,13 +32,6 @@ async def manager() -> ConnectionManager:
 async def client(manager: ConnectionManager) -> AsyncIterator[Client]:
     async with Client(build_server(manager)) as c:
         yield c
-
-
-async def call(c: Client, name: str, args: dict[str, Any]) -> dict[str, Any]:
-    r = await c.call_tool(name, args)
-    assert not r.is_error, r.content
-    assert r.structured_content is not None
-    return r.structured_content
 
 
 async def test_unplug_during_transact(client: Client, pty_factory: list[PtyDevice]) -> None:

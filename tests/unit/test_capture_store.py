@@ -7,7 +7,6 @@ import multiprocessing
 import os
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 from mcp import Client
@@ -18,6 +17,7 @@ from serial_mcp.mcp.server import build_server
 from serial_mcp.serial.fake import FakeDevice, FakeOpener
 from serial_mcp.serial.manager import ConnectionManager
 from serial_mcp.store.captures import CaptureStore, Quotas, validate_name
+from tests.tool_calls import call
 
 
 @pytest.mark.parametrize(
@@ -119,13 +119,6 @@ async def env(tmp_path: Path) -> AsyncIterator[tuple[Client, FakeDevice, Path]]:
     server = build_server(ConnectionManager(opener), captures=CaptureStore(tmp_path))
     async with Client(server) as c:
         yield c, dev, tmp_path
-
-
-async def call(c: Client, name: str, args: dict[str, Any]) -> dict[str, Any]:
-    r = await c.call_tool(name, args)
-    assert not r.is_error, r.content
-    assert r.structured_content is not None
-    return r.structured_content
 
 
 @pytest.mark.anyio

@@ -8,7 +8,6 @@ import base64
 import random
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 from mcp import Client
@@ -18,6 +17,7 @@ from serial_mcp.core.xmodem import XmodemReceiver, XmodemSender, YmodemReceiver
 from serial_mcp.mcp.server import build_server
 from serial_mcp.serial.fake import FakeDevice, FakeOpener
 from serial_mcp.serial.manager import ConnectionManager
+from tests.tool_calls import call
 
 pytestmark = pytest.mark.anyio
 ESP32_LOG = Path(__file__).parents[1] / "data" / "bootlogs" / "esp32" / "esp32-mdf-boot.txt"
@@ -28,13 +28,6 @@ async def env() -> AsyncIterator[tuple[Client, FakeOpener]]:
     opener = FakeOpener()
     async with Client(build_server(ConnectionManager(opener))) as c:
         yield c, opener
-
-
-async def call(c: Client, name: str, args: dict[str, Any]) -> dict[str, Any]:
-    r = await c.call_tool(name, args)
-    assert not r.is_error, r.content
-    assert r.structured_content is not None
-    return r.structured_content
 
 
 async def test_keys_are_sent_after_data(env: tuple[Client, FakeOpener]) -> None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from functools import reduce
-from typing import Any
 
 import pytest
 from mcp import Client
@@ -12,6 +11,8 @@ from mcp import Client
 from serial_mcp.mcp.server import build_server
 from serial_mcp.serial.fake import FakeOpener
 from serial_mcp.serial.manager import ConnectionManager
+from tests.tool_calls import call
+from tests.tool_calls import error as err
 
 pytestmark = pytest.mark.anyio
 
@@ -29,19 +30,6 @@ async def env() -> AsyncIterator[tuple[Client, FakeOpener]]:
     opener.add("dev")
     async with Client(build_server(ConnectionManager(opener))) as c:
         yield c, opener
-
-
-async def call(c: Client, name: str, args: dict[str, Any]) -> dict[str, Any]:
-    r = await c.call_tool(name, args)
-    assert not r.is_error, r.content
-    assert r.structured_content is not None
-    return r.structured_content
-
-
-async def err(c: Client, name: str, args: dict[str, Any]) -> dict[str, Any]:
-    r = await c.call_tool(name, args)
-    assert r.is_error, r.structured_content
-    return r.structured_content["error"]  # type: ignore[index,no-any-return]
 
 
 async def settle(c: Client, cid: str, total: int) -> None:

@@ -17,6 +17,8 @@ from mcp import Client
 from serial_mcp.mcp.server import build_server
 from serial_mcp.serial.fake import FakeDevice, FakeOpener
 from serial_mcp.serial.manager import ConnectionManager
+from tests.tool_calls import call
+from tests.tool_calls import error as err
 
 pytestmark = pytest.mark.anyio
 
@@ -27,19 +29,6 @@ async def env() -> AsyncIterator[tuple[Client, FakeDevice]]:
     dev = opener.add("board")
     async with Client(build_server(ConnectionManager(opener))) as c:
         yield c, dev
-
-
-async def call(c: Client, name: str, args: dict[str, Any], **kw: Any) -> dict[str, Any]:
-    r = await c.call_tool(name, args, **kw)
-    assert not r.is_error, r.content
-    assert r.structured_content is not None
-    return r.structured_content
-
-
-async def err(c: Client, name: str, args: dict[str, Any]) -> dict[str, Any]:
-    r = await c.call_tool(name, args)
-    assert r.is_error, r.structured_content
-    return r.structured_content["error"]  # type: ignore[index,no-any-return]
 
 
 def boots_on_release(banner: bytes, during_reset: bytes = b"") -> Any:
