@@ -34,7 +34,7 @@ def register(reg: ToolRegistry, manager: ConnectionManager, opener: Opener) -> N
     async def get(name: str) -> Profile:
         found = await anyio.to_thread.run_sync(store().get, name)
         if found is None:
-            raise SerialMcpError("profile_not_found", messages.PROFILE_MISSING.format(name=name))
+            raise SerialMcpError("profile_not_found", messages.PROFILE_NO_SUCH.format(name=name))
         return found
 
     @reg.tool(

@@ -167,3 +167,14 @@ async def test_save_open_configure_rollback_delete(env: tuple[Client, ProfileSto
     assert [p["name"] for p in listed["profiles"]] == ["modem"]
     await call(c, "delete_profile", {"name": "modem"})
     assert store.list() == []
+
+
+async def test_unknown_profile_names_are_clear_errors(env: tuple[Client, ProfileStore]) -> None:
+    c, _ = env
+    for tool, args in [
+        ("open_profile", {"name": "ghost"}),
+        ("delete_profile", {"name": "ghost"}),
+        ("rollback_profile", {"name": "ghost", "to_revision": 1}),
+    ]:
+        e = await error(c, tool, args)
+        assert e["code"] == "profile_not_found" and "ghost" in e["message"], (tool, e)
