@@ -12,7 +12,7 @@ BAD_HEX = "{field} is not valid hex: use pairs of hex digits such as '41 54 0d' 
 BAD_BASE64 = "{field} is not valid base64: check the padding and alphabet, or send encoding 'hex'."
 MATCH_EMPTY = "match.pattern is empty; give the text (or bytes) to wait for."
 MATCH_BAD_REGEX = "match.pattern is not a valid regular expression ({error}); fix it or use mode 'literal'."
-MATCH_NOT_OBJECT = 'match must be an object like {{"pattern": "OK", "mode": "literal"}} or a plain string.'
+MATCH_NOT_OBJECT = 'match must be an object like {"pattern": "OK", "mode": "literal"} or a plain string.'
 MATCH_UNKNOWN_KEY = "match has an unknown key {key!r}; allowed keys: {allowed}."
 MATCH_NO_PATTERN = "match.pattern is required and must be a string."
 MATCH_BAD_MODE = "match.mode {value!r} is not known; use one of: {allowed}."
@@ -76,8 +76,8 @@ UNKNOWN_ARGUMENT = "{tool} has no argument {key!r}{hint}; its arguments are: {al
 DID_YOU_MEAN = " (did you mean {name!r}?)"
 SIM_UNKNOWN = "simulated port {port!r} is not known; built-in simulations: {kinds} (e.g. sim://modem)."
 RECONNECT_BAD = (
-    'reconnect must be true, false, or an object like {{"max_attempts": 10, '
-    '"initial_delay_ms": 200, "max_delay_ms": 5000, "backoff": 2}}.'
+    'reconnect must be true, false, or an object like {"max_attempts": 10, '
+    '"initial_delay_ms": 200, "max_delay_ms": 5000, "backoff": 2}.'
 )
 RECONNECT_UNKNOWN_KEY = "reconnect has an unknown key {key!r}; allowed keys: {allowed}."
 RECONNECT_RANGE = (
@@ -89,10 +89,10 @@ RECONNECT_GAVE_UP = (
 )
 RECONNECT_UNSUPPORTED = "connection {id!r} cannot be reopened by this server."
 RECONNECT_FAILED = "reopening {id!r} failed: {error}"
-PACE_BAD = 'pace must be an object like {{"inter_byte_us": 500}} or {{"inter_line_ms": 20}}.'
+PACE_BAD = 'pace must be an object like {"inter_byte_us": 500} or {"inter_line_ms": 20}.'
 PACE_UNKNOWN_KEY = "pace has an unknown key {key!r}; allowed keys: {allowed}."
 PACE_RANGE = "pace values must be whole numbers: inter_byte_us 0..{byte}, inter_line_ms 0..{line}."
-RESET_BAD = 'reset must be null or an object like {{"dtr": false, "rts": true, "hold_ms": 100}} with true/false levels.'
+RESET_BAD = 'reset must be null or an object like {"dtr": false, "rts": true, "hold_ms": 100} with true/false levels.'
 RESET_UNKNOWN_KEY = "reset has an unknown key {key!r}; allowed keys: {allowed}."
 RESET_NO_LINE = "reset names no line; give dtr and/or rts (the level held during the pulse), or pass reset: null to only arm the capture."
 RESET_HOLD = "reset.hold_ms must be a whole number from 1 to {max}."
@@ -502,8 +502,8 @@ PROFILE_PLAN_GENERATE = "no profile matches this device ({fingerprint}); profile
 
 # capture files (core/capture.py) and replay:// (serial/replay.py)
 CAPTURE_EMPTY = (
-    'the capture is empty; line 1 must be the header, e.g. {{"format": "serial-mcp-capture", '
-    '"version": 1, "created": "2026-11-30T10:15:02.123456Z"}}.'
+    'the capture is empty; line 1 must be the header, e.g. {"format": "serial-mcp-capture", '
+    '"version": 1, "created": "2026-11-30T10:15:02.123456Z"}.'
 )
 CAPTURE_NOT_JSON = "capture line {line} is not valid JSON ({error}); every line must be one JSON object."
 CAPTURE_NOT_UTF8 = (
