@@ -29,3 +29,15 @@ def test_every_used_message_exists_and_is_used() -> None:
     names = set(defined())
     assert sorted(used - names) == []
     assert sorted(names - used) == []
+
+
+def test_messages_shown_as_they_are_have_no_escaped_braces() -> None:
+    """``{{`` is only right in a template that goes through ``str.format``; shown raw, it is a typo."""
+    from serial_mcp import messages
+
+    sources = [p.read_text() for p in PACKAGE.rglob("*.py") if p.name != "messages.py"]
+    for name in defined():
+        text = getattr(messages, name)
+        formatted = any(re.search(rf"messages\.{name}\.format\(", s) for s in sources)
+        if not formatted:
+            assert "{{" not in text, name
