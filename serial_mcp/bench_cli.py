@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+from anyio.abc import TaskStatus
 
 from serial_mcp import messages
 from serial_mcp.core.capture import decode_lines, parse_capture
@@ -63,12 +64,12 @@ async def _record(port: str, output: str, baud: int, note: str | None) -> int:
         raise
     rec = Recorder(conn, file, path, 1 << 62, note)
     conn.start_recording(rec)
-    _err(messages.CLI_RECORDING.format(port=port, path=path))
     reason = "stopped"
     async with anyio.create_task_group() as tg:
 
-        async def on_signal() -> None:
+        async def on_signal(*, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
             with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+                task_status.started()  # Ctrl-C is ours from here on
                 async for _ in signals:
                     tg.cancel_scope.cancel()
                     return
@@ -80,7 +81,8 @@ async def _record(port: str, output: str, baud: int, note: str | None) -> int:
             reason = conn.last_error or conn.state
             tg.cancel_scope.cancel()
 
-        tg.start_soon(on_signal)
+        await tg.start(on_signal)
+        _err(messages.CLI_RECORDING.format(port=port, path=path))
         tg.start_soon(on_unplug)
     await manager.close_all()
     _err(messages.CLI_RECORDED.format(path=path, n=rec.events_written, b=rec.bytes_written, reason=reason))
@@ -100,12 +102,11 @@ async def _mirror(port: str, baud: int, rw: bool) -> int:
     conn = await manager.open(port, SerialSettings(baud_rate=baud))
     mirror = PtyMirror(conn, "rw" if rw else "ro")
     conn.closers.append(mirror.close)
-    print(mirror.path, flush=True)  # stdout: the path to open
-    _err(messages.CLI_MIRRORING.format(port=port, path=mirror.path, mode="rw" if rw else "ro"))
     async with anyio.create_task_group() as tg:
 
-        async def on_signal() -> None:
+        async def on_signal(*, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
             with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+                task_status.started()  # Ctrl-C is ours from here on
                 async for _ in signals:
                     tg.cancel_scope.cancel()
                     return
@@ -115,7 +116,9 @@ async def _mirror(port: str, baud: int, rw: bool) -> int:
                 await conn.wait_change(3600)
             tg.cancel_scope.cancel()
 
-        tg.start_soon(on_signal)
+        await tg.start(on_signal)
+        print(mirror.path, flush=True)  # stdout: the path to open
+        _err(messages.CLI_MIRRORING.format(port=port, path=mirror.path, mode="rw" if rw else "ro"))
         tg.start_soon(on_unplug)
     await manager.close_all()
     return 0
