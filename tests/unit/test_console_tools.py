@@ -77,7 +77,7 @@ async def test_detect_baud_finds_the_rate_the_device_speaks(env: tuple[Client, F
     r = await call(
         c,
         "detect_baud",
-        {"connection_id": cid, "candidates": [9600, 19200, 57600, 115200], "probe": "\r", "window_ms": 100},
+        {"connection_id": cid, "candidates": [9600, 19200, 57600, 115200], "probe": "\r", "window_ms": 300},
     )
     assert r["conclusive"] and r["best"] == 57600
     assert r["restored_baud_rate"] == 9600 and dev.settings_history[-1].baud_rate == 9600
