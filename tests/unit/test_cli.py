@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 from serial_mcp import __version__
 
@@ -52,3 +53,23 @@ def test_demo_against_the_simulator() -> None:
     r = run("demo", "--port", "sim://modem")
     assert r.returncode == 0, r.stderr
     assert "+CSQ" in r.stdout
+
+
+def test_a_future_profiles_file_stops_the_start_untouched(tmp_path: Path) -> None:
+    store = tmp_path / "profiles.toml"
+    store.write_text("schema_version = 99\n")
+    r = run("--profiles-path", str(store))
+    assert r.returncode != 0 and r.stdout == ""
+    assert len(r.stderr.strip().splitlines()) == 1 and "schema_version" in r.stderr
+    assert store.read_text() == "schema_version = 99\n"
+
+
+def test_config_file_layers(tmp_path: Path) -> None:
+    cfg = tmp_path / "serial-mcp.toml"
+    cfg.write_text('transport = "http"\nhost = "0.0.0.0"\n')
+    r = run("--config", str(cfg))  # the file asks for an open bind without a token: refused at startup
+    assert r.returncode == 2 and "auth-token" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    bad = tmp_path / "bad.toml"
+    bad.write_text("colour = 1\n")
+    r = run("--config", str(bad))
+    assert r.returncode == 2 and "colour" in r.stderr
