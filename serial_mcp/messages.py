@@ -92,7 +92,9 @@ RECONNECT_FAILED = "reopening {id!r} failed: {error}"
 PACE_BAD = 'pace must be an object like {"inter_byte_us": 500} or {"inter_line_ms": 20}.'
 PACE_UNKNOWN_KEY = "pace has an unknown key {key!r}; allowed keys: {allowed}."
 PACE_RANGE = "pace values must be whole numbers: inter_byte_us 0..{byte}, inter_line_ms 0..{line}."
-RESET_BAD = 'reset must be null or an object like {"dtr": false, "rts": true, "hold_ms": 100} with true/false levels.'
+RESET_BAD = (
+    'reset must be null or an object like {"dtr": false, "rts": true, "hold_ms": 100} with true/false levels.'
+)
 RESET_UNKNOWN_KEY = "reset has an unknown key {key!r}; allowed keys: {allowed}."
 RESET_NO_LINE = "reset names no line; give dtr and/or rts (the level held during the pulse), or pass reset: null to only arm the capture."
 RESET_HOLD = "reset.hold_ms must be a whole number from 1 to {max}."
@@ -158,6 +160,7 @@ RS485_UNSUPPORTED = (
     "port {port!r} cannot switch to RS-485 mode ({error}): the driver lacks TIOCSRS485 support "
     "(Linux only, and only UARTs/adapters that implement it). Open without rs485, or drive RTS yourself."
 )
+SCREEN_SIZE = 'screen must be {{"cols": C, "rows": R}} with {min}..{cols} columns and {min}..{rows} rows.'
 BAD_ENCODING = "encoding {value!r} for {field} is not known; use one of: {allowed}."
 
 # --- command line ---------------------------------------------------------------------------------
@@ -322,6 +325,7 @@ P_STRIP_ANSI = "Remove ANSI/VT100 escape sequences from the text."
 P_RS485 = "RS-485 transceiver control: {rts_level_for_tx, rts_level_for_rx, loopback, delay_before_tx, delay_before_rx}."
 P_LOW_LATENCY = "Ask the driver for low latency (Linux ASYNC_LOW_LATENCY); get_status says if it took."
 P_READ_ECHO = "RS-485: keep our own echoed bytes in the reply (default: skip them)."
+P_SCREEN = "Render a full-screen TUI: {cols, rows} (kept per cursor) → screen rows of text."
 P_FLUSH_TARGET = "input (default), output or both."
 
 # one-line human summaries that accompany every structured result

@@ -29,6 +29,7 @@ class Cursor:
     decoder_key: str | None = None  # the framing config the decoder was built from
     pending: list[Any] = field(default_factory=list)  # decoded frames not yet returned (max_frames)
     fed: int = 0  # how far the decoder has been fed (>= offset: a partial frame may be inside)
+    screen: Any = None  # a core.screen.TerminalScreen while reads on this cursor ask for one
 
     def drop_decoder(self) -> None:
         """Forget framed-read state; the next read starts again at ``offset``."""

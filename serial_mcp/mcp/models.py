@@ -170,6 +170,7 @@ class ReadResult(BaseModel):
     error: str | None = None
     responded: int | None = None
     ansi_stripped: int | None = None
+    screen: list[str] | None = None
 
     def summary(self) -> str:
         lost = messages.S_LOST.format(n=self.bytes_lost) if self.bytes_lost else ""

@@ -13,6 +13,7 @@ from serial_mcp.core.encoding import decode_input, encode_output
 from serial_mcp.core.framing.config import build_encoder
 from serial_mcp.core.pace import Pace, parse_pace
 from serial_mcp.core.presets import Resolved, effective
+from serial_mcp.core.screen import MAX_COLS, MAX_ROWS, MIN_SIZE, TerminalScreen
 from serial_mcp.errors import InvalidArgument, SerialMcpError
 from serial_mcp.mcp import models
 from serial_mcp.serial import reader
@@ -213,3 +214,17 @@ def armed(conn: Connection, spec: Any) -> Iterator[Responder | None]:
         with conn.lock:
             if responder in conn.responders:
                 conn.responders.remove(responder)
+
+
+def screen_for(conn: Connection, cursor: str, spec: dict[str, int]) -> TerminalScreen:
+    """The terminal screen kept with ``cursor`` (a new size starts a new screen)."""
+    unknown = sorted(set(spec) - {"cols", "rows"})
+    if unknown:
+        raise InvalidArgument(messages.SCREEN_SIZE.format(cols=MAX_COLS, rows=MAX_ROWS, min=MIN_SIZE))
+    size = (spec.get("cols", 80), spec.get("rows", 24))
+    with conn.lock:
+        cur = conn.cursors.get(cursor, conn.ring.start_offset)
+        if cur.screen is None or cur.screen.size != size:
+            cur.screen = TerminalScreen(*size)
+        screen: TerminalScreen = cur.screen
+    return screen

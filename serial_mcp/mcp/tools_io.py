@@ -37,6 +37,7 @@ def register(reg: ToolRegistry, manager: ConnectionManager) -> None:
         max_frames: params.MaxFrames = None,
         respond: params.RespondArg = None,
         strip_ansi: Annotated[bool, Field(description=messages.P_STRIP_ANSI)] = False,
+        screen: Annotated[dict[str, int] | None, Field(description=messages.P_SCREEN)] = None,
     ) -> models.ReadResult:
         conn = manager.get(connection_id)
         resolved = shaping.codecs(conn, protocol, rx_framing, None, rx_parser)
@@ -51,9 +52,14 @@ def register(reg: ToolRegistry, manager: ConnectionManager) -> None:
             decode=shaping.decode_spec(resolved),
             max_frames=max_frames,
         )
+        term = shaping.screen_for(conn, req.cursor, screen) if screen is not None else None
         with shaping.armed(conn, respond) as responder:
             outcome = await reader.read(conn, req)
-        return shaping.read_result(conn, outcome, req.encoding, responder, strip_ansi=strip_ansi)
+        result = shaping.read_result(conn, outcome, req.encoding, responder, strip_ansi=strip_ansi)
+        if term is not None:
+            term.feed(outcome.data)
+            result.screen = term.rows()
+        return result
 
     @reg.tool(title="Write data", description=messages.D_WRITE, destructive=True, mutates=True)
     async def write(

@@ -178,3 +178,26 @@ async def test_rs485_transact_skips_its_own_echo(env: tuple[Client, FakeOpener])
         c, "transact", {"connection_id": cid, "data": "AT\r", "match": "OK\r\n", "read_echo": True}
     )
     assert r["read"]["data"] == "AT\r\r\nOK\r\n"
+
+
+async def test_screen_renders_a_full_screen_tui_across_reads(env: tuple[Client, FakeOpener]) -> None:
+    c, opener = env
+    dev = opener.add("tui")
+    cid = (await call(c, "open", {"port": "tui"}))["connection_id"]
+    dev.feed(b"\x1b[2J\x1b[H\x1b[1;37;44m Main Menu \x1b[0m\r\n\x1b[3;5H1) Boot\x1b[4;5H2) Update")
+    r = await call(
+        c,
+        "read",
+        {"connection_id": cid, "screen": {"cols": 40, "rows": 10}, "idle_ms": 50, "timeout_ms": 5000},
+    )
+    assert r["screen"][0].strip() == "Main Menu"
+    assert r["screen"][2] == "    1) Boot" and r["screen"][3] == "    2) Update"
+    dev.feed(b"\x1b[4;5H\x1b[7m2) Update\x1b[0m\x1b[10;1HSelect:")  # the next frame draws on the same screen
+    r = await call(
+        c,
+        "read",
+        {"connection_id": cid, "screen": {"cols": 40, "rows": 10}, "idle_ms": 50, "timeout_ms": 5000},
+    )
+    assert r["screen"][2] == "    1) Boot" and r["screen"][9] == "Select:"
+    bad = await c.call_tool("read", {"connection_id": cid, "screen": {"cols": 5000}})
+    assert bad.is_error
