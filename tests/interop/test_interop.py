@@ -199,7 +199,8 @@ def http_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
                 break
             except OSError:
                 assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
-                assert time.monotonic() < deadline, "HTTP server did not start"
+                if time.monotonic() > deadline:
+                    pytest.fail("HTTP server did not start")
                 time.sleep(0.1)
         yield f"http://127.0.0.1:{port}/mcp"
         assert proc.poll() is None, "the HTTP server died during the conformance run"

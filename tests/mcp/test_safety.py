@@ -221,7 +221,8 @@ def http_server() -> Iterator[tuple[str, str]]:
             break
         except OSError:
             assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
-            assert time.monotonic() < deadline, "HTTP server did not start"
+            if time.monotonic() > deadline:
+                pytest.fail("HTTP server did not start")
             time.sleep(0.1)
     yield f"http://127.0.0.1:{port}/mcp", token
     proc.terminate()

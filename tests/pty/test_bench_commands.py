@@ -11,6 +11,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 import serial
 
 from serial_mcp.core.capture import read_capture
@@ -49,7 +50,8 @@ def test_record_until_ctrl_c(tmp_path: Path) -> None:
         # flushes whenever it has caught up, so the bytes appear promptly).
         deadline = time.monotonic() + 30
         while not (out.exists() and b"autoboot" in out.read_bytes()):
-            assert time.monotonic() < deadline and proc.poll() is None
+            if time.monotonic() > deadline or proc.poll() is not None:
+                pytest.fail("the recorder never wrote the bytes to its file")
             time.sleep(0.02)
         proc.send_signal(signal.SIGINT)
         assert proc.wait(timeout=30) == 0

@@ -13,7 +13,13 @@ PACKAGE = Path(__file__).parents[2] / "serial_mcp"
 
 def defined() -> list[str]:
     tree = ast.parse((PACKAGE / "messages.py").read_text())
-    return [t.id for node in tree.body if isinstance(node, ast.Assign) for t in node.targets if isinstance(t, ast.Name)]
+    return [
+        t.id
+        for node in tree.body
+        if isinstance(node, ast.Assign)
+        for t in node.targets
+        if isinstance(t, ast.Name)
+    ]
 
 
 def test_no_message_is_defined_twice() -> None:

@@ -187,9 +187,8 @@ def test_sigkill_between_temp_write_and_replace_leaves_old_file(tmp_path: Path) 
     survivor = ProfileStore(path).get("dev")
     assert survivor is not None and survivor.revision == 1 and survivor.defaults == {"baud_rate": 115200}
     assert temp.exists()  # the orphan is still there ...
-    started = time.monotonic()
+    # ... the kernel released the dead writer's lock (a held lock would end in profile_store_io) ...
     after = store.update("dev", expected_revision=1, defaults={"baud_rate": 57600})
-    assert time.monotonic() - started < 5  # ... the kernel released the dead writer's lock ...
     assert after.revision == 2
     assert not temp.exists()  # ... and the next writer swept the orphan away
     assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []
