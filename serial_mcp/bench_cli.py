@@ -16,7 +16,7 @@ import threading
 import time
 import tty
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import anyio
 from anyio.abc import TaskStatus
@@ -37,6 +37,12 @@ from serial_mcp.serial.replay import ReplayOpener
 from serial_mcp.store.captures import create_new_file
 
 HOST_SETTLE_S = 0.2
+
+
+def _announce(out: TextIO, path: str) -> None:
+    """The command's one line of output: the PTY path to open (picocom, pyserial, your software)."""
+    out.write(path + "\n")
+    out.flush()
 
 
 def _err(text: str) -> None:
@@ -92,12 +98,12 @@ async def _record(port: str, output: str, baud: int, note: str | None) -> int:
 # --- mirror -------------------------------------------------------------------------------------------
 
 
-def run_mirror(port: str, baud: int, rw: bool) -> int:
+def run_mirror(port: str, baud: int, rw: bool, out: TextIO) -> int:
     """Show ``port`` on a PTY (and with ``--rw`` let a person type to it) until Ctrl-C."""
-    return anyio.run(_mirror, port, baud, rw)
+    return anyio.run(_mirror, port, baud, rw, out)
 
 
-async def _mirror(port: str, baud: int, rw: bool) -> int:
+async def _mirror(port: str, baud: int, rw: bool, out: TextIO) -> int:
     manager = ConnectionManager(default_opener())
     conn = await manager.open(port, SerialSettings(baud_rate=baud))
     mirror = PtyMirror(conn, "rw" if rw else "ro")
@@ -117,7 +123,7 @@ async def _mirror(port: str, baud: int, rw: bool) -> int:
             tg.cancel_scope.cancel()
 
         await tg.start(on_signal)
-        print(mirror.path, flush=True)  # stdout: the path to open
+        _announce(out, mirror.path)
         _err(messages.CLI_MIRRORING.format(port=port, path=mirror.path, mode="rw" if rw else "ro"))
         tg.start_soon(on_unplug)
     await manager.close_all()
@@ -127,7 +133,7 @@ async def _mirror(port: str, baud: int, rw: bool) -> int:
 # --- replay -------------------------------------------------------------------------------------------
 
 
-def run_replay(file: str, mode: str, speed: float, loop: bool, pty: bool) -> int:
+def run_replay(file: str, mode: str, speed: float, loop: bool, pty: bool, out: TextIO) -> int:
     """Play a capture to stdout, or into a PTY that any program can open (``--pty``)."""
     url = f"replay://{file}?mode={mode}&speed={speed}&loop={'true' if loop else 'false'}"
     handle = ReplayOpener().open(url, SerialSettings())
@@ -140,12 +146,12 @@ def run_replay(file: str, mode: str, speed: float, loop: bool, pty: bool) -> int
     signal.signal(signal.SIGINT, on_signal)
     signal.signal(signal.SIGTERM, on_signal)
     if not pty:
-        out = sys.stdout.buffer
+        raw = out.buffer  # the replayed bytes themselves, exact
         while not stop.is_set():
             data = handle.read_chunk()
             if data:
-                out.write(data)
-                out.flush()
+                raw.write(data)
+                raw.flush()
             elif handle.finished.is_set() and not loop and not handle.due_bytes():
                 break
         return 0
@@ -154,7 +160,7 @@ def run_replay(file: str, mode: str, speed: float, loop: bool, pty: bool) -> int
     tty.setraw(slave)
     path = os.ttyname(slave)
     os.close(slave)  # only the host holds the slave: its open is what starts the replay
-    print(path, flush=True)  # stdout: the path to open (picocom, pyserial, your host software)
+    _announce(out, path)
     _err(messages.CLI_REPLAY_PTY_READY.format(path=path, mode=mode))
     if not _wait_for_host(master, stop):
         os.close(master)
@@ -292,7 +298,13 @@ def _time_at(ends: list[tuple[int, float]], offset: int) -> float:
 
 
 def run_decode(
-    file: str, protocol: str | None, rx_framing: str | None, rx_parser: str | None, fmt: str, direction: str
+    file: str,
+    protocol: str | None,
+    rx_framing: str | None,
+    rx_parser: str | None,
+    fmt: str,
+    direction: str,
+    out: TextIO,
 ) -> int:
     raw = Path(file).read_bytes()
     resolved = effective(
@@ -305,7 +317,6 @@ def run_decode(
     )
     directions = ("rx", "tx") if direction == "both" else (direction,)
     frames, dropped = decode_streams(load_streams(raw), resolved.rx_framing, resolved.rx_parser, directions)
-    out = sys.stdout
     for f in frames:
         if fmt == "jsonl":
             out.write(json.dumps(f, ensure_ascii=False) + "\n")

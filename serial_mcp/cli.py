@@ -75,7 +75,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "demo":
             from serial_mcp.demo import run_demo
 
-            return run_demo(args.device)
+            return run_demo(args.device, sys.stdout)
         if args.command == "record":
             from serial_mcp.bench_cli import run_record
 
@@ -83,16 +83,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "mirror":
             from serial_mcp.bench_cli import run_mirror
 
-            return run_mirror(args.device, args.baud, args.rw)
+            return run_mirror(args.device, args.baud, args.rw, sys.stdout)
         if args.command == "replay":
             from serial_mcp.bench_cli import run_replay
 
-            return run_replay(args.file, args.mode, args.speed, args.loop, args.pty)
+            return run_replay(args.file, args.mode, args.speed, args.loop, args.pty, sys.stdout)
         if args.command == "decode":
             from serial_mcp.bench_cli import run_decode
 
             return run_decode(
-                args.file, args.protocol, args.rx_framing, args.rx_parser, args.format, args.direction
+                args.file,
+                args.protocol,
+                args.rx_framing,
+                args.rx_parser,
+                args.format,
+                args.direction,
+                sys.stdout,
             )
         return serve(cfg)
     except KeyboardInterrupt:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import anyio
 from mcp import Client, StdioServerParameters
@@ -59,22 +59,28 @@ def plan(port: str | None, captures: Path) -> list[Step]:
     return steps + _modem_steps("sim://modem", "c1")
 
 
-async def _run(port: str | None) -> int:
+async def _run(port: str | None, out: TextIO) -> int:
     params = StdioServerParameters(command=sys.executable, args=["-m", "serial_mcp"])
     steps = plan(port, Path.cwd() / "captures")
     failures = 0
     async with Client(params, read_timeout_seconds=30) as client:
         tools = await client.list_tools()
-        print(messages.DEMO_TOOLS.format(n=len(tools.tools), names=", ".join(t.name for t in tools.tools)))
+        say(out, messages.DEMO_TOOLS.format(n=len(tools.tools), names=", ".join(t.name for t in tools.tools)))
         for name, args, error_expected in steps:
             result = await client.call_tool(name, args)
             text = result.content[0].text if result.content and hasattr(result.content[0], "text") else ""
             mark = "error" if result.is_error else "ok"
-            print(f"> {name} {json.dumps(args)}\n  [{mark}] {text}")
+            say(out, f"> {name} {json.dumps(args)}\n  [{mark}] {text}")
             failures += int(bool(result.is_error) != error_expected)
-    print(messages.DEMO_DONE if not failures else messages.DEMO_FAILED.format(n=failures))
+    say(out, messages.DEMO_DONE if not failures else messages.DEMO_FAILED.format(n=failures))
     return 1 if failures else 0
 
 
-def run_demo(port: str | None) -> int:
-    return anyio.run(_run, port)
+def say(out: TextIO, line: str) -> None:
+    out.write(line + "\n")
+    out.flush()
+
+
+def run_demo(port: str | None, out: TextIO) -> int:
+    """``out`` is the command's own output stream (the CLI passes stdout; this is not the server)."""
+    return anyio.run(_run, port, out)
