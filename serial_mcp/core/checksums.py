@@ -12,7 +12,9 @@ CRCs run on one generic Rocksoft/Williams engine (width, poly, init, refin, refo
 xorout) with a 256-entry table per model, built on first use and cached. Models on the
 CRC-32 polynomial take ``zlib.crc32`` and those on the CCITT polynomial take
 ``binascii.crc_hqx`` (C speed); the opposite bit order is handled by bit-reversing
-the input bytes with ``bytes.translate``.
+the input bytes with ``bytes.translate``. Every other model up to 64 bits runs on the
+``anycrc`` C extension when it is installed and reproduces the model's check value
+(it is verified once per model), else on the table.
 
 Simple checksums (results as unsigned integers):
 
@@ -21,6 +23,8 @@ Simple checksums (results as unsigned integers):
 * ``lrc`` - Modbus ASCII LRC, the two's complement of the 8-bit byte sum;
 * ``fletcher16`` (bytes mod 255), ``fletcher32`` / ``fletcher64`` (little-endian 16-/32-bit
   words mod 2**16-1 / 2**32-1), result ``(sum2 << n) | sum1``, sums start at 0;
+* ``ubx`` (alias ``fletcher8``) - u-blox UBX's 8-bit Fletcher: bytes mod 256, result
+  ``(ck_b << 8) | ck_a``, so ``endianness: little`` puts CK_A first as on the wire;
 * ``adler32`` - as ``zlib.adler32``.
 
 Word-based sums zero-pad a trailing partial word.
@@ -132,6 +136,10 @@ def _fletcher64(data: bytes | bytearray) -> int:
     return _fletcher(_words(data, 4, "<"), 0xFFFFFFFF, 32)
 
 
+def _ubx(data: bytes | bytearray) -> int:
+    return _fletcher(data, 256, 8)
+
+
 def _adler32(data: bytes | bytearray) -> int:
     return zlib.adler32(data) & 0xFFFFFFFF
 
@@ -151,8 +159,9 @@ _SIMPLE: Final[dict[str, tuple[_Func, int]]] = {
     "fletcher32": (_fletcher32, 4),
     "fletcher64": (_fletcher64, 8),
     "adler32": (_adler32, 4),
+    "ubx": (_ubx, 2),
 }
-_SIMPLE_ALIASES: Final[dict[str, str]] = {"xor8": "xor"}
+_SIMPLE_ALIASES: Final[dict[str, str]] = {"xor8": "xor", "fletcher8": "ubx"}
 # Common spellings beyond the catalogue's own former names (OLD_NAMES).
 _CRC_ALIASES: Final[dict[str, str]] = {"crc16_x25": "CRC-16/IBM-SDLC"}
 
@@ -254,6 +263,28 @@ def _hqx_path(model: CrcModel) -> _Func:
     return run
 
 
+def _anycrc_path(model: CrcModel) -> _Func | None:
+    """The model on the ``anycrc`` C extension, if it is installed and gets the check value right."""
+    if model.width > 64:
+        return None
+    try:
+        import anycrc  # type: ignore[import-untyped]  # optional C extension (a dependency)
+    except ImportError:  # pragma: no cover - the pure table stays correct, only slower
+        return None
+    engine = anycrc.CRC(
+        width=model.width,
+        poly=model.poly,
+        init=model.init,
+        refin=model.refin,
+        refout=model.refout,
+        xorout=model.xorout,
+    )
+    calc: _Func = engine.calc
+    if calc(b"123456789") != model.check or calc(b"") != _crc_table(model, b""):
+        return None
+    return calc
+
+
 @functools.cache
 def _engine(model: CrcModel) -> _Func:
     """The fastest exact implementation for ``model``: a C path when one matches, else the table."""
@@ -261,7 +292,7 @@ def _engine(model: CrcModel) -> _Func:
         return _zlib_path(model)
     if model.width == 16 and model.poly == 0x1021:
         return _hqx_path(model)
-    return functools.partial(_crc_table, model)
+    return _anycrc_path(model) or functools.partial(_crc_table, model)
 
 
 # --- names ---------------------------------------------------------------------------------------

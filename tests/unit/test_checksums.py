@@ -383,6 +383,7 @@ def test_algorithms_list() -> None:
         "fletcher32",
         "fletcher64",
         "adler32",
+        "ubx",
     }
     assert set(names) == simple | {snake(m.name) for m in FILE_MODELS}
     assert names is not algorithms()  # a fresh list: callers may mutate it
