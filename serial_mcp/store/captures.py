@@ -10,7 +10,6 @@ shared by every process using the directory.
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import os
 import re
@@ -23,8 +22,9 @@ from typing import IO
 from filelock import FileLock
 
 from serial_mcp import messages
-from serial_mcp.core.capture import read_capture
+from serial_mcp.core.capture import Capture, decode_lines, parse_capture
 from serial_mcp.errors import InvalidArgument, SerialMcpError
+from serial_mcp.store.atomic import create_atomic
 
 NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*\.jsonl")
 MAX_NAME = 120
@@ -127,23 +127,10 @@ class CaptureStore:
             if os.path.lexists(final):
                 raise SerialMcpError("capture_exists", messages.CAPTURE_EXISTS.format(name=name))
             self._check_quota(len(body))
-            tmp = final.with_name(f".{final.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
             try:
-                with os.fdopen(fd, "wb") as f:
-                    f.write(body)
-                    f.flush()
-                    os.fsync(f.fileno())
-                try:
-                    os.link(tmp, final)  # no-clobber commit: fails if the name appeared meanwhile
-                except FileExistsError:
-                    raise SerialMcpError(
-                        "capture_exists", messages.CAPTURE_EXISTS.format(name=name)
-                    ) from None
-            finally:
-                with contextlib.suppress(FileNotFoundError):
-                    os.unlink(tmp)
-            _fsync_dir(final.parent)
+                create_atomic(final, body)  # no-clobber commit: fails if the name appeared meanwhile
+            except FileExistsError:
+                raise SerialMcpError("capture_exists", messages.CAPTURE_EXISTS.format(name=name)) from None
         return final, len(body)
 
     def create_recording(self, name: str) -> tuple[IO[bytes], Path, int]:
@@ -172,7 +159,7 @@ class CaptureStore:
                 continue
             size = entry.stat(follow_symlinks=False).st_size
             try:
-                cap = read_capture(entry.path)
+                cap = read_capture_file(Path(entry.path))
                 out.append(
                     CaptureInfo(
                         entry.name, size, cap.header.created, cap.header.port, cap.duration, len(cap.events)
@@ -183,13 +170,11 @@ class CaptureStore:
         return out
 
 
-def _fsync_dir(path: Path) -> None:
-    with contextlib.suppress(OSError):
-        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+def read_capture_file(path: Path) -> Capture:
+    """Read and validate a capture file; an unterminated, non-JSON last line is tolerated (a
+    recording cut short). The bytes are read here; ``core.capture`` only parses them."""
+    raw = path.read_bytes()
+    return parse_capture(decode_lines(raw), torn_tail_ok=not raw.endswith(b"\n"))
 
 
 def create_new_file(path: Path) -> IO[bytes]:

@@ -16,7 +16,7 @@ from serial_mcp.errors import InvalidArgument, SerialMcpError
 from serial_mcp.mcp.server import build_server
 from serial_mcp.serial.fake import FakeDevice, FakeOpener
 from serial_mcp.serial.manager import ConnectionManager
-from serial_mcp.store.captures import CaptureStore, Quotas, validate_name
+from serial_mcp.store.captures import CaptureStore, Quotas, read_capture_file, validate_name
 from tests.tool_calls import call
 
 
@@ -67,6 +67,31 @@ def test_export_never_overwrites_and_never_follows_symlinks(tmp_path: Path) -> N
         store.create_recording("link.jsonl")
     assert target.read_text() == "keep me"
     assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")], "no temp files left"
+
+
+HEADER = '{"format": "serial-mcp-capture", "version": 1, "created": "2026-01-01T00:00:00Z"}'
+
+
+def test_an_export_that_loses_the_race_for_its_name_leaves_no_temp_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = CaptureStore(tmp_path)
+
+    def name_appeared(src: object, dst: object) -> None:
+        raise FileExistsError(17, "File exists")
+
+    monkeypatch.setattr(os, "link", name_appeared)
+    with pytest.raises(SerialMcpError) as exc:
+        store.export("a.jsonl", [HEADER])
+    assert exc.value.code == "capture_exists"
+    assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []
+
+
+def test_list_reads_a_recording_cut_short(tmp_path: Path) -> None:
+    (tmp_path / "cut.jsonl").write_text(HEADER + '\n{"t": 0.5, "type": "rx", "data": "6869"}\n{"t": 0.')
+    [info] = CaptureStore(tmp_path).list()
+    assert info.error is None and info.events == 1 and info.created == "2026-01-01T00:00:00Z"
+    assert read_capture_file(tmp_path / "cut.jsonl") == read_capture(tmp_path / "cut.jsonl")
 
 
 def test_quotas(tmp_path: Path) -> None:
