@@ -625,3 +625,10 @@ CHECKSUM_AMBIGUOUS = (
 )
 CHECKSUM_AND_MORE = " (and {count} more)"
 CHECKSUM_NOT_A_NAME = "algorithm must be a string such as 'crc16_modbus', not {type}."
+
+# profiles: nesting limits (core/profile_model.py, store/profiles.py) -- issue 15
+PROFILE_TOO_DEEP = "{field} is nested more than {limit} levels deep; no profile setting needs that many."
+PROFILE_STORE_TOO_DEEP = (
+    "the profiles file {path} is nested too deeply to read (lists or tables inside each other "
+    "hundreds of levels deep); fix it or move it away. It was not modified."
+)

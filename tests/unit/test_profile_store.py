@@ -7,6 +7,7 @@ import json
 import os
 import stat
 import sys
+import tempfile
 import threading
 import tomllib
 from collections.abc import Callable, Iterator
@@ -21,8 +22,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from serial_mcp import messages
-from serial_mcp.errors import SerialMcpError
+from serial_mcp.core.profile_model import same
+from serial_mcp.errors import InvalidArgument, SerialMcpError
 from serial_mcp.serial.ports import PortInfo
+from serial_mcp.store import profile_toml
 from serial_mcp.store import profiles as store_module
 from serial_mcp.store.profiles import (
     HISTORY_LIMIT,
@@ -172,6 +175,18 @@ BAD_FILES: dict[str, tuple[str | bytes, str]] = {
         "schema_version = 1\n[profiles.x]\nselector = {vid = '0403'}\nmetadata = {created = 12}\n",
         "metadata.created must be a date-time",
     ),
+    # Too deep for the TOML parser itself (it recurses): not "maximum recursion depth exceeded".
+    "nested arrays": ("schema_version = 1\nx = " + "[" * 5000 + "]" * 5000 + "\n", "nested too deeply"),
+    "nested tables": (
+        "schema_version = 1\nx = " + "{a = " * 5000 + "1" + "}" * 5000 + "\n",
+        "nested too deeply",
+    ),
+    # Parses, but no profile setting is nested like this.
+    "deep parser config": (
+        "schema_version = 1\n[profiles.x]\nselector = {vid = '0403'}\n"
+        "defaults = {rx_parser = {k = " + "[" * 100 + "]" * 100 + "}}\n",
+        "levels deep",
+    ),
 }
 
 
@@ -199,6 +214,19 @@ def test_invalid_file_is_refused_with_one_line_and_never_modified(path: Path, ca
         store.list()
     assert path.read_bytes() == raw
     assert temps(path.parent) == []
+
+
+def test_deeply_nested_settings_from_a_client_are_refused_not_a_crash(
+    store: ProfileStore, path: Path
+) -> None:
+    deep: Any = 1
+    for _ in range(5000):
+        deep = {"a": deep}
+    for defaults in ({"rx_parser": deep}, {"pace": deep}, {"reconnect": deep}):
+        with pytest.raises(InvalidArgument) as exc:
+            store.create("deep", FTDI, defaults)
+        assert "levels deep" in exc.value.message and len(exc.value.message) < 1000
+    assert not path.exists()
 
 
 def test_unreadable_path_is_refused(path: Path) -> None:
@@ -731,7 +759,7 @@ def test_exception_inside_the_apply_step_changes_nothing(
     def boom(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("apply failed")
 
-    monkeypatch.setattr(store_module, "_next_revision", boom)
+    monkeypatch.setattr(store_module, "next_revision", boom)
     with pytest.raises(RuntimeError):
         store.update("dev", expected_revision=1, defaults={"baud_rate": 4800})
     assert path.read_bytes() == before and temps(path.parent) == []
@@ -750,7 +778,7 @@ def test_io_failure_while_writing_changes_nothing(
     def fail(*args: Any, **kwargs: Any) -> Any:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(getattr(store_module, module), victim, fail)
+    monkeypatch.setattr({"os": os, "tempfile": tempfile}[module], victim, fail)
     with pytest.raises(SerialMcpError) as exc:
         store.update("dev", expected_revision=1, defaults={"baud_rate": 4800})
     monkeypatch.undo()
@@ -770,12 +798,12 @@ def test_hand_edited_path_failure_changes_nothing(path: Path, monkeypatch: pytes
     def boom(*args: Any, **kwargs: Any) -> None:
         raise RuntimeError("edit failed")
 
-    monkeypatch.setattr(store_module, "_sync", boom)
+    monkeypatch.setattr(profile_toml, "sync", boom)
     with pytest.raises(RuntimeError):
         store.update("gps", expected_revision=1, defaults={"baud_rate": 4800})
     assert path.read_bytes() == before
     # An edit that does not read back as intended is caught before it reaches the disk.
-    monkeypatch.setattr(store_module, "_sync", lambda *args: None)
+    monkeypatch.setattr(profile_toml, "sync", lambda *args: None)
     with pytest.raises(SerialMcpError) as exc:
         store.update("gps", expected_revision=1, defaults={"baud_rate": 4800})
     assert exc.value.code == "profile_store_io" and "faithfully" in exc.value.message
@@ -854,9 +882,9 @@ def test_rendered_documents_read_back_identically(parser: dict[str, Any], produc
             }
         },
     }
-    text = store_module._render_body(data)
-    assert store_module._same(tomllib.loads(text), data)
-    assert store_module._same(tomlkit.parse(text).unwrap(), data)
+    text = profile_toml.render_body(data)
+    assert same(tomllib.loads(text), data)
+    assert same(tomlkit.parse(text).unwrap(), data)
 
 
 def test_profile_is_a_frozen_value() -> None:
