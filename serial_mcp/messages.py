@@ -632,3 +632,9 @@ PROFILE_STORE_TOO_DEEP = (
     "the profiles file {path} is nested too deeply to read (lists or tables inside each other "
     "hundreds of levels deep); fix it or move it away. It was not modified."
 )
+
+# XMODEM / YMODEM: the port went away mid-transfer (core/xmodem_machine.py) -- issue 15
+XMODEM_PEER_GONE = (
+    "the other side went away during the transfer (the port was lost after {blocks} data blocks "
+    "got through); nothing more could be sent or received, so no CAN was sent."
+)

@@ -34,6 +34,8 @@ class Machine(Protocol):
 
     def cancel(self) -> list[Any]: ...
 
+    def peer_gone(self) -> list[Any]: ...
+
     def next_output(self) -> bytes: ...
 
 
@@ -56,7 +58,10 @@ async def run_transfer(
                         pos = rr.next_offset
                         events = machine.receive_bytes(rr.data)
                         break
-                    if conn.state in ("closed", "disconnected"):
+                    if conn.state in ("disconnected", "reconnecting"):  # the port is gone
+                        events = machine.peer_gone()
+                        break
+                    if conn.state == "closed":
                         events = machine.cancel()
                         break
                     left = deadline - time.monotonic()

@@ -11,6 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from serial_mcp import messages
 from serial_mcp.core.xmodem import (
     ABORT_SEQUENCE,
     ACK,
@@ -586,6 +587,25 @@ def test_cancel_from_either_side(kind: str, side: str) -> None:
     assert "cancelled" in (result.error or "")
     assert other.next_output() == b""  # no reply to an abort
     assert other.receive_bytes(b"C") == [] and other.on_timeout() == []
+
+
+@pytest.mark.parametrize("kind", ["xmodem", "ymodem"])
+@pytest.mark.parametrize("side", ["sender", "receiver"])
+def test_a_peer_that_goes_away_is_not_a_cancel_from_here(kind: str, side: str) -> None:
+    data = payload(3000)
+    sender: Machine = XmodemSender(data, "crc") if kind == "xmodem" else YmodemSender([YmodemFile("f", data)])
+    receiver: Machine = XmodemReceiver("crc") if kind == "xmodem" else YmodemReceiver()
+    link = Link(sender, receiver)
+    for _ in range(5):
+        link.step()
+    left_behind = sender if side == "sender" else receiver
+    events = left_behind.peer_gone()
+    result = of_type(events, Done)[0].result
+    assert not result.ok and not result.cancelled and result.cancelled_by is None
+    assert result.error == messages.XMODEM_PEER_GONE.format(blocks=result.blocks)
+    assert result.error != messages.XMODEM_CANCELLED_LOCAL
+    assert left_behind.next_output() == b""  # no abort into a port that is gone
+    assert left_behind.done and left_behind.peer_gone() == [] and left_behind.cancel() == []
 
 
 def test_single_can_is_line_noise() -> None:
