@@ -517,18 +517,18 @@ CAPTURE_NOT_OBJECT = (
     "capture line {line} is a JSON {kind}, not an object; every line must be one JSON object."
 )
 CAPTURE_BAD_FORMAT = (
-    'capture line {line}: format is {value}, not "serial-mcp-capture"; this is not a serial-mcp capture file.'
+    'capture line {line}: format is not "serial-mcp-capture"; this is not a serial-mcp capture file.'
 )
 CAPTURE_BAD_VERSION = (
-    "capture line {line}: version {value} is not supported; this reader understands version 1."
+    "capture line {line}: this version is not supported; this reader understands version 1."
 )
 CAPTURE_MISSING = "capture line {line}: {field} is required{hint}."
 CAPTURE_BAD_CREATED = (
-    'capture line {line}: created {value} is not an ISO 8601 UTC time such as "2026-11-30T10:15:02.123456Z".'
+    'capture line {line}: created is not an ISO 8601 UTC time such as "2026-11-30T10:15:02.123456Z".'
 )
-CAPTURE_BAD_FIELD = "capture line {line}: {field} must be {expected}, not {value}."
-CAPTURE_BAD_T = "capture line {line}: t must be a finite number of seconds >= 0 (since the header's created), not {value}."
-CAPTURE_T_BACKWARDS = "capture line {line}: t {value} is earlier than the previous event's t {previous}; events must be in time order."
+CAPTURE_BAD_FIELD = "capture line {line}: {field} must be {expected} (it is a JSON {kind})."
+CAPTURE_BAD_T = "capture line {line}: t must be a finite number of seconds >= 0 (since the header's created)."
+CAPTURE_T_BACKWARDS = "capture line {line}: t is earlier than the previous event's t; events must be in time order."
 CAPTURE_BAD_HEX = (
     'capture line {line}: data must be hex digit pairs without separators (e.g. "4f4b0d0a"): {problem}.'
 )
@@ -626,6 +626,23 @@ CHECKSUM_AMBIGUOUS = (
 CHECKSUM_AND_MORE = " (and {count} more)"
 CHECKSUM_NOT_A_NAME = "algorithm must be a string such as 'crc16_modbus', not {type}."
 
+# --- Callers, sessions and read-only mode (engine/access.py) ---------------------------------------
+CURSOR_EMPTY = "cursor must be a non-empty name such as 'logger' (omit it for your default cursor)."
+SHARE_BAD = "share is {value!r}; use one of: {allowed}."
+NOT_OWNER = (
+    "connection {id} was opened by another session; it may be read here (with your own cursor) but "
+    "not {action}. The session that opened it can allow this with open(share='write')."
+)
+CURSOR_BUSY = (
+    "cursor {cursor!r} of {id} is busy with another read that did not finish within {ms} ms; "
+    "wait for it, or read with your own cursor name."
+)
+READ_ONLY_ARG = "{tool}({arg}=...) is refused: this server runs in --read-only mode ({why})."
+READ_ONLY_WHY_RESPOND = "respond writes to the device"
+READ_ONLY_WHY_MIRROR_RW = "a read-write mirror forwards typing to the device"
+READ_ONLY_WHY_RS485 = "RS-485 mode drives the RTS line"
+P_SHARE = "read (default): other sessions may only read; write: they may also write and close."
+
 # profiles: nesting limits (core/profile_model.py, store/profiles.py) -- issue 15
 PROFILE_TOO_DEEP = "{field} is nested more than {limit} levels deep; no profile setting needs that many."
 PROFILE_STORE_TOO_DEEP = (
@@ -633,8 +650,107 @@ PROFILE_STORE_TOO_DEEP = (
     "hundreds of levels deep); fix it or move it away. It was not modified."
 )
 
+# --- User patterns on RE2 and malformed requests (core/match.py, mcp/request_guard.py) ------------
+RE2_UNSUPPORTED = (
+    "patterns use RE2 syntax, which always runs in linear time: backreferences (\\1), lookahead and "
+    "lookbehind ((?=, (?!, (?<=, (?<!), atomic groups, possessive quantifiers and conditionals are "
+    "not supported, and Python's \\Z is written \\z"
+)
+MATCH_BAD_RE2 = "match.pattern is not a valid pattern ({error}); {unsupported}. Fix it or use mode 'literal'."
+PATTERN_TOO_LONG = "{field} is {size} bytes long; at most {max} bytes are accepted."
+PATTERN_TOO_COMPLEX = (
+    "{field} is too complex ({size} RE2 instructions, at most {max}); shorten alternations and "
+    "counted repetitions such as {{1000}}."
+)
+
+# --- view: a capture as one self-contained HTML page (serial_mcp/view/, `serial-mcp view`) ---------
+CLI_VIEW = "write a capture as one self-contained HTML page: timeline, transcript, decoded frames, plots"
+CLI_VIEW_FILE = "capture file (JSONL) or raw byte file"
+CLI_VIEW_OUTPUT = "HTML file to write (default: the capture's name with .html); an older report is replaced"
+CLI_VIEW_OPEN = "open the page in the default browser when written"
+CLI_VIEW_FIELDS = "numeric fields to plot, e.g. GGA.satellites or altitude_m (default: the few that vary)"
+CLI_VIEW_GAP = "label silences longer than this many seconds (default 1.0)"
+VIEW_CANNOT_READ = "cannot read {path}: {reason}."
+VIEW_CANNOT_WRITE = "cannot write {path}: {reason}."
+VIEW_SAME_FILE = "the report would overwrite the capture {path}; pass -o with another name."
+VIEW_BAD_GAP = "--gap must be a number of seconds > 0, got {value}."
+VIEW_RAW_NOTE = "not a capture file: all bytes shown as one rx chunk at t=0, as `serial-mcp decode` reads it"
+VIEW_PROGRESS_READ = "view: read {path} ({mb:.1f} MB)"
+VIEW_PROGRESS_PARSED = "view: parsed {n} of {total} lines"
+VIEW_PROGRESS_EVENTS = "view: {n} events"
+VIEW_PROGRESS_FRAMES = "view: decoded {n} frame(s), {bad} bad"
+VIEW_FIELDS_MISSING = "view: no numeric field named {names}; available: {available}"
+VIEW_WROTE = "wrote {path} ({kb} kB): open it in any browser, no network needed"
+# For export_log / record results (to be wired by the lead): how to see a capture.
+VIEW_HINT = "See it in a browser: serial-mcp view {path} (timeline, transcript, decoded frames, plots)."
+
+# --- URL schemes, allowlist facts and replay confinement (core/port_url.py, serial/policy.py, serial/replay.py)
+URL_SCHEME_REFUSED = (
+    "URL scheme {scheme!r} is not enabled on this server (offered: {offered} and device paths); "
+    "the operator can enable it with --enable-url-scheme {scheme}."
+)
+URL_SCHEME_NAME_BAD = "{name!r} is not a URL scheme name (e.g. spy or hwgrep)"
+PORT_CONTROL_CHARS = "port contains control characters; give a device path or a URL such as socket://host:4000."
+URL_BAD = "port URL {port!r} is not valid: {problem}."
+URL_USERINFO = "it has a user@ part; give socket://HOST:PORT (pyserial would connect to the host after '@')"
+URL_NO_PATH = "only scheme://HOST:PORT[?options] is accepted (no path or #fragment)"
+URL_BAD_PORT = "it needs a TCP port from 1 to 65535 after the host (HOST:PORT)"
+URL_BAD_HOST = "the host must be a plain host name, an IPv4 address or an [IPv6] literal"
+URL_LOOP_NO_PATH = "loop:// takes no host or path, only ?logging=LEVEL"
+URL_UNKNOWN_OPTION = "option {key!r} is not known for {scheme}://; options are {allowed}"
+URL_DUPLICATE_OPTION = "option {key!r} is given more than once"
+URL_BAD_LOGGING = "logging must be one of {levels}"
+URL_BAD_TIMEOUT = "timeout must be a number of seconds above 0 and at most {max}"
+URL_SWITCH_VALUE = "{key} is a switch: give it without a value (?{key})"
+ALLOW_BAD_NET = (
+    "allowlist pattern {pattern!r} is not valid; network patterns are scheme://HOST:PORT globs "
+    "(e.g. socket://10.0.0.5:*, rfc2217://bench-*.lan:2217 or rfc2217://[::1]:2217), without user@, path or options."
+)
+NOT_ALLOWED_URL = "port {port!r} ({target}) is not on this server's allowlist; ask the operator to add it."
+PORT_CHANGED = (
+    "port {port!r} changed between the allowlist check and the open (it is no longer the file that was "
+    "judged); nothing was opened."
+)
+REPLAY_REFUSED = (
+    "replay:// {path!r} is not allowed: replay reads capture files only from the capture directory, "
+    "the working directory's captures/ and paths on the allowlist."
+)
+REPLAY_CHANGED = "capture file {path!r} changed while it was being opened; nothing was read."
+OPT_ENABLE_URL_SCHEMES = (
+    "enable a pyserial URL scheme beyond the default ones (socket, rfc2217, loop, replay, sim), e.g. spy; "
+    "repeat the flag or give a comma-separated list. Enabled schemes are passed to pyserial unchecked"
+)
+CALL_CANCELLED = "the call was cancelled because its client went away; nothing more was sent for it."
+
 # XMODEM / YMODEM: the port went away mid-transfer (core/xmodem_machine.py) -- issue 15
 XMODEM_PEER_GONE = (
     "the other side went away during the transfer (the port was lost after {blocks} data blocks "
     "got through); nothing more could be sent or received, so no CAN was sent."
 )
+
+# --- binary, GNSS and Modbus RTU framing (core/framing/binary*.py, gnss.py, modbus_rtu.py) -------
+BINARY_BAD_HEX = "{field} must be hex bytes such as 'AA55' or 'B5 62', not {value}."
+BINARY_LAYOUT = "{field}: {problem}."
+BINARY_LENGTH_OVERLAPS_SYNC = "length.offset {offset} lies inside the {sync}-byte sync word"
+BINARY_FROM_NEEDS_START = "length.counts 'from' needs length.from (the offset the count starts at)"
+BINARY_CHECKSUM_COVERS_ITSELF = "the checksum range [{start}:{stop}] covers the checksum itself at {at}"
+BINARY_MAX_BELOW_MIN = "max_length {max_length} is below the shortest possible frame ({least} bytes)"
+BINARY_TX_FIXED_LENGTH = (
+    "the frame is fixed at {frame} bytes, so the data must be {expected} bytes "
+    "(without sync, length and checksum), not {length}."
+)
+BINARY_TX_TOO_SHORT = "the data is {length} bytes; this frame needs at least {least} (its header)."
+BINARY_TX_TOO_LONG = "{length} bytes of data do not fit this frame's length field or max_length {max_length}."
+MODBUS_RTU_TOO_SHORT = (
+    "a Modbus RTU frame needs at least the address and function code (2 bytes) before its CRC, got {length}."
+)
+UBX_TX_TOO_SHORT = "a UBX message needs at least its class and id (2 bytes) before the payload, got {length}."
+# Tool-schema text for the new framing keys (to be wired by the lead where P_RX_FRAMING is used).
+P_BINARY_FRAMING = (
+    "binary: sync (hex or list), length {offset,size 1|2|4,endianness,counts payload|frame|from,from,"
+    "adjust,mask} or a fixed int, header_length, checksum {algorithm,endianness,start,stop,position}, "
+    "max_length. Also ubx, rtcm3, gnss, modbus_rtu, nmea."
+)
+VIEW_NOTE_SKIPPED = "skipped {n} event(s) of types this version does not know: {kinds}"
+VIEW_NOTE_TORN = "the last line was cut short (the writer stopped mid-line) and is left out"
+VIEW_NOTE_LOST = "{n} bytes were lost before they could be recorded"

@@ -7,7 +7,6 @@ USB device reuses its profile or creates one; weak identities stay transient.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,17 +18,18 @@ from serial_mcp.core.pace import parse_pace
 from serial_mcp.core.presets import effective
 from serial_mcp.core.reconnect import parse_policy
 from serial_mcp.core.settings import SerialSettings
+from serial_mcp.engine import shaping
+from serial_mcp.engine.access import Caller, check_share
+from serial_mcp.engine.log_ops import start_recording
+from serial_mcp.engine.services import Services
 from serial_mcp.errors import InvalidArgument, SerialMcpError
-from serial_mcp.mcp import shaping
-from serial_mcp.mcp.tools_capture import start_recording
 from serial_mcp.serial import reader
 from serial_mcp.serial.connection import Connection
-from serial_mcp.serial.manager import ConnectionManager
 from serial_mcp.serial.mirror import PtyMirror
 from serial_mcp.serial.policy import resolve_port
 from serial_mcp.serial.ports import PortInfo
-from serial_mcp.store.captures import CaptureStore, validate_name
-from serial_mcp.store.profiles import Profile, ProfileStore
+from serial_mcp.store.captures import validate_name
+from serial_mcp.store.profiles import Profile
 
 SETTING_FIELDS = ("baud_rate", "data_bits", "parity", "stop_bits", "flow_control")
 OPEN_ONLY_FIELDS = ("rs485", "low_latency")
@@ -73,19 +73,15 @@ def connection_defaults(conn: Connection) -> dict[str, Any]:
 
 
 class Opener:
-    """Everything an open needs; shared by the ``open`` and ``open_profile`` tools."""
+    """Everything an open needs; shared by ``open`` and ``open_profile`` (and profile write-through)."""
 
-    def __init__(
-        self,
-        manager: ConnectionManager,
-        port_lister: Callable[[], list[PortInfo]],
-        captures: CaptureStore,
-        profiles: ProfileStore | None,
-    ) -> None:
-        self.manager = manager
-        self.port_lister = port_lister
-        self.captures = captures
-        self.profiles = profiles
+    def __init__(self, svc: Services) -> None:
+        self.svc = svc
+        self.manager = svc.manager
+        self.port_lister = svc.port_lister
+        self.captures = svc.captures
+        self.profiles = svc.profiles
+        self.read_only = svc.policy.read_only
 
     async def plan(self, port: str, profile_mode: str) -> tuple[OpenPlan | None, list[PortInfo]]:
         ports = await anyio.to_thread.run_sync(self.port_lister)
@@ -103,8 +99,19 @@ class Opener:
         profile: Profile | None = None,
         record: str | None = None,
         mirror: str | None = None,
+        caller: Caller | None = None,
+        share: Any = None,
     ) -> Opened:
-        """Open ``port`` with the call's ``fields`` (None = not given) over the profile's defaults."""
+        """Open ``port`` with the call's ``fields`` (None = not given) over the profile's defaults.
+
+        The connection belongs to ``caller``; ``share="write"`` lets other callers write and close it.
+        In read-only mode nothing that writes is accepted (a read-write mirror, RS-485 mode) and the
+        profile store is not written (a profile is still applied, but none is generated or touched)."""
+        share_mode = check_share(share)
+        if mirror == "rw":
+            self.svc.policy.refuse_argument("open", "mirror", messages.READ_ONLY_WHY_MIRROR_RW)
+        if fields.get("rs485") is not None:
+            self.svc.policy.refuse_argument("open", "rs485", messages.READ_ONLY_WHY_RS485)
         port = await anyio.to_thread.run_sync(resolve_port, port, self.port_lister)
         plan: OpenPlan | None = None
         if profile is None and self.profiles is not None:
@@ -129,6 +136,8 @@ class Opener:
         conn = await self.manager.open(
             port, settings, merged.get("rx_buffer_size"), defaults, reconnect=policy
         )
+        conn.owner = (caller or Caller.local()).key
+        conn.share = share_mode
         try:
             name, action = await self._bind(conn, plan, profile)
             if record is not None:
@@ -149,9 +158,10 @@ class Opener:
             return None, "none"
         if profile is not None:
             conn.options["profile"] = profile.name
-            await anyio.to_thread.run_sync(store.touch_used, profile.name)
+            if not self.read_only:
+                await anyio.to_thread.run_sync(store.touch_used, profile.name)
             return profile.name, "reuse" if plan is not None else "profile"
-        if plan is not None and plan.action == "generate" and plan.profile:
+        if plan is not None and plan.action == "generate" and plan.profile and not self.read_only:
             selector = plan.selector or generated_selector(plan.identity)
             try:
                 await anyio.to_thread.run_sync(
@@ -170,7 +180,7 @@ class Opener:
     async def persist(self, conn: Connection, changes: dict[str, Any]) -> str:
         """Write-through learning: a durable change goes into the bound profile."""
         name = conn.options.get("profile")
-        if self.profiles is None or not name:
+        if self.profiles is None or not name or self.read_only:
             return "transient"
         store = self.profiles
         try:

@@ -14,8 +14,9 @@ from serial_mcp.core.framing.config import build_encoder
 from serial_mcp.core.pace import Pace, parse_pace
 from serial_mcp.core.presets import Resolved, effective
 from serial_mcp.core.screen import MAX_COLS, MAX_ROWS, MIN_SIZE, TerminalScreen
+from serial_mcp.engine import results as models
+from serial_mcp.engine.access import Caller
 from serial_mcp.errors import InvalidArgument, SerialMcpError
-from serial_mcp.mcp import models
 from serial_mcp.serial import reader
 from serial_mcp.serial.connection import Connection
 from serial_mcp.serial.responder import Responder
@@ -95,14 +96,18 @@ def summary(c: Connection) -> models.ConnectionSummary:
     )
 
 
-def status(conn: Connection) -> models.StatusResult:
+def status(conn: Connection, caller: Caller | None = None) -> models.StatusResult:
+    """The connection as ``caller`` sees it: its own default cursor as ``default``, other sessions'
+    defaults left out."""
+    caller = caller or Caller.local()
     with conn.lock:
         start, end = conn.ring.start_offset, conn.ring.end_offset
         cursors = {
-            c.name: models.CursorStatus(
+            shown: models.CursorStatus(
                 offset=c.offset, unread=max(0, end - max(c.offset, start)), lost=max(0, start - c.offset)
             )
             for c in conn.cursors
+            if (shown := caller.shown_cursor(c.name)) is not None
         }
         evicted = conn.ring.dropped_total
     lines: dict[str, bool | None] = {"cts": None, "dsr": None, "ri": None, "cd": None}

@@ -12,20 +12,22 @@ from pydantic import Field
 
 from serial_mcp import messages
 from serial_mcp.core.presets import preset_names
-from serial_mcp.serial.manager import ConnectionManager
-from serial_mcp.serial.ports import PortInfo
-from serial_mcp.store.captures import CaptureStore
+from serial_mcp.engine import port_ops
+from serial_mcp.engine.services import Services
 
 MAX_COMPLETIONS = 100
 
 
 def register(
     server: MCPServer,
-    manager: ConnectionManager,
-    port_lister: Callable[[], list[PortInfo]],
-    captures: CaptureStore,
+    svc: Services,
     profile_names: Callable[[], list[str]] = list,
 ) -> None:
+    captures = svc.captures
+
+    def connections() -> list[tuple[str, str]]:
+        return [(c.connection_id, c.port) for c in port_ops.list_connections(svc).connections]
+
     @server.prompt(title="Diagnose a serial port")
     def diagnose_port(port: Annotated[str, Field(description=messages.P_PORT)]) -> list[UserMessage]:
         """Identify an unknown device on a port step by step, using serial-mcp's tools."""
@@ -46,9 +48,9 @@ def register(
         name, prefix = argument.name, argument.value or ""
         values: list[str]
         if name == "port":
-            values = [p.name for p in port_lister()] + [c.port for c in manager.list()]
+            values = [p.name for p in svc.port_lister()] + [port for _, port in connections()]
         elif name in ("connection_id", "id"):
-            values = [c.id for c in manager.list()] + [c.port for c in manager.list()]
+            values = [v for pair in connections() for v in pair]
         elif name in ("profile", "profile_name"):
             values = profile_names()
         elif name in ("path", "capture", "file"):

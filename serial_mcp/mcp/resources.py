@@ -18,14 +18,13 @@ from mcp.server.mcpserver.exceptions import ResourceNotFoundError
 
 from serial_mcp import messages
 from serial_mcp.core.eventlog import LogEvent
+from serial_mcp.engine import log_ops, port_ops
+from serial_mcp.engine.services import Services
 from serial_mcp.errors import SerialMcpError
-from serial_mcp.mcp import shaping
+from serial_mcp.mcp.callers import current
 from serial_mcp.mcp.notify import Notifier
-from serial_mcp.mcp.tools_log import event_dict
 from serial_mcp.serial.connection import Connection
-from serial_mcp.serial.manager import ConnectionManager
 from serial_mcp.serial.ports import PortInfo
-from serial_mcp.store.captures import CaptureStore
 
 PORTS = "serial://ports"
 CONNECTIONS = "serial://connections"
@@ -48,14 +47,15 @@ def _json(value: Any) -> str:
 
 def register(
     server: MCPServer,
-    manager: ConnectionManager,
-    port_lister: Callable[[], list[PortInfo]],
-    captures: CaptureStore,
+    svc: Services,
     notifier: Notifier,
 ) -> None:
+    captures = svc.captures
+
     def ports_json() -> list[dict[str, Any]]:
-        open_as = {c.port: c.id for c in manager.list()}
-        return [{**asdict(p), "open_as": open_as.get(p.name)} for p in port_lister()]
+        open_as = {c.connection_id: c.port for c in port_ops.list_connections(svc).connections}
+        by_port = {port: cid for cid, port in open_as.items()}
+        return [{**asdict(p), "open_as": by_port.get(p.name)} for p in svc.port_lister()]
 
     @server.resource(PORTS, name="ports", mime_type="application/json", description=messages.R_PORTS)
     def ports() -> str:
@@ -65,7 +65,7 @@ def register(
         CONNECTIONS, name="connections", mime_type="application/json", description=messages.R_CONNECTIONS
     )
     def connections() -> str:
-        return _json({"connections": [shaping.summary(c).model_dump() for c in manager.list()]})
+        return _json(port_ops.list_connections(svc).model_dump())
 
     @server.resource(CAPTURES, name="captures", mime_type="application/json", description=messages.R_CAPTURES)
     def capture_files() -> str:
@@ -73,11 +73,8 @@ def register(
             return _json({"enabled": False, "captures": [], "hint": messages.CAPTURE_DISABLED})
         return _json({"enabled": True, "captures": [asdict(c) for c in captures.list()]})
 
-    def lookup(connection_id: str) -> Connection:
-        try:
-            return manager.get(connection_id)
-        except SerialMcpError as exc:
-            raise ResourceNotFoundError(exc.message) from None
+    def not_found(exc: SerialMcpError) -> ResourceNotFoundError:
+        return ResourceNotFoundError(exc.message)
 
     @server.resource(
         connection_uri("{connection_id}"),
@@ -86,7 +83,10 @@ def register(
         description=messages.R_CONNECTION,
     )
     def connection(connection_id: str) -> str:
-        return _json(shaping.status(lookup(connection_id)).model_dump(mode="json"))
+        try:
+            return _json(port_ops.get_status(svc, current(), connection_id).model_dump(mode="json"))
+        except SerialMcpError as exc:
+            raise not_found(exc) from None
 
     @server.resource(
         log_uri("{connection_id}"),
@@ -95,10 +95,11 @@ def register(
         description=messages.R_LOG,
     )
     def connection_log(connection_id: str) -> str:
-        conn = lookup(connection_id)
-        with conn.lock:
-            events = [event_dict(conn, e, True, "utf8") for e in conn.log.tail(LOG_EVENTS)]
-        return _json({"connection_id": conn.id, "events": events})
+        try:
+            log = log_ops.get_log(svc, current(), connection_id, limit=LOG_EVENTS)
+        except SerialMcpError as exc:
+            raise not_found(exc) from None
+        return _json({"connection_id": log.connection_id, "events": log.events})
 
     def observe(what: str, conn: Connection) -> None:
         notifier.poke(CONNECTIONS)
@@ -111,9 +112,9 @@ def register(
                 notifier.poke(connection_uri(cid))
                 notifier.poke(log_uri(cid))
 
-            conn.listeners.append(on_event)
+            port_ops.watch_events(conn, on_event)
 
-    manager.observers.append(observe)
+    svc.manager.observers.append(observe)
 
 
 async def watch_ports(port_lister: Callable[[], list[PortInfo]], notifier: Notifier) -> None:

@@ -10,6 +10,8 @@ from typing import Any, Literal
 from mcp.server.mcpserver import MCPServer
 
 from serial_mcp import __version__, messages
+from serial_mcp.engine.access import AccessPolicy
+from serial_mcp.engine.services import Services
 from serial_mcp.mcp import (
     prompts,
     resources,
@@ -18,12 +20,10 @@ from serial_mcp.mcp import (
     tools_core,
     tools_io,
     tools_line,
-    tools_log,
     tools_profiles,
     tools_util,
 )
 from serial_mcp.mcp.notify import CountingBus, Notifier
-from serial_mcp.mcp.opening import Opener
 from serial_mcp.mcp.schema import slim_tool_schemas
 from serial_mcp.mcp.toolkit import ToolRegistry
 from serial_mcp.serial.manager import ConnectionManager
@@ -67,23 +67,16 @@ def build_server(
         middleware=[advertise_list_changed],
     )
     notifier.install(server)
-    resources.register(server, manager, port_lister, captures, notifier)
-    prompts.register(
-        server,
-        manager,
-        port_lister,
-        captures,
-        (lambda: [p.name for p in profiles.list()]) if profiles else list,
-    )
-    reg = ToolRegistry(server, read_only=read_only)
-    opener = Opener(manager, port_lister, captures, profiles)
-    tools_core.register(reg, manager, opener)
-    tools_io.register(reg, manager)
-    tools_line.register(reg, manager, opener)
-    tools_profiles.register(reg, manager, opener)
-    tools_log.register(reg, manager)
-    tools_capture.register(reg, manager, captures)
-    tools_console.register(reg, manager)
+    svc = Services(manager, captures, profiles, port_lister, AccessPolicy(read_only=read_only))
+    resources.register(server, svc, notifier)
+    prompts.register(server, svc, (lambda: [p.name for p in profiles.list()]) if profiles else list)
+    reg = ToolRegistry(server)
+    tools_core.register(reg, svc)
+    tools_io.register(reg, svc)
+    tools_line.register(reg, svc)
+    tools_profiles.register(reg, svc)
+    tools_capture.register(reg, svc)
+    tools_console.register(reg, svc)
     tools_util.register(reg)
     server.middleware.append(reg.guard())
     slim_tool_schemas(server)

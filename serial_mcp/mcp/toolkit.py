@@ -23,6 +23,7 @@ from mcp.server.mcpserver import MCPServer
 
 from serial_mcp import messages
 from serial_mcp.errors import SerialMcpError
+from serial_mcp.mcp import callers
 
 log = logging.getLogger(__name__)
 
@@ -52,11 +53,10 @@ def structured_result(result: Any) -> Any:
 class ToolRegistry:
     """Registers tool functions on an MCPServer and remembers each tool's argument names."""
 
-    def __init__(self, server: MCPServer, read_only: bool = False) -> None:
+    def __init__(self, server: MCPServer) -> None:
         self.server = server
-        self.read_only = read_only
         self.arg_names: dict[str, set[str]] = {}
-        self.mutating: set[str] = set()  # refused in --read-only mode
+        self.mutating: set[str] = set()  # write to a device, drive its lines or change stored settings
 
     def tool(
         self,
@@ -80,8 +80,13 @@ class ToolRegistry:
                 for wire, py in KEYWORD_ALIASES.items():
                     if wire in kwargs:
                         kwargs[py] = kwargs.pop(wire)
+                caller = callers.current()
+                result: Any = None
                 try:
-                    result = await fn(**kwargs)
+                    with caller.call() as scope:
+                        result = await fn(**kwargs)
+                    if scope.cancelled_caught:  # the client went away while this call ran
+                        return error_result("cancelled", messages.CALL_CANCELLED)
                 except SerialMcpError as exc:
                     return error_result(exc.code, exc.message)
                 except OSError as exc:  # the device or OS refused: say so, keep serving
@@ -114,7 +119,7 @@ class ToolRegistry:
         return register
 
     def guard(self) -> UnknownArgumentGuard:
-        return UnknownArgumentGuard(self.arg_names, self.mutating if self.read_only else set())
+        return UnknownArgumentGuard(self.arg_names)
 
 
 def _context_type() -> Any:
@@ -126,16 +131,14 @@ def _context_type() -> Any:
 class UnknownArgumentGuard:
     """Server middleware: a ``tools/call`` with an argument the tool lacks gets a tool error."""
 
-    def __init__(self, arg_names: dict[str, set[str]], refused: set[str] | None = None) -> None:
+    def __init__(self, arg_names: dict[str, set[str]]) -> None:
         self.arg_names = arg_names
-        self.refused = refused or set()
 
     async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        callers.bind(callers.caller_for(ctx))  # who is calling: ownership, default cursor, cancel
         if ctx.method == "tools/call" and ctx.params:
             name = ctx.params.get("name")
             args = ctx.params.get("arguments") or {}
-            if name in self.refused:
-                return error_result("read_only_mode", messages.READ_ONLY.format(tool=name))
             allowed = self.arg_names.get(name) if isinstance(name, str) else None
             if allowed is not None and isinstance(args, dict):
                 unknown = sorted(k for k in args if k not in allowed)
@@ -183,10 +186,4 @@ def _structure_sdk_error(result: HandlerResult) -> HandlerResult:
     if isinstance(result, dict) and result.get("isError") and result.get("structuredContent") is None:
         text = " ".join(str(c.get("text", "")) for c in result.get("content", []) if isinstance(c, dict))
         return _sdk_error(text).model_dump(mode="json", by_alias=True, exclude_none=True)
-    return result
-    if isinstance(result, dict) and result.get("isError") and result.get("structuredContent") is None:
-        text = " ".join(str(c.get("text", "")) for c in result.get("content", []) if isinstance(c, dict))
-        detail = _clean_validation_text(text)
-        structured = error_result("invalid_argument", messages.ARGUMENT_REJECTED.format(detail=detail))
-        return structured.model_dump(mode="json", by_alias=True, exclude_none=True)
     return result

@@ -1,77 +1,29 @@
-"""Console and bench extras: detect_baud and file_transfer (XMODEM/YMODEM)."""
+"""Console and bench tools: detect_baud and file_transfer (XMODEM/YMODEM)."""
 
 from __future__ import annotations
 
-import base64
 from typing import Annotated, Literal
 
-import anyio
 from mcp.server.mcpserver import Context
 from pydantic import Field
 
 from serial_mcp import messages
-from serial_mcp.core.baud import COMMON_RATES, rank
-from serial_mcp.core.encoding import decode_input
-from serial_mcp.core.xmodem import (
-    Progress,
-    XmodemReceiver,
-    XmodemSender,
-    YmodemFile,
-    YmodemReceiver,
-    YmodemSender,
-)
-from serial_mcp.errors import InvalidArgument
-from serial_mcp.mcp import models, params, shaping
+from serial_mcp.engine import console_ops, results
+from serial_mcp.engine.services import Services
+from serial_mcp.mcp import params
+from serial_mcp.mcp.callers import current
 from serial_mcp.mcp.toolkit import ToolRegistry
-from serial_mcp.mcp.tools_line import apply_settings
-from serial_mcp.serial.manager import ConnectionManager
-from serial_mcp.serial.transfer import Machine, run_transfer
-
-MAX_CANDIDATES = 16
-MAX_TRANSFER = 16 * 1024 * 1024
 
 
-def register(reg: ToolRegistry, manager: ConnectionManager) -> None:
+def register(reg: ToolRegistry, svc: Services) -> None:
     @reg.tool(title="Detect the baud rate", description=messages.D_DETECT_BAUD, mutates=True)
     async def detect_baud(
         connection_id: params.ConnId,
         candidates: Annotated[list[int] | None, Field(description=messages.P_CANDIDATES)] = None,
         window_ms: Annotated[int, Field(description=messages.P_WINDOW_MS)] = 600,
         probe: Annotated[str | None, Field(description=messages.P_PROBE)] = None,
-    ) -> models.BaudResult:
-        conn = manager.get(connection_id)
-        rates = list(candidates or COMMON_RATES)
-        if not 1 <= len(rates) <= MAX_CANDIDATES or not 50 <= window_ms <= 10_000:
-            raise InvalidArgument(messages.BAUD_ARGS.format(max=MAX_CANDIDATES))
-        original = conn.settings
-        for rate in rates:
-            original.updated(baud_rate=rate)  # every candidate is validated before the port is touched
-        probe_bytes = decode_input(probe, "utf8", field="probe") if probe else None
-        shaping.require_open(conn)
-        heard: dict[int, bytes] = {}
-        try:
-            for rate in rates:
-                await apply_settings(conn, original.updated(baud_rate=rate))
-                mark = await conn.purge_and_mark()
-                if probe_bytes:
-                    await shaping.write(conn, probe_bytes)
-                await anyio.sleep(window_ms / 1000)  # listen for a fixed window at this rate
-                data = conn.read_ring(mark, 65536).data
-                heard[rate] = data  # a probe only provokes output: garbage answers too, so text decides
-        finally:
-            with anyio.CancelScope(shield=True):
-                await apply_settings(conn, original)  # always restore the original settings
-        verdict = rank(heard)
-        return models.BaudResult(
-            connection_id=conn.id,
-            best=verdict.best,
-            conclusive=verdict.conclusive,
-            reason=verdict.reason,
-            ranked=[
-                {"baud_rate": b, "score": round(s, 3), "bytes": len(heard[b])} for b, s in verdict.ranked
-            ],
-            restored_baud_rate=original.baud_rate,
-        )
+    ) -> results.BaudResult:
+        return await console_ops.detect_baud(svc, current(), connection_id, candidates, window_ms, probe)
 
     @reg.tool(title="XMODEM/YMODEM file transfer", description=messages.D_FILE_TRANSFER, mutates=True)
     async def file_transfer(
@@ -84,47 +36,10 @@ def register(reg: ToolRegistry, manager: ConnectionManager) -> None:
         data: Annotated[str | None, Field(description=messages.P_XDATA)] = None,
         encoding: params.EncIn = None,
         filename: Annotated[str | None, Field(description=messages.P_XFILENAME)] = None,
-    ) -> models.TransferResultModel:
-        conn = manager.get(connection_id)
-        mode: Literal["checksum", "crc", "1k"] = {"xmodem": "checksum", "xmodem_crc": "crc"}.get(  # type: ignore[assignment]
-            protocol, "1k"
-        )
-        machine: Machine
-        if direction == "send":
-            if data is None:
-                raise InvalidArgument(messages.TRANSFER_NEEDS_DATA)
-            payload = decode_input(data, encoding or "base64")
-            if len(payload) > MAX_TRANSFER:
-                raise InvalidArgument(messages.TRANSFER_TOO_BIG.format(max=MAX_TRANSFER))
-            if protocol == "ymodem":
-                machine = YmodemSender([YmodemFile(filename or "file.bin", payload)])
-            else:
-                machine = XmodemSender(payload, mode)
-        else:
-            machine = (
-                YmodemReceiver(max_bytes=MAX_TRANSFER)
-                if protocol == "ymodem"
-                else XmodemReceiver(mode, max_bytes=MAX_TRANSFER)
-            )
-        shaping.require_open(conn)
+    ) -> results.TransferResultModel:
+        async def progress(done: float, total: float | None, message: str) -> None:
+            await ctx.report_progress(done, total, message)
 
-        async def progress(p: Progress) -> None:
-            await ctx.report_progress(
-                p.bytes, p.total_bytes or None, messages.TRANSFER_PROGRESS.format(block=p.block)
-            )
-
-        result = await run_transfer(conn, machine, progress)
-        conn.record("marker", label=f"{protocol} {direction}", ok=result.ok, bytes=result.bytes)
-        received = (
-            b"".join(f.data for f in result.files if f.data is not None) if direction == "receive" else b""
-        )
-        return models.TransferResultModel(
-            ok=result.ok,
-            bytes=result.bytes,
-            blocks=result.blocks,
-            retries=result.retries,
-            cancelled=result.cancelled,
-            error=result.error,
-            files=[{"name": f.name, "size": f.size} for f in result.files],
-            data=base64.b64encode(received).decode() if received else None,
+        return await console_ops.file_transfer(
+            svc, current(), connection_id, direction, protocol, data, encoding, filename, progress
         )

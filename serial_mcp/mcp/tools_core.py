@@ -2,47 +2,22 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
-import anyio
 from pydantic import Field
 
 from serial_mcp import messages
-from serial_mcp.core.identity import plan_bare_open
-from serial_mcp.mcp import models, params, shaping
-from serial_mcp.mcp.opening import Opener
+from serial_mcp.engine import port_ops, results
+from serial_mcp.engine.services import Services
+from serial_mcp.mcp import params
+from serial_mcp.mcp.callers import current
 from serial_mcp.mcp.toolkit import ToolRegistry
-from serial_mcp.serial.manager import ConnectionManager
 
 
-def register(reg: ToolRegistry, manager: ConnectionManager, opener: Opener) -> None:
-    port_lister = opener.port_lister
-
+def register(reg: ToolRegistry, svc: Services) -> None:
     @reg.tool(title="List serial ports", description=messages.D_LIST_PORTS, read_only=True, idempotent=True)
-    async def list_ports() -> models.ListPortsResult:
-        open_by_port = {c.port: c.id for c in manager.list()}
-        ports = [
-            models.Port(
-                name=p.name,
-                description=p.description,
-                vid=p.vid,
-                pid=p.pid,
-                serial_number=p.serial_number,
-                manufacturer=p.manufacturer,
-                product=p.product,
-                interface=p.interface,
-                location=p.location,
-                transport=p.transport,
-                open_as=open_by_port.get(p.name),
-            )
-            for p in port_lister()
-        ]
-        matches: list[dict[str, Any]] = []
-        if opener.profiles is not None:
-            stored = await anyio.to_thread.run_sync(opener.profiles.list)
-            infos = port_lister()
-            matches = [plan_bare_open(p, infos, stored).as_dict() for p in infos]
-        return models.ListPortsResult(ports=ports, profile_matches=matches)
+    async def list_ports() -> results.ListPortsResult:
+        return await port_ops.list_ports(svc)
 
     @reg.tool(
         title="List open connections",
@@ -50,8 +25,8 @@ def register(reg: ToolRegistry, manager: ConnectionManager, opener: Opener) -> N
         read_only=True,
         idempotent=True,
     )
-    async def list_connections() -> models.ListConnectionsResult:
-        return models.ListConnectionsResult(connections=[shaping.summary(c) for c in manager.list()])
+    async def list_connections() -> results.ListConnectionsResult:
+        return port_ops.list_connections(svc)
 
     @reg.tool(title="Open a port", description=messages.D_OPEN)
     async def open(
@@ -73,7 +48,8 @@ def register(reg: ToolRegistry, manager: ConnectionManager, opener: Opener) -> N
         mirror: Annotated[str | None, Field(description=messages.P_MIRROR)] = None,
         rs485: Annotated[dict[str, Any] | None, Field(description=messages.P_RS485)] = None,
         low_latency: Annotated[bool | None, Field(description=messages.P_LOW_LATENCY)] = None,
-    ) -> models.OpenResult:
+        share: Annotated[Literal["read", "write"] | None, Field(description=messages.P_SHARE)] = None,
+    ) -> results.OpenResult:
         fields = {
             "baud_rate": baud_rate,
             "data_bits": data_bits,
@@ -90,27 +66,25 @@ def register(reg: ToolRegistry, manager: ConnectionManager, opener: Opener) -> N
             "rs485": rs485,
             "low_latency": low_latency,
         }
-        opened = await opener.open(port, fields, profile_mode=profile_mode, record=record, mirror=mirror)
-        return models.open_result(opened.conn, opened.profile, opened.action)
+        return await port_ops.open_port(
+            svc,
+            current(),
+            port,
+            fields,
+            profile_mode=profile_mode,
+            record=record,
+            mirror=mirror,
+            share=share,
+        )
 
     @reg.tool(title="Close a connection", description=messages.D_CLOSE, destructive=True)
-    async def close(connection_id: params.ConnId) -> models.CloseResult:
-        conn = await manager.close(connection_id)
-        return models.CloseResult(
-            connection_id=conn.id, port=conn.port, rx_bytes=conn.ring.end_offset, tx_bytes=conn.tx.tx_bytes
-        )
+    async def close(connection_id: params.ConnId) -> results.CloseResult:
+        return await port_ops.close(svc, current(), connection_id)
 
     @reg.tool(title="Connection status", description=messages.D_GET_STATUS, read_only=True, idempotent=True)
-    async def get_status(connection_id: params.ConnId) -> models.StatusResult:
-        return shaping.status(manager.get(connection_id))
+    async def get_status(connection_id: params.ConnId) -> results.StatusResult:
+        return port_ops.get_status(svc, current(), connection_id)
 
     @reg.tool(title="Reopen a connection's port", description=messages.D_RECONNECT, mutates=True)
-    async def reconnect(connection_id: params.ConnId) -> models.ReconnectResult:
-        conn = manager.get(connection_id)
-        await conn.reconnect_now()
-        return models.ReconnectResult(
-            connection_id=conn.id,
-            state=conn.state,
-            reconnect_attempts=conn.reconnect_attempts,
-            end_offset=conn.ring.end_offset,
-        )
+    async def reconnect(connection_id: params.ConnId) -> results.ReconnectResult:
+        return await port_ops.reconnect(svc, current(), connection_id)

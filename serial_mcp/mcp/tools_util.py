@@ -7,9 +7,8 @@ from typing import Annotated
 from pydantic import Field
 
 from serial_mcp import messages
-from serial_mcp.core import checksums
-from serial_mcp.core.encoding import decode_input
-from serial_mcp.mcp import models, params
+from serial_mcp.engine import checksum_ops, results
+from serial_mcp.mcp import params
 from serial_mcp.mcp.toolkit import ToolRegistry
 
 
@@ -21,13 +20,5 @@ def register(reg: ToolRegistry) -> None:
         data: params.Data,
         algorithm: Annotated[str, Field(description=messages.P_ALGORITHM)],
         encoding: params.EncIn = None,
-    ) -> models.ChecksumResult:
-        raw = decode_input(data, encoding or "utf8")
-        value = checksums.compute(algorithm, raw)
-        width = checksums.width_bytes(algorithm)
-        return models.ChecksumResult(
-            algorithm=checksums.canonical_name(algorithm),
-            checksum=value,
-            checksum_hex=f"{value:0{width * 2}x}",
-            width_bytes=width,
-        )
+    ) -> results.ChecksumResult:
+        return checksum_ops.compute_checksum(data, algorithm, encoding)

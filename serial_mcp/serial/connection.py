@@ -92,6 +92,9 @@ class Connection:
         self.responders: list[Any] = []  # serial.responder.Responder rules armed by a running call
         self.closers: list[Callable[[], None]] = []  # blocking clean-ups run (off the loop) on close
         self.mirror: Any = None  # a serial.mirror.PtyMirror when open(mirror=...)
+        self.owner = "local"  # the caller (engine.access.Caller.key) that opened it
+        self.share = "read"  # what other callers may do: "read" | "write"
+        self._cursor_locks: dict[str, asyncio.Lock] = {}
         self._reopen = reopen
         self._reconnect_task: asyncio.Task[None] | None = None
         self._last_rx_time: float | None = None
@@ -269,6 +272,25 @@ class Connection:
                 "port_open_failed", messages.RECONNECT_FAILED.format(id=self.id, error=exc)
             ) from exc
 
+    @contextlib.asynccontextmanager
+    async def reading(self, cursor: str, timeout: float) -> Any:
+        """Hold ``cursor`` for one read: reads on one cursor run one at a time, so two concurrent
+        readers never get the same bytes twice (nor lose any). Waiting longer than ``timeout`` is
+        ``cursor_busy``."""
+        lock = self._cursor_locks.setdefault(cursor, asyncio.Lock())
+        try:
+            with anyio.fail_after(max(timeout, 0.05)):
+                await lock.acquire()
+        except TimeoutError:
+            raise SerialMcpError(
+                "cursor_busy",
+                messages.CURSOR_BUSY.format(cursor=cursor, id=self.id, ms=int(timeout * 1000)),
+            ) from None
+        try:
+            yield
+        finally:
+            lock.release()
+
     def snapshot(self) -> Snapshot:
         with self.lock:
             return Snapshot(self.ring.start_offset, self.ring.end_offset, self.state, self._last_rx_time)
@@ -340,6 +362,10 @@ class Connection:
             except Exception as exc:  # a clean-up failure must not keep the port open
                 log.info("closing %s: %s", self.id, exc)
         self._wake()
+
+    def add_listener(self, listener: Listener) -> None:
+        with self.lock:
+            self.listeners.append(listener)
 
     def start_recording(self, recorder: Any) -> None:
         with self.lock:

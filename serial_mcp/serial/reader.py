@@ -197,8 +197,18 @@ def _require_not_closed(conn: Connection) -> None:
 
 
 async def read(conn: Connection, req: ReadRequest, start: int | None = None) -> ReadOutcome:
-    """Run one read. ``start`` overrides ``req.from_`` (``transact`` passes its pre-write mark)."""
+    """Run one read. ``start`` overrides ``req.from_`` (``transact`` passes its pre-write mark).
+
+    A read that consumes a cursor holds it until it returns: concurrent reads on one cursor run
+    one after another, never returning the same bytes twice."""
     _require_not_closed(conn)
+    if req.from_ != "cursor":
+        return await _read(conn, req, start)
+    async with conn.reading(req.cursor, req.timeout_ms / 1000):
+        return await _read(conn, req, start)
+
+
+async def _read(conn: Connection, req: ReadRequest, start: int | None) -> ReadOutcome:
     if req.decode is not None:
         return await _read_framed(conn, req, req.decode, start)
     if req.from_ == "cursor" and start is None:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from serial_mcp.mcp import shaping
+from serial_mcp.engine import shaping
 from serial_mcp.serial import reader
 from serial_mcp.serial.manager import ConnectionManager
 from tests.pty.devices import AtResponder, PtyDevice

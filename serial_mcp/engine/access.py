@@ -1,0 +1,127 @@
+"""Who is calling, and what they may do: callers, connection ownership, read-only mode.
+
+Every operation runs for a ``Caller``. One stdio server has one caller (``Caller.local()``); an HTTP
+server has one per MCP session. A connection belongs to the caller that opened it: others may list
+it and read it through their own cursors, but writing, driving its lines, changing its settings or
+closing it needs the owner's opt-in (``open(share="write")``). Each caller has its own ``default``
+cursor, so two agents never consume each other's replies; named cursors stay shared by name, which
+is how agents cooperate on purpose.
+
+``AccessPolicy`` also carries the server's read-only switch: in read-only mode nothing may put a
+byte on the wire, change a line or a setting, or write to the profile store.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Literal
+
+import anyio
+
+from serial_mcp import messages
+from serial_mcp.core.cursors import DEFAULT_CURSOR
+from serial_mcp.errors import InvalidArgument, SerialMcpError
+
+LOCAL = "local"
+Share = Literal["read", "write"]
+SHARE_MODES: tuple[Share, ...] = ("read", "write")
+Need = Literal["read", "write", "control", "close"]
+_DEFAULT_SEP = "@"  # never valid in a user's cursor name, so a session's default cannot collide
+
+
+@dataclass(eq=False)
+class Caller:
+    """One client of the engine. ``key`` identifies it; calls in flight can be cancelled together
+    (when the transport learns the client is gone)."""
+
+    key: str = LOCAL
+    _scopes: set[anyio.CancelScope] = field(default_factory=set, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    gone: bool = False
+
+    @classmethod
+    def local(cls) -> Caller:
+        return cls(LOCAL)
+
+    @property
+    def is_local(self) -> bool:
+        return self.key == LOCAL
+
+    def cursor(self, name: str | None) -> str:
+        """The stored cursor name for what this caller calls ``name`` (``None`` = its default)."""
+        if name is None:
+            name = DEFAULT_CURSOR
+        if not isinstance(name, str) or not name.strip():
+            raise InvalidArgument(messages.CURSOR_EMPTY)
+        if _DEFAULT_SEP in name:  # reserved for sessions' own defaults: never named by a client
+            raise InvalidArgument(messages.CURSOR_BAD_NAME.format(name=name[:80]))
+        if name == DEFAULT_CURSOR and not self.is_local:
+            return f"{DEFAULT_CURSOR}{_DEFAULT_SEP}{self.key}"
+        return name
+
+    def shown_cursor(self, stored: str) -> str | None:
+        """How a stored cursor name looks to this caller; None hides another session's default."""
+        if stored == DEFAULT_CURSOR:
+            return stored if self.is_local else None
+        if _DEFAULT_SEP not in stored:
+            return stored
+        return DEFAULT_CURSOR if stored == self.cursor(None) else None
+
+    @contextmanager
+    def call(self) -> Iterator[anyio.CancelScope]:
+        """Run one call of this caller inside a scope that ``cancel_all`` can end."""
+        with anyio.CancelScope() as scope:
+            with self._lock:
+                if self.gone:
+                    scope.cancel()
+                self._scopes.add(scope)
+            try:
+                yield scope
+            finally:
+                with self._lock:
+                    self._scopes.discard(scope)
+
+    def cancel_all(self) -> int:
+        """The client went away: end every call it has in flight (their responders disarm with them)."""
+        with self._lock:
+            self.gone = True
+            scopes = list(self._scopes)
+        for scope in scopes:
+            scope.cancel()
+        return len(scopes)
+
+
+@dataclass(frozen=True, slots=True)
+class AccessPolicy:
+    """Server-wide rules: read-only mode."""
+
+    read_only: bool = False
+
+    def require_writable(self, what: str) -> None:
+        """Refuse anything that would write to a device, change a line or setting, or a stored profile."""
+        if self.read_only:
+            raise SerialMcpError("read_only_mode", messages.READ_ONLY.format(tool=what))
+
+    def refuse_argument(self, tool: str, arg: str, why: str) -> None:
+        """Refuse one argument of an otherwise reading operation (``read(respond=...)``)."""
+        if self.read_only:
+            raise SerialMcpError("read_only_mode", messages.READ_ONLY_ARG.format(tool=tool, arg=arg, why=why))
+
+
+def check_share(value: object) -> Share:
+    if value is None:
+        return "read"
+    if value not in SHARE_MODES:
+        allowed = ", ".join(SHARE_MODES)
+        raise InvalidArgument(messages.SHARE_BAD.format(value=str(value)[:80], allowed=allowed))
+    return "write" if value == "write" else "read"
+
+
+def require_access(caller: Caller, owner: str, share: Share, need: Need, conn_id: str) -> None:
+    """Reading is open to every caller; the rest needs ownership or ``share="write"``."""
+    if need == "read" or caller.key == owner or share == "write":
+        return
+    raise SerialMcpError("not_owner", messages.NOT_OWNER.format(id=conn_id, action=need))

@@ -1,0 +1,148 @@
+"""Line control and live settings: DTR/RTS, BREAK, flow control, reconfigure (with rollback).
+
+``pulse_lines`` (capture_boot's reset) and ``apply_settings`` (detect_baud, configure) are the
+shared building blocks; line levels are always restored, even on error or cancellation.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import anyio
+
+from serial_mcp import messages
+from serial_mcp.core.settings import SerialSettings
+from serial_mcp.engine import results, shaping
+from serial_mcp.engine.access import Caller
+from serial_mcp.engine.opening import Opener
+from serial_mcp.engine.services import Progress, Services, no_progress
+from serial_mcp.errors import InvalidArgument, SerialMcpError
+from serial_mcp.serial.connection import Connection
+
+MAX_BREAK_MS = 60_000
+FlowControl = Literal["none", "software", "hardware"]
+
+
+async def set_dtr_rts(
+    svc: Services, caller: Caller, connection_id: str, dtr: bool | None = None, rts: bool | None = None
+) -> results.LinesResult:
+    svc.policy.require_writable("set_dtr_rts")
+    conn = svc.connection(caller, connection_id, "control")
+    if dtr is None and rts is None:
+        raise InvalidArgument(messages.LINES_NONE)
+    shaping.require_open(conn)
+    async with conn.line_lock:  # never interleaves with capture_boot's pulse
+        await set_lines(conn, dtr, rts)
+    return results.LinesResult(connection_id=conn.id, dtr=conn.dtr, rts=conn.rts)
+
+
+async def send_break(
+    svc: Services,
+    caller: Caller,
+    connection_id: str,
+    duration_ms: int = 250,
+    progress: Progress = no_progress,
+) -> results.BreakResult:
+    svc.policy.require_writable("send_break")
+    conn = svc.connection(caller, connection_id, "control")
+    if isinstance(duration_ms, bool) or not 1 <= duration_ms <= MAX_BREAK_MS:
+        raise InvalidArgument(messages.BREAK_RANGE.format(max=MAX_BREAK_MS))
+    shaping.require_open(conn)
+    async with conn.line_lock, conn.tx.lock:  # BREAK is on TX: no write may slip in
+        await anyio.to_thread.run_sync(conn.handle.set_break, True)
+        conn.record("break", duration_ms=duration_ms)
+        try:
+            steps = max(1, duration_ms // 100)
+            for i in range(steps):
+                await anyio.sleep(duration_ms / 1000 / steps)
+                await progress(i + 1, steps, messages.BREAK_PROGRESS)
+        finally:
+            with anyio.CancelScope(shield=True):  # released on success, error and cancellation
+                await anyio.to_thread.run_sync(conn.handle.set_break, False)
+    return results.BreakResult(connection_id=conn.id, duration_ms=duration_ms)
+
+
+async def set_flow_control(
+    svc: Services, caller: Caller, connection_id: str, flow_control: FlowControl
+) -> results.ReconfigureResult:
+    svc.policy.require_writable("set_flow_control")
+    conn = svc.connection(caller, connection_id, "control")
+    result = await apply_settings(conn, conn.settings.updated(flow_control=flow_control))
+    result.profile_persistence = await Opener(svc).persist(conn, {"flow_control": flow_control})
+    return result
+
+
+async def reconfigure(
+    svc: Services,
+    caller: Caller,
+    connection_id: str,
+    *,
+    baud_rate: int | None = None,
+    data_bits: int | None = None,
+    parity: str | None = None,
+    stop_bits: float | None = None,
+    flow_control: str | None = None,
+) -> results.ReconfigureResult:
+    svc.policy.require_writable("reconfigure")
+    conn = svc.connection(caller, connection_id, "control")
+    new = conn.settings.updated(  # validated before the port is touched
+        baud_rate=baud_rate,
+        data_bits=data_bits,
+        parity=parity,
+        stop_bits=stop_bits,
+        flow_control=flow_control,
+    )
+    result = await apply_settings(conn, new)
+    changed = {k: v for k, v in new.as_dict().items() if result.previous.get(k) != v}
+    result.profile_persistence = await Opener(svc).persist(conn, changed) if changed else "not_needed"
+    return result
+
+
+async def apply_settings(conn: Connection, new: SerialSettings) -> results.ReconfigureResult:
+    """Apply settings live; if the driver refuses, put the old ones back and say so."""
+    shaping.require_open(conn)
+    old = conn.settings
+    async with conn.tx.lock:  # not in the middle of a write
+        try:
+            await anyio.to_thread.run_sync(conn.handle.apply_settings, new)
+        except Exception as exc:  # drivers raise termios.error, SerialException, OSError, ValueError
+            try:
+                await anyio.to_thread.run_sync(conn.handle.apply_settings, old)
+            except Exception:  # best effort; the error below says what happened
+                pass
+            raise SerialMcpError("settings_rejected", messages.SETTINGS_REJECTED.format(error=exc)) from exc
+    conn.settings = new
+    conn.record("config", settings=new.as_dict())
+    return results.ReconfigureResult(connection_id=conn.id, settings=new.as_dict(), previous=old.as_dict())
+
+
+async def pulse_lines(conn: Connection, pulse: dict[str, Any]) -> None:
+    """Drive the reset levels for ``hold_ms``, then restore the previous levels — always, even on
+    error or cancellation (restoring is shielded)."""
+    previous = {"dtr": conn.dtr, "rts": conn.rts}
+    try:
+        await set_lines(conn, pulse["dtr"], pulse["rts"])
+        await anyio.sleep(pulse["hold_ms"] / 1000)
+    finally:
+        with anyio.CancelScope(shield=True):
+            restore = {
+                k: (True if previous[k] is None else previous[k]) for k in previous if pulse[k] is not None
+            }
+            await set_lines(conn, restore.get("dtr"), restore.get("rts"))
+
+
+async def set_lines(conn: Connection, dtr: bool | None, rts: bool | None) -> None:
+    """Set DTR and/or RTS (None = leave alone), record it, remember the levels."""
+
+    def apply() -> None:
+        if dtr is not None:
+            conn.handle.set_dtr(dtr)
+        if rts is not None:
+            conn.handle.set_rts(rts)
+
+    await anyio.to_thread.run_sync(apply)
+    if dtr is not None:
+        conn.dtr = dtr
+    if rts is not None:
+        conn.rts = rts
+    conn.record("control", dtr=dtr, rts=rts)

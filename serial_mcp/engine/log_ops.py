@@ -1,0 +1,190 @@
+"""Event-log and capture operations: get_log, clear_log, export_log, record, list_captures."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, Literal
+
+from serial_mcp import messages
+from serial_mcp.core.capture import CaptureEvent, event_line, header_line
+from serial_mcp.core.encoding import encode_output
+from serial_mcp.core.eventlog import LogEvent
+from serial_mcp.engine import results
+from serial_mcp.engine.access import Caller
+from serial_mcp.errors import InvalidArgument, SerialMcpError
+from serial_mcp.serial.connection import Connection
+from serial_mcp.serial.recorder import Recorder, header_for, to_capture_event
+from serial_mcp.store.captures import CaptureStore
+
+if TYPE_CHECKING:
+    from serial_mcp.engine.services import Services
+
+MAX_LOG_LIMIT = 1000
+RecordAction = Literal["start", "stop", "status"]
+
+
+def event_dict(conn: Connection, event: LogEvent, payloads: bool, encoding: str) -> dict[str, Any]:
+    """One log event as JSON; rx bytes come from the ring (``lost: true`` once it dropped them).
+
+    Call with ``conn.lock`` held so the ring cannot move underneath.
+    """
+    out: dict[str, Any] = {"seq": event.seq, "t": round(event.t, 6), "type": event.type, **event.fields}
+    payload: bytes | None = event.data
+    if event.type == "rx" and event.offset is not None and event.length is not None:
+        out["offset"], out["length"] = event.offset, event.length
+        if payloads:
+            if event.offset < conn.ring.start_offset:
+                out["lost"] = True
+                payload = None
+            else:
+                payload = conn.ring.read(event.offset, event.length).data
+    elif payload is not None:
+        out["length"] = len(payload)
+    if payloads and payload is not None:
+        out["data"], out["encoding"] = encode_output(payload, encoding)
+    return out
+
+
+def recent_events(conn: Connection, limit: int) -> list[dict[str, Any]]:
+    """The newest ``limit`` events with payloads (the log resource's view)."""
+    with conn.lock:
+        return [event_dict(conn, e, True, "utf8") for e in conn.log.tail(limit)]
+
+
+def get_log(
+    svc: Services,
+    caller: Caller,
+    connection_id: str,
+    *,
+    limit: int = 100,
+    since: int | None = None,
+    payloads: bool = True,
+    encoding: str | None = None,
+) -> results.LogResult:
+    conn = svc.connection(caller, connection_id)
+    if isinstance(limit, bool) or not 1 <= limit <= MAX_LOG_LIMIT:
+        raise InvalidArgument(messages.LOG_BAD_LIMIT.format(max=MAX_LOG_LIMIT))
+    if since is not None and (isinstance(since, bool) or since < 0):
+        raise InvalidArgument(messages.LOG_BAD_SINCE)
+    with conn.lock:
+        events = conn.log.tail(limit) if since is None else conn.log.since(since, limit)
+        items = [event_dict(conn, e, payloads, encoding or "utf8") for e in events]
+        evicted = conn.log.evicted_events
+        next_seq = events[-1].seq if events else (since or 0)
+    return results.LogResult(connection_id=conn.id, events=items, last_seq=next_seq, evicted_events=evicted)
+
+
+def clear_log(svc: Services, caller: Caller, connection_id: str) -> results.ClearLogResult:
+    conn = svc.connection(caller, connection_id, "control")
+    with conn.lock:
+        n = conn.log.clear()
+    return results.ClearLogResult(connection_id=conn.id, events_cleared=n)
+
+
+def export_lines(conn: Connection, note: str | None) -> tuple[list[str], int]:
+    """The connection's log as capture lines (rx bytes from the ring; dropped ones as ``lost``)."""
+    with conn.lock:
+        events = conn.log.since(0)
+        start = conn.ring.start_offset
+        items: list[tuple[LogEvent, bytes | None, int]] = []
+        for e in events:
+            payload = e.data
+            if e.type == "rx" and e.offset is not None and e.length is not None:
+                if e.offset + e.length <= start:
+                    items.append((e, None, e.length))
+                    continue
+                begin = max(e.offset, start)
+                payload = conn.ring.read(begin, e.offset + e.length - begin).data
+                if begin > e.offset:  # partly dropped
+                    items.append((e, None, begin - e.offset))
+                    e = replace(e, offset=begin, length=len(payload))
+            items.append((e, payload, 0))
+        evicted = conn.log.evicted_events
+    base = events[0].t if events else conn.opened_at
+    lines = [header_line(header_for(conn, base, note))]
+    if evicted:
+        lines.append(
+            event_line(CaptureEvent(0.0, "marker", None, None, {"label": f"{evicted} older events evicted"}))
+        )
+    for e, payload, lost in items:
+        t = max(0.0, e.t - base)
+        if lost:
+            lines.append(event_line(CaptureEvent(t, "lost", None, None, {"bytes": lost})))
+        else:
+            lines.append(event_line(to_capture_event(e, payload, base)))
+    return lines, len(items)
+
+
+def export_log(
+    svc: Services, caller: Caller, connection_id: str, path: str, note: str | None = None
+) -> results.ExportResult:
+    conn = svc.connection(caller, connection_id)
+    if not svc.captures.enabled:
+        raise SerialMcpError("capture_disabled", messages.CAPTURE_DISABLED)
+    lines, n = export_lines(conn, note)
+    written_path, size = svc.captures.export(path, lines)
+    return results.ExportResult(path=written_path.name, events_written=n, bytes_written=size)
+
+
+async def record(
+    svc: Services,
+    caller: Caller,
+    connection_id: str,
+    action: RecordAction = "status",
+    path: str | None = None,
+    note: str | None = None,
+) -> results.RecordResult:
+    conn = svc.connection(caller, connection_id)
+    if action == "start":
+        if not path:
+            raise SerialMcpError("invalid_argument", messages.RECORD_NEEDS_PATH)
+        start_recording(conn, svc.captures, path, note)
+    elif action == "stop":
+        rec = await conn.stop_recording("stopped")
+        if rec is None:
+            raise SerialMcpError("not_recording", messages.NOT_RECORDING.format(id=conn.id))
+        return _record_result(conn, rec, active=False)
+    return _record_result(conn, conn.recorder, active=conn.recorder is not None)
+
+
+def list_captures(svc: Services) -> results.CapturesResult:
+    store = svc.captures
+    if not store.enabled:
+        raise SerialMcpError("capture_disabled", messages.CAPTURE_DISABLED)
+    items = [
+        results.CaptureItem(
+            name=i.name,
+            size=i.size,
+            created=i.created,
+            port=i.port,
+            duration=i.duration,
+            events=i.events,
+            error=i.error,
+        )
+        for i in store.list()
+    ]
+    return results.CapturesResult(directory=str(store.directory), captures=items)
+
+
+def start_recording(conn: Connection, store: CaptureStore, name: str, note: str | None = None) -> Recorder:
+    if conn.recorder is not None:
+        raise SerialMcpError(
+            "already_recording", messages.ALREADY_RECORDING.format(id=conn.id, path=conn.recorder.path.name)
+        )
+    file, path, room = store.create_recording(name)
+    rec = Recorder(conn, file, path, room, note)
+    conn.start_recording(rec)
+    return rec
+
+
+def _record_result(conn: Connection, rec: Recorder | None, active: bool) -> results.RecordResult:
+    if rec is None:
+        return results.RecordResult(connection_id=conn.id, recording=False)
+    return results.RecordResult(
+        connection_id=conn.id,
+        recording=active and rec.active,
+        path=rec.path.name,
+        events_written=rec.events_written,
+        bytes_written=rec.bytes_written,
+        stopped_reason=rec.stopped_reason,
+    )

@@ -1,0 +1,93 @@
+"""Discovery and lifecycle operations: list ports and connections, open, close, status, reconnect."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+
+from serial_mcp.core.identity import plan_bare_open
+from serial_mcp.engine import results, shaping
+from serial_mcp.engine.access import Caller
+from serial_mcp.engine.opening import Opener
+from serial_mcp.engine.services import Services
+from serial_mcp.serial.connection import Connection, Listener
+
+
+async def list_ports(svc: Services) -> results.ListPortsResult:
+    """Every port the system shows, with its USB identity and what a bare open would do."""
+    open_by_port = {c.port: c.id for c in svc.manager.list()}
+    infos = await anyio.to_thread.run_sync(svc.port_lister)
+    ports = [
+        results.Port(
+            name=p.name,
+            description=p.description,
+            vid=p.vid,
+            pid=p.pid,
+            serial_number=p.serial_number,
+            manufacturer=p.manufacturer,
+            product=p.product,
+            interface=p.interface,
+            location=p.location,
+            transport=p.transport,
+            open_as=open_by_port.get(p.name),
+        )
+        for p in infos
+    ]
+    matches: list[dict[str, Any]] = []
+    if svc.profiles is not None:
+        stored = await anyio.to_thread.run_sync(svc.profiles.list)
+        matches = [plan_bare_open(p, infos, stored).as_dict() for p in infos]
+    return results.ListPortsResult(ports=ports, profile_matches=matches)
+
+
+def list_connections(svc: Services) -> results.ListConnectionsResult:
+    return results.ListConnectionsResult(connections=[shaping.summary(c) for c in svc.manager.list()])
+
+
+async def open_port(
+    svc: Services,
+    caller: Caller,
+    port: str,
+    fields: dict[str, Any],
+    *,
+    profile_mode: str = "auto",
+    record: str | None = None,
+    mirror: str | None = None,
+    share: Any = None,
+) -> results.OpenResult:
+    """Open ``port``; ``fields`` are the open settings (None = not given: the profile's or default)."""
+    opened = await Opener(svc).open(
+        port, fields, profile_mode=profile_mode, record=record, mirror=mirror, caller=caller, share=share
+    )
+    return results.open_result(opened.conn, opened.profile, opened.action)
+
+
+async def close(svc: Services, caller: Caller, connection_id: str) -> results.CloseResult:
+    conn = svc.connection(caller, connection_id, "close")
+    await svc.manager.close(conn.id)
+    return results.CloseResult(
+        connection_id=conn.id, port=conn.port, rx_bytes=conn.ring.end_offset, tx_bytes=conn.tx.tx_bytes
+    )
+
+
+def get_status(svc: Services, caller: Caller, connection_id: str) -> results.StatusResult:
+    return shaping.status(svc.connection(caller, connection_id), caller)
+
+
+async def reconnect(svc: Services, caller: Caller, connection_id: str) -> results.ReconnectResult:
+    svc.policy.require_writable("reconnect")
+    conn = svc.connection(caller, connection_id, "control")
+    await conn.reconnect_now()
+    return results.ReconnectResult(
+        connection_id=conn.id,
+        state=conn.state,
+        reconnect_attempts=conn.reconnect_attempts,
+        end_offset=conn.ring.end_offset,
+    )
+
+
+def watch_events(conn: Connection, listener: Listener) -> None:
+    """Call ``listener(event, payload)`` for every event of ``conn`` from now on (it must not block:
+    it runs on the pump thread for rx)."""
+    conn.add_listener(listener)

@@ -1,0 +1,128 @@
+"""Device-profile operations: list, open, save, delete, configure and roll back profiles."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+
+from serial_mcp import messages
+from serial_mcp.core.identity import generated_selector, identity_of, selector_matches
+from serial_mcp.engine import results
+from serial_mcp.engine.access import Caller
+from serial_mcp.engine.line_ops import apply_settings
+from serial_mcp.engine.opening import SETTING_FIELDS, Opener, connection_defaults, port_info_for
+from serial_mcp.engine.services import Services
+from serial_mcp.errors import InvalidArgument, SerialMcpError
+from serial_mcp.store.profiles import Profile, ProfileStore
+
+
+def _result(p: Profile, persistence: str | None = None) -> results.ProfileResult:
+    return results.ProfileResult(profile=p.as_dict(), revision=p.revision, profile_persistence=persistence)
+
+
+def _store(svc: Services) -> ProfileStore:
+    if svc.profiles is None:
+        raise SerialMcpError("profiles_disabled", messages.PROFILES_DISABLED)
+    return svc.profiles
+
+
+async def _get(svc: Services, name: str) -> Profile:
+    found = await anyio.to_thread.run_sync(_store(svc).get, name)
+    if found is None:
+        raise SerialMcpError("profile_not_found", messages.PROFILE_NO_SUCH.format(name=name))
+    return found
+
+
+async def list_profiles(svc: Services) -> results.ProfilesResult:
+    items = await anyio.to_thread.run_sync(_store(svc).list)
+    return results.ProfilesResult(profiles=[p.as_dict() for p in items])
+
+
+async def open_profile(svc: Services, caller: Caller, name: str) -> results.OpenResult:
+    """Open the one live port a profile's selector matches, with the profile's settings."""
+    profile = await _get(svc, name)
+    ports = await anyio.to_thread.run_sync(svc.port_lister)
+    live = [p for p in ports if selector_matches(profile.selector, p)]
+    glob = profile.selector.get("port_glob")
+    if not live and glob and "://" in glob:
+        live = [port_info_for(glob, [])]  # a network/replay profile names its URL directly
+    if len(live) != 1:
+        names = ", ".join(p.name for p in live) or "none"
+        raise SerialMcpError(
+            "profile_no_unique_port", messages.PROFILE_NO_UNIQUE.format(name=name, ports=names)
+        )
+    opened = await Opener(svc).open(live[0].name, {}, profile=profile, caller=caller)
+    return results.open_result(opened.conn, opened.profile, opened.action)
+
+
+async def save_profile(
+    svc: Services, caller: Caller, connection_id: str, name: str, overwrite: bool = False
+) -> results.ProfileResult:
+    svc.policy.require_writable("save_profile")
+    conn = svc.connection(caller, connection_id)
+    store = _store(svc)
+    ports = await anyio.to_thread.run_sync(svc.port_lister)
+    identity = identity_of(port_info_for(conn.port, ports))
+    selector = generated_selector(identity) if identity.confidence != "none" else {"port_glob": conn.port}
+    saved = await anyio.to_thread.run_sync(
+        lambda: store.save(name, selector, connection_defaults(conn), overwrite)
+    )
+    conn.options["profile"] = saved.name
+    return _result(saved)
+
+
+async def delete_profile(
+    svc: Services, name: str, expected_revision: int | None = None
+) -> results.ProfileResult:
+    svc.policy.require_writable("delete_profile")
+    store = _store(svc)
+    bound = [c.id for c in svc.manager.list() if c.options.get("profile") == name]
+    if bound:
+        ids = ", ".join(bound)
+        raise SerialMcpError("profile_in_use", messages.PROFILE_IN_USE.format(name=name, ids=ids))
+    deleted = await anyio.to_thread.run_sync(lambda: store.delete(name, expected_revision))
+    return _result(deleted)
+
+
+async def configure(
+    svc: Services,
+    caller: Caller,
+    defaults: dict[str, Any],
+    *,
+    profile: str | None = None,
+    connection_id: str | None = None,
+    expected_revision: int | None = None,
+) -> results.ProfileResult:
+    """Change a stored profile, or a live connection's settings (written through to its profile)."""
+    svc.policy.require_writable("configure")
+    if (profile is None) == (connection_id is None):
+        raise InvalidArgument(messages.CONFIGURE_ONE_OF)
+    if profile is not None:
+        store = _store(svc)
+        updated = await anyio.to_thread.run_sync(
+            lambda: store.update(profile, expected_revision=expected_revision, defaults=defaults)
+        )
+        return _result(updated)
+    conn = svc.connection(caller, connection_id or "", "control")
+    unknown = sorted(set(defaults) - set(SETTING_FIELDS))
+    if unknown:
+        raise InvalidArgument(
+            messages.CONFIGURE_LIVE_FIELDS.format(key=unknown[0], allowed=", ".join(SETTING_FIELDS))
+        )
+    await apply_settings(conn, conn.settings.updated(**defaults))
+    persistence = await Opener(svc).persist(conn, dict(defaults))
+    name = conn.options.get("profile")
+    current = await anyio.to_thread.run_sync(_store(svc).get, name) if name and svc.profiles else None
+    if current is None:
+        return results.ProfileResult(profile=None, revision=None, profile_persistence=persistence)
+    return _result(current, persistence)
+
+
+async def rollback_profile(
+    svc: Services, name: str, to_revision: int, expected_revision: int | None = None
+) -> results.ProfileResult:
+    svc.policy.require_writable("rollback_profile")
+    store = _store(svc)
+    restored = await anyio.to_thread.run_sync(lambda: store.rollback(name, to_revision, expected_revision))
+    return _result(restored)

@@ -1,0 +1,41 @@
+"""What every operation works with: the connection manager, the stores, the port lister, the policy.
+
+Built once per front door (MCP server, CLI command, ``serial_mcp.Engine``) and passed to the
+operations in ``engine/ops_*.py``. ``connection`` is the one way an operation gets a connection: it
+checks the caller's right to do what the operation needs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+
+from serial_mcp.engine.access import AccessPolicy, Caller, Need, require_access
+from serial_mcp.serial.connection import Connection
+from serial_mcp.serial.manager import ConnectionManager
+from serial_mcp.serial.ports import PortInfo, list_system_ports
+from serial_mcp.store.captures import CaptureStore
+from serial_mcp.store.profiles import ProfileStore
+
+# progress(done, total or None, message): how a long operation reports; MCP maps it to notifications
+Progress = Callable[[float, float | None, str], Awaitable[None]]
+
+
+async def no_progress(done: float, total: float | None, message: str) -> None:
+    return None
+
+
+@dataclass
+class Services:
+    manager: ConnectionManager
+    captures: CaptureStore = field(default_factory=lambda: CaptureStore(None))
+    profiles: ProfileStore | None = None
+    port_lister: Callable[[], list[PortInfo]] = list_system_ports
+    policy: AccessPolicy = field(default_factory=AccessPolicy)
+
+    def connection(self, caller: Caller, connection_id: str, need: Need = "read") -> Connection:
+        """The connection ``connection_id`` (id or port name), if ``caller`` may do ``need`` on it."""
+        conn = self.manager.get(connection_id)
+        if need != "read":
+            require_access(caller, conn.owner, conn.share, need, conn.id)  # type: ignore[arg-type]
+        return conn
