@@ -46,7 +46,7 @@ from serial_mcp import messages
 from serial_mcp.core.crc_catalogue import MODELS, OLD_NAMES, CrcModel
 from serial_mcp.errors import InvalidArgument
 
-__all__ = ["CrcModel", "algorithms", "canonical_name", "compute", "crc_model", "width_bytes"]
+__all__ = ["CrcModel", "algorithms", "canonical_name", "compute", "crc_model", "function", "width_bytes"]
 
 BytesLike = bytes | bytearray | memoryview
 
@@ -423,3 +423,10 @@ def compute(algorithm: str, data: BytesLike) -> int:
     if simple:
         return simple[0](data)
     return _engine(_CRC[name])(data)
+
+
+def function(algorithm: str) -> Callable[[bytes | bytearray], int]:
+    """The checksum function of ``algorithm`` itself (name resolved once, for per-frame use)."""
+    name = canonical_name(algorithm)
+    simple = _SIMPLE.get(name)
+    return simple[0] if simple else _engine(_CRC[name])

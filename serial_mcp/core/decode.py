@@ -3,7 +3,9 @@
 Kept per cursor by the RX engine, so a frame torn across two reads is decoded whole.
 With the parser's ``validate`` true, a frame whose checksum (framing-level or parser-level)
 is bad is dropped and counted in ``frames_dropped``; otherwise it is emitted with
-``checksum_valid`` False. FramingErrors pass through and decoding continues after them.
+``checksum_valid`` False. Bytes the framing skipped as belonging to no frame (binary, gnss,
+modbus_rtu, nmea framings) are counted in ``bytes_skipped``. FramingErrors pass through and
+decoding continues after them.
 """
 
 from __future__ import annotations
@@ -53,6 +55,13 @@ class StreamDecoder:
         self._parser: Parser | None = build_parser(rx_parser) if rx_parser is not None else None
         self.validate = self._parser.validate if self._parser is not None else False
         self.frames_dropped = 0
+
+    @property
+    def bytes_skipped(self) -> int:
+        """Bytes so far that went into no frame (garbage, false syncs, bytes before an NMEA ``$``);
+        0 for framings that never skip (line, delimiter, length_prefixed, slip, cobs)."""
+        skipped = getattr(self._decoder, "bytes_skipped", 0)
+        return skipped if isinstance(skipped, int) else 0
 
     @property
     def pending_start(self) -> int:

@@ -73,7 +73,7 @@ PRESETS: Final[Mapping[str, Preset]] = {
         Preset(
             "nmea0183",
             "NMEA 0183 / AIS sentences; bad checksums dropped; writes get *HH and CRLF.",
-            _LINES,
+            {"type": "nmea"},
             {"type": "nmea"},
             {"type": "nmea", "validate": True},
         ),
@@ -83,6 +83,21 @@ PRESETS: Final[Mapping[str, Preset]] = {
             {"type": "start_end", "start": [":"], "end": "\r\n"},
             {"type": "modbus_ascii"},
             {"type": "modbus_ascii", "validate": True},
+        ),
+        Preset(
+            "gnss",
+            "GNSS receivers: NMEA 0183 + UBX + RTCM3 in one stream, each frame tagged with its "
+            "protocol; bad checksums dropped; writes are UBX (class+id+payload).",
+            {"type": "gnss"},
+            {"type": "ubx"},
+            {"type": "gnss", "validate": True},
+        ),
+        Preset(
+            "modbus_rtu",
+            "Modbus RTU: function-aware frames, bad CRCs dropped; writes take address+PDU, get the CRC.",
+            {"type": "modbus_rtu"},
+            {"type": "modbus_rtu"},
+            {"type": "modbus_rtu", "validate": True},
         ),
         Preset(
             "grbl",

@@ -39,8 +39,9 @@ def test_every_rx_type_builds(config: dict[str, Any], cls: type) -> None:
 
 
 def test_type_lists() -> None:
-    assert set(RX_FRAMING_TYPES) == {"line", "delimiter", "length_prefixed", "start_end", "slip", "cobs"}
-    assert set(TX_FRAMING_TYPES) == set(RX_FRAMING_TYPES) | {"nmea", "modbus_ascii"}
+    classic = {"line", "delimiter", "length_prefixed", "start_end", "slip", "cobs"}
+    assert set(RX_FRAMING_TYPES) == classic | {"binary", "ubx", "rtcm3", "gnss", "modbus_rtu", "nmea"}
+    assert set(TX_FRAMING_TYPES) == classic | {"nmea", "modbus_ascii", "binary", "ubx", "modbus_rtu"}
 
 
 @pytest.mark.parametrize(

@@ -22,6 +22,10 @@ def test_parser_types() -> None:
         "modbus_ascii",
         "grbl",
         "raw",
+        "modbus_rtu",
+        "ubx",
+        "rtcm3",
+        "gnss",
     }
 
 

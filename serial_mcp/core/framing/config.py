@@ -12,15 +12,19 @@ from typing import Final, Literal
 from serial_mcp import messages
 from serial_mcp.core.encoding import ENCODINGS, decode_input
 from serial_mcp.core.framing.base import DEFAULT_MAX_LENGTH, FrameDecoder, FrameEncoder
+from serial_mcp.core.framing.binary import BinaryDecoder, BinaryEncoder
+from serial_mcp.core.framing.binary_config import BINARY_KEYS, parse_binary
 from serial_mcp.core.framing.checksum import ChecksumSpec, parse_checksum
 from serial_mcp.core.framing.cobs import CobsDecoder, CobsEncoder
 from serial_mcp.core.framing.delimiter import DelimiterDecoder, DelimiterEncoder
+from serial_mcp.core.framing.gnss import UBX_LAYOUT, GnssDecoder, NmeaLineDecoder, rtcm3_decoder, ubx_decoder
 from serial_mcp.core.framing.length_prefixed import (
     DEFAULT_MAX_PREFIXED,
     LengthPrefixedDecoder,
     LengthPrefixedEncoder,
 )
 from serial_mcp.core.framing.line import LineDecoder, LineEncoder
+from serial_mcp.core.framing.modbus_rtu import ModbusRtuDecoder, ModbusRtuEncoder
 from serial_mcp.core.framing.options import Options
 from serial_mcp.core.framing.slip import SlipDecoder, SlipEncoder
 from serial_mcp.core.framing.start_end import StartEndDecoder, StartEndEncoder
@@ -28,7 +32,7 @@ from serial_mcp.core.parsers.modbus_ascii import ModbusAsciiEncoder
 from serial_mcp.core.parsers.nmea import NmeaEncoder
 from serial_mcp.errors import InvalidArgument
 
-__all__ = ["RX_FRAMING_TYPES", "TX_FRAMING_TYPES", "build_decoder", "build_encoder"]
+__all__ = ["RX_FRAMING_TYPES", "TX_FRAMING_TYPES", "build_decoder", "build_encoder", "check_tx_framing"]
 
 _COMMON_RX = ("include_terminators", "skip_empty", "max_length")
 _RX_KEYS: Final[dict[str, tuple[str, ...]]] = {
@@ -38,6 +42,12 @@ _RX_KEYS: Final[dict[str, tuple[str, ...]]] = {
     "start_end": ("type", "start", "end", "encoding", "checksum", *_COMMON_RX),
     "slip": ("type", "include_terminators", "max_length"),
     "cobs": ("type", *_COMMON_RX),
+    "binary": ("type", *BINARY_KEYS, "include_terminators", "skip_empty"),
+    "ubx": ("type",),
+    "rtcm3": ("type",),
+    "gnss": ("type",),
+    "modbus_rtu": ("type", "include_terminators"),
+    "nmea": ("type", *_COMMON_RX),
 }
 _TX_KEYS: Final[dict[str, tuple[str, ...]]] = {
     "line": ("type", "ending"),
@@ -48,6 +58,9 @@ _TX_KEYS: Final[dict[str, tuple[str, ...]]] = {
     "cobs": ("type",),
     "nmea": ("type",),
     "modbus_ascii": ("type",),
+    "binary": ("type", *BINARY_KEYS),
+    "ubx": ("type",),
+    "modbus_rtu": ("type",),
 }
 RX_FRAMING_TYPES: Final = tuple(_RX_KEYS)
 TX_FRAMING_TYPES: Final = tuple(_TX_KEYS)
@@ -98,6 +111,9 @@ def build_decoder(rx_framing: object, offset: int = 0, *, field: str = "rx_frami
     """A fresh decoder for ``rx_framing`` whose first byte will be at absolute ``offset``."""
     opts, kind = _open(rx_framing, field, _RX_KEYS)
     include = opts.boolean("include_terminators", False)
+    scanned = _scanned(opts, kind, include, offset)
+    if scanned is not None:
+        return scanned
     if kind == "length_prefixed":
         return LengthPrefixedDecoder(
             prefix_size=opts.choice_int("prefix_size", (1, 2, 4), 2),
@@ -145,6 +161,29 @@ def build_decoder(rx_framing: object, offset: int = 0, *, field: str = "rx_frami
     )
 
 
+def _scanned(opts: Options, kind: str, include: bool, offset: int) -> FrameDecoder | None:
+    """The decoders built on the sync-scanning engine (and resynchronising NMEA lines)."""
+    if kind == "binary":
+        layout = parse_binary(opts, include_terminators=include, skip_empty=opts.boolean("skip_empty", False))
+        return BinaryDecoder(layout, offset)
+    if kind == "ubx":
+        return ubx_decoder(offset)
+    if kind == "rtcm3":
+        return rtcm3_decoder(offset)
+    if kind == "gnss":
+        return GnssDecoder(offset)
+    if kind == "modbus_rtu":
+        return ModbusRtuDecoder(include, offset)
+    if kind == "nmea":
+        return NmeaLineDecoder(
+            include_terminators=include,
+            skip_empty=opts.boolean("skip_empty", True),
+            offset=offset,
+            max_length=opts.integer("max_length", DEFAULT_MAX_LENGTH, 1, _MAX_SEPARATED),
+        )
+    return None
+
+
 def _tx_line(opts: Options) -> FrameEncoder:
     if opts.raw("ending") == "auto":
         raise InvalidArgument(messages.FRAMING_TX_AUTO.format(field=opts.field), field=f"{opts.field}.ending")
@@ -170,6 +209,9 @@ _TX_BUILDERS: Final[dict[str, Callable[[Options], FrameEncoder]]] = {
     "cobs": lambda o: CobsEncoder(),
     "nmea": lambda o: NmeaEncoder(),
     "modbus_ascii": lambda o: ModbusAsciiEncoder(),
+    "binary": lambda o: BinaryEncoder(parse_binary(o)),
+    "ubx": lambda o: BinaryEncoder(UBX_LAYOUT),
+    "modbus_rtu": lambda o: ModbusRtuEncoder(),
 }
 
 
@@ -177,3 +219,10 @@ def build_encoder(tx_framing: object, *, field: str = "tx_framing") -> FrameEnco
     """The encoder for ``tx_framing``."""
     opts, kind = _open(tx_framing, field, _TX_KEYS)
     return _TX_BUILDERS[kind](opts)
+
+
+def check_tx_framing(tx_framing: object, *, field: str = "tx_framing") -> None:
+    """Validate ``tx_framing`` completely (InvalidArgument naming the bad key) without encoding
+    anything, so a framing whose payloads have a minimum size is not refused for a dummy one."""
+    if tx_framing is not None:
+        build_encoder(tx_framing, field=field)

@@ -10,9 +10,11 @@ from serial_mcp import messages
 from serial_mcp.core.framing.options import Options
 from serial_mcp.core.parsers.at_command import AtCommandParser
 from serial_mcp.core.parsers.base import Parser
+from serial_mcp.core.parsers.gnss import GnssParser, Rtcm3Parser, UbxParser
 from serial_mcp.core.parsers.grbl import GrblParser
 from serial_mcp.core.parsers.json_lines import JsonLinesParser
 from serial_mcp.core.parsers.modbus_ascii import ModbusAsciiParser
+from serial_mcp.core.parsers.modbus_rtu import ModbusRtuParser
 from serial_mcp.core.parsers.nmea import NmeaParser
 from serial_mcp.core.parsers.raw import RawParser
 from serial_mcp.core.parsers.shell_prompt import ShellPromptParser
@@ -28,6 +30,10 @@ _KEYS: Final[dict[str, tuple[str, ...]]] = {
     "modbus_ascii": ("type", "validate"),
     "grbl": ("type", "validate"),
     "raw": ("type", "validate"),
+    "modbus_rtu": ("type", "validate"),
+    "ubx": ("type", "validate"),
+    "rtcm3": ("type", "validate"),
+    "gnss": ("type", "validate"),
 }
 PARSER_TYPES: Final = tuple(_KEYS)
 
@@ -53,6 +59,10 @@ _BUILDERS: Final[dict[str, Callable[[Options, bool], Parser]]] = {
     "modbus_ascii": lambda o, v: ModbusAsciiParser(v),
     "grbl": lambda o, v: GrblParser(v),
     "raw": lambda o, v: RawParser(v),
+    "modbus_rtu": lambda o, v: ModbusRtuParser(v),
+    "ubx": lambda o, v: UbxParser(v),
+    "rtcm3": lambda o, v: Rtcm3Parser(v),
+    "gnss": lambda o, v: GnssParser(v),
 }
 
 

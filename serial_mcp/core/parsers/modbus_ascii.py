@@ -3,6 +3,8 @@
 The LRC (two's complement of the byte sum) comes from :mod:`serial_mcp.core.checksums`.
 A frame that is not even hex, or too short to hold address, function and LRC, is
 ``kind: "invalid"`` with ``checksum_valid`` False, so ``validate`` drops it like a bad LRC.
+The PDU is decoded as for Modbus RTU (:mod:`~serial_mcp.core.parsers.modbus_pdu`): register
+values as a list of u16, coils/bits as a list of 0/1, exception codes.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import Any
 from serial_mcp import messages
 from serial_mcp.core import checksums
 from serial_mcp.core.parsers.base import Parsed
+from serial_mcp.core.parsers.modbus_pdu import decode_pdu
 from serial_mcp.errors import InvalidArgument
 
 __all__ = ["ModbusAsciiEncoder", "ModbusAsciiParser", "modbus_ascii_encode"]
@@ -44,10 +47,7 @@ class ModbusAsciiParser:
             "data": data.hex(),
             "lrc": lrc,
         }
-        if function & 0x80:
-            fields["exception"] = True
-            if len(data) == 1:
-                fields["exception_code"] = data[0]
+        fields.update(decode_pdu(function, data))  # registers, bits, exception_code...
         return Parsed(fields, checksums.compute("lrc", raw[:-1]) == lrc)
 
 

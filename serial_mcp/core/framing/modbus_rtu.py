@@ -1,0 +1,138 @@
+"""Modbus RTU framing: ``address · function · data · CRC-16/MODBUS (little-endian)``.
+
+RTU has no sync word and no length field, so a frame's length comes from its function code
+(requests and responses of functions 1-6, 15, 16 and 23; exceptions ``fc | 0x80`` are 5
+bytes). Where a function has a request and a response shape of different lengths, the
+shorter one whose CRC checks is taken, else the longer one once it has arrived. A frame
+whose CRC fails is taken at its function's length and emitted with ``checksum_valid``
+False (``validate`` drops and counts it).
+
+The standard's own rule - a frame ends at 3.5 character times of silence - cannot be seen
+in a byte stream (and USB adapters' latency timers blur it), so it is the fallback:
+:meth:`~serial_mcp.core.framing.scan.ScanDecoder.silence` tells the decoder the line went
+quiet (see :func:`silence_seconds` for the threshold at a baud rate); then a frame of an
+unknown function ends there, and a partial frame is given up (its bytes counted in
+``bytes_skipped``). Without silence, an unknown function's frame ends at the first length
+whose CRC checks (at most 256 bytes); end of stream counts as silence.
+
+``Frame.data`` is the address and PDU without the CRC (``include_terminators``: the raw
+frame), which is exactly what TX framing ``modbus_rtu`` takes: it appends the CRC.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from serial_mcp import messages
+from serial_mcp.core import checksums
+from serial_mcp.core.framing.base import Frame
+from serial_mcp.core.framing.scan import NEED, REJECT, ScanDecoder
+from serial_mcp.errors import InvalidArgument
+
+__all__ = ["ModbusRtuDecoder", "ModbusRtuEncoder", "ModbusRtuRule", "modbus_rtu_encode", "silence_seconds"]
+
+MAX_ADU: Final = 256
+_MAX_ADDRESS: Final = 247  # 248-255 are reserved: never the first byte of a frame
+_crc = checksums.function("crc16_modbus")
+
+
+def silence_seconds(baudrate: int, bits_per_char: int = 11) -> float:
+    """The 3.5-character inter-frame silence at ``baudrate`` (fixed 1.75 ms above 19200 baud)."""
+    if baudrate > 19200:
+        return 0.00175
+    return 3.5 * bits_per_char / baudrate
+
+
+def _crc_ok(work: bytes, s: int, e: int) -> bool:
+    return _crc(work[s : e - 2]) == work[e - 2] | (work[e - 1] << 8)
+
+
+class ModbusRtuRule:
+    """Function-code-aware Modbus RTU frame lengths (a FrameRule)."""
+
+    __slots__ = ("include_terminators",)
+    syncs: Final = tuple(bytes([a]) for a in range(_MAX_ADDRESS + 1))
+    resync_on_bad: Final = False
+
+    def __init__(self, include_terminators: bool = False) -> None:
+        self.include_terminators = include_terminators
+
+    @staticmethod
+    def candidates(work: bytes, s: int, n: int) -> list[int] | None:
+        """Possible frame lengths for the function at ``work[s+1]`` (shortest first); [] when more
+        bytes are needed to tell; None for an unknown function."""
+        if n - s < 2:
+            return []
+        fc = work[s + 1]
+        if fc & 0x80:
+            return [5]
+        if fc in (5, 6):
+            return [8]
+        if fc in (1, 2, 3, 4):
+            return sorted({8, 5 + work[s + 2]}) if n - s >= 3 else []
+        if fc in (15, 16):
+            return sorted({8, 9 + work[s + 6]}) if n - s >= 7 else []
+        if fc == 23:
+            if n - s < 3:
+                return []
+            response = 5 + work[s + 2]
+            if n - s < 11:  # the request's byte count has not arrived: only a checked response is sure
+                return [response] if n - s >= response and _crc_ok(work, s, s + response) else []
+            return sorted({response, 13 + work[s + 10]})
+        return None
+
+    def measure(self, work: bytes, s: int, n: int, final: bool) -> int:
+        """The frame length (see the module docstring), NEED or REJECT."""
+        lengths = self.candidates(work, s, n)
+        if lengths is None:
+            return self._unknown(work, s, n, final)
+        if not lengths:
+            return NEED
+        for length in lengths:
+            if s + length > n:
+                return length  # wait for it (a shorter one did not check)
+            if _crc_ok(work, s, s + length):
+                return length
+        return lengths[-1] if lengths[-1] <= MAX_ADU else REJECT
+
+    @staticmethod
+    def _unknown(work: bytes, s: int, n: int, final: bool) -> int:
+        top = min(n - s, MAX_ADU)
+        for length in range(4, top + 1):
+            if _crc_ok(work, s, s + length):
+                return length
+        if final:
+            return n - s if 4 <= n - s <= MAX_ADU else REJECT
+        return REJECT if n - s >= MAX_ADU else NEED
+
+    def frame(self, work: bytes, s: int, e: int, base: int) -> Frame | None:
+        """The address+PDU (or the raw frame) with the CRC's verdict."""
+        valid = _crc_ok(work, s, e)
+        data = work[s:e] if self.include_terminators else work[s : e - 2]
+        return Frame(data, base + s, base + e, valid)
+
+
+class ModbusRtuDecoder(ScanDecoder):
+    """RX framing ``modbus_rtu``."""
+
+    __slots__ = ()
+
+    def __init__(self, include_terminators: bool = False, offset: int = 0) -> None:
+        super().__init__([ModbusRtuRule(include_terminators)], offset)
+
+
+def modbus_rtu_encode(adu: bytes) -> bytes:
+    """``address + PDU`` followed by its CRC-16/MODBUS, low byte first."""
+    if len(adu) < 2:
+        raise InvalidArgument(messages.MODBUS_RTU_TOO_SHORT.format(length=len(adu)))
+    return adu + _crc(adu).to_bytes(2, "little")
+
+
+class ModbusRtuEncoder:
+    """TX framing ``modbus_rtu``: each payload is the binary address + PDU."""
+
+    __slots__ = ()
+
+    def encode(self, payload: bytes) -> bytes:
+        """See :func:`modbus_rtu_encode`."""
+        return modbus_rtu_encode(payload)
