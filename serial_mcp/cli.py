@@ -58,6 +58,16 @@ def build_parser() -> OneLineParser:
     dec.add_argument("--rx-parser", default=None, help=messages.CLI_JSON_OPTION)
     dec.add_argument("--format", choices=("text", "jsonl"), default="text")
     dec.add_argument("--direction", choices=("rx", "tx", "both"), default="both")
+
+    view = sub.add_parser("view", help=messages.CLI_VIEW)
+    view.add_argument("file", help=messages.CLI_VIEW_FILE)
+    view.add_argument("-o", "--output", default=None, help=messages.CLI_VIEW_OUTPUT)
+    view.add_argument("--protocol", default=None, help=messages.P_PROTOCOL)
+    view.add_argument("--rx-framing", default=None, help=messages.CLI_JSON_OPTION)
+    view.add_argument("--rx-parser", default=None, help=messages.CLI_JSON_OPTION)
+    view.add_argument("--fields", nargs="+", default=None, metavar="FIELD", help=messages.CLI_VIEW_FIELDS)
+    view.add_argument("--gap", type=float, default=1.0, metavar="SECONDS", help=messages.CLI_VIEW_GAP)
+    view.add_argument("--open", action="store_true", help=messages.CLI_VIEW_OPEN)
     return p
 
 
@@ -99,6 +109,19 @@ def main(argv: Sequence[str] | None = None) -> int:
                 args.format,
                 args.direction,
                 sys.stdout,
+            )
+        if args.command == "view":
+            from serial_mcp.view.command import run_view
+
+            return run_view(
+                args.file,
+                args.output,
+                args.protocol,
+                args.rx_framing,
+                args.rx_parser,
+                args.fields,
+                args.gap,
+                args.open,
             )
         return serve(cfg)
     except KeyboardInterrupt:

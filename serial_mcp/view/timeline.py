@@ -1,0 +1,120 @@
+"""The timeline of a capture: data events as compact columns, markers, and the silent gaps (sans-IO).
+
+Data events (rx/tx chunks) become parallel arrays (time, direction, byte count, stream position),
+so a 50 MB capture's hundreds of thousands of chunks cost a few bytes each in the page, where the
+script aggregates them per pixel column. Everything else that happened on the line becomes a
+marker: DTR/RTS and BREAK, reconfigure, responder answers (tx with ``respond: true``), opens,
+closes, errors and reconnects, lost bytes, and the free-text markers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from serial_mcp.core.capture import CaptureEvent
+
+__all__ = ["MARKER_KINDS", "Timeline", "build_timeline", "marker_of"]
+
+MARKER_KINDS: Final = (
+    "control",
+    "break",
+    "config",
+    "respond",
+    "open",
+    "close",
+    "error",
+    "reconnect",
+    "lost",
+    "marker",
+)
+_RECONNECT_WORDS: Final = ("reconnect", "disconnect", "unplug", "replug")
+
+
+@dataclass(slots=True)
+class Timeline:
+    """Columns of the data events, the markers (``[t, kind, label]``) and gaps (``[start, end]``)."""
+
+    t: list[float] = field(default_factory=list)
+    dirs: list[str] = field(default_factory=list)  # "r" or "t" per event
+    sizes: list[int] = field(default_factory=list)
+    positions: list[int] = field(default_factory=list)  # byte position in its direction's stream
+    markers: list[list[Any]] = field(default_factory=list)
+    gaps: list[list[float]] = field(default_factory=list)
+    rx_bytes: int = 0
+    tx_bytes: int = 0
+    lost_bytes: int = 0
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "t": self.t,
+            "dir": "".join(self.dirs),
+            "n": self.sizes,
+            "pos": self.positions,
+            "markers": self.markers,
+            "gaps": self.gaps,
+        }
+
+
+def _settings_text(settings: object) -> str:
+    if not isinstance(settings, dict):
+        return ""
+    return " ".join(f"{k}={v}" for k, v in settings.items())
+
+
+def marker_of(event: CaptureEvent) -> tuple[str, str] | None:
+    """(kind, label) of a non-data event, or of a responder's tx; None for ordinary rx/tx."""
+    f = event.fields
+    kind = event.type
+    if kind in ("rx", "tx"):
+        return ("respond", "responder answered") if kind == "tx" and f.get("respond") is True else None
+    if kind == "control":
+        lines = [f"{name.upper()}={int(bool(f[name]))}" for name in ("dtr", "rts") if name in f]
+        return "control", " ".join(lines) or "line control"
+    if kind == "break":
+        ms = f.get("duration_ms")
+        return "break", f"BREAK {ms:g} ms" if isinstance(ms, int | float) else "BREAK"
+    if kind == "config":
+        return "config", ("reconfigure " + _settings_text(f.get("settings"))).strip()
+    if kind == "lost":
+        return "lost", f"lost {f.get('bytes', '?')} bytes"
+    if kind == "error":
+        return "error", str(f.get("message") or "error")
+    if kind in ("open", "close"):
+        port = f.get("port")
+        return kind, f"{kind} {port}" if isinstance(port, str) else kind
+    label = str(f.get("label") or kind)
+    if any(word in label.lower() for word in _RECONNECT_WORDS):
+        return "reconnect", label
+    return "marker", label
+
+
+def build_timeline(events: Iterable[CaptureEvent], gap_s: float) -> Timeline:
+    """One pass over the events: columns, markers, and gaps of silence longer than ``gap_s``."""
+    tl = Timeline()
+    last_data_t: float | None = None
+    for e in events:
+        marker = marker_of(e)
+        if marker is not None:
+            tl.markers.append([round(e.t, 6), marker[0], marker[1]])
+        if e.type == "lost":
+            lost = e.fields.get("bytes")
+            tl.lost_bytes += lost if isinstance(lost, int) else 0
+        if e.data is None or e.type not in ("rx", "tx"):
+            continue
+        if last_data_t is not None and e.t - last_data_t > gap_s:
+            tl.gaps.append([round(last_data_t, 6), round(e.t, 6)])
+        last_data_t = e.t
+        n = len(e.data)
+        tl.t.append(round(e.t, 6))
+        if e.type == "rx":
+            tl.dirs.append("r")
+            tl.positions.append(tl.rx_bytes)
+            tl.rx_bytes += n
+        else:
+            tl.dirs.append("t")
+            tl.positions.append(tl.tx_bytes)
+            tl.tx_bytes += n
+        tl.sizes.append(n)
+    return tl

@@ -1,0 +1,56 @@
+"""Captures made from raw device data for the view tests, and independent counts to check pages by."""
+
+from __future__ import annotations
+
+import functools
+import re
+from pathlib import Path
+
+from serial_mcp.core.capture import CaptureEvent, CaptureHeader, capture_text, read_capture
+
+REPO = Path(__file__).resolve().parents[2]
+SAMPLES = REPO / "captures"
+DATA = REPO / "tests" / "data"  # copies of ../shared/data (see tests/data/SOURCES.md)
+
+
+def capture_from_raw(
+    raw: bytes, path: Path, baud: int = 9600, chunk_lines: int = 8, pause_every: int = 0, pause_s: float = 0.0
+) -> Path:
+    """Write ``raw`` as a capture: one rx event per ``chunk_lines`` lines, timed at ``baud`` (10 bits
+    a byte), with a silence of ``pause_s`` after every ``pause_every`` chunks (a GPS dropout, a reset)."""
+    lines = raw.splitlines(keepends=True)
+    events = [CaptureEvent(0.0, "open", fields={"port": "/dev/ttyTEST"})]
+    t, offset = 0.0, 0
+    for n, start in enumerate(range(0, len(lines), chunk_lines), start=1):
+        chunk = b"".join(lines[start : start + chunk_lines])
+        t += len(chunk) * 10 / baud
+        events.append(CaptureEvent(round(t, 6), "rx", chunk, offset))
+        offset += len(chunk)
+        if pause_every and n % pause_every == 0:
+            t += pause_s
+    events.append(CaptureEvent(round(t + 0.001, 6), "close"))
+    header = CaptureHeader(
+        created="2026-12-01T10:00:00.000000Z",
+        port="/dev/ttyTEST",
+        settings={"baudrate": baud, "bytesize": 8, "parity": "N", "stopbits": 1, "flow_control": "none"},
+        source="tests/view",
+        note=f"made from {path.stem} for the view tests; timing synthesised",
+    )
+    path.write_text(capture_text(header, events), encoding="utf-8")
+    return path
+
+
+def data_event_counts(path: Path) -> tuple[int, int]:
+    """(rx events, tx events) of a capture, read with the project's reader."""
+    c = read_capture(path)
+    return sum(e.type == "rx" for e in c.events), sum(e.type == "tx" for e in c.events)
+
+
+def nmea_sentences(payload: bytes) -> list[tuple[str, bool]]:
+    """Every ``$...*HH`` sentence as (address, checksum ok), computed here without the parser."""
+    out = []
+    for m in re.finditer(rb"\$([A-Z0-9]+)([^*\r\n]*)\*([0-9A-Fa-f]{2})", payload):
+        body = m.group(1) + m.group(2)
+        xor = functools.reduce(lambda a, b: a ^ b, body, 0)
+        out.append((m.group(1).decode(), xor == int(m.group(3), 16)))
+    return out

@@ -1,0 +1,189 @@
+"""The page in a real browser (headless chromium): it loads cleanly and its parts work and agree.
+
+Each test keeps a screenshot in its temporary directory (a CI artifact; nothing is committed).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from serial_mcp.core.capture import read_capture
+from serial_mcp.view.command import run_view
+from tests.view.helpers import DATA, SAMPLES, capture_from_raw, data_event_counts, nmea_sentences
+
+LOAD_TIMEOUT_MS = 60_000  # a bound on a failure, not a speed requirement
+
+
+@dataclass
+class Loaded:
+    page: Any
+    problems: list[str] = field(default_factory=list)
+
+    def js(self, expression: str) -> Any:
+        return self.page.evaluate(expression)
+
+
+@pytest.fixture
+def open_page(browser: Any, tmp_path: Path) -> Iterator[Any]:
+    pages: list[Any] = []
+
+    def load(capture: Path, *options: str, name: str = "view") -> Loaded:
+        out = tmp_path / f"{name}.html"
+        protocol = options[0] if options and not options[0].startswith("--") else None
+        fields = list(options[2:]) if len(options) > 2 and options[1] == "--fields" else None
+        assert run_view(str(capture), str(out), protocol, None, None, fields) == 0
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        pages.append(page)
+        loaded = Loaded(page)
+        page.on("console", lambda m: loaded.problems.append(f"{m.type}: {m.text}") if m.type in ("error", "warning") else None)
+        page.on("pageerror", lambda e: loaded.problems.append(f"pageerror: {e}"))
+        page.on("request", lambda r: None if r.url.startswith(("file:", "data:", "about:")) else loaded.problems.append(f"network: {r.url}"))
+        page.goto(out.as_uri())
+        page.wait_for_selector("body[data-ready='1']", timeout=LOAD_TIMEOUT_MS)
+        return loaded
+
+    yield load
+    for i, page in enumerate(pages):
+        page.screenshot(path=str(tmp_path / f"screenshot-{i}.png"), full_page=True)
+        page.close()
+
+
+PROTOCOLS = {"gps-quectel-l76k": "nmea0183", "gps-gpsdf-bad-checksums": "nmea0183", "modbus-ascii-delta": "modbus_ascii", "at-modem-session": "at_command"}
+
+
+@pytest.mark.parametrize("capture", sorted(SAMPLES.glob("*.jsonl")), ids=lambda p: p.stem)
+def test_sample_pages_load_cleanly_with_every_event_on_the_timeline(open_page: Any, capture: Path) -> None:
+    protocol = PROTOCOLS.get(capture.stem)
+    loaded = open_page(capture, *([protocol] if protocol else []))
+    rx, tx = data_event_counts(capture)
+    ds = loaded.js("Object.assign({}, document.getElementById('timeline').dataset)")
+    assert (int(ds["events"]), int(ds["rxEvents"]), int(ds["txEvents"])) == (rx + tx, rx, tx)
+    assert int(ds["drawnEvents"]) == rx + tx  # the whole session is in view at first
+    assert 0 < int(ds["drawnColumns"]) <= rx + tx
+    c = read_capture(capture)
+    assert int(ds["drawnMarkers"]) == sum(e.type not in ("rx", "tx") for e in c.events)
+    assert loaded.page.locator("#transcript .row").count() == min(400, loaded.js("serialView.rows"))
+    assert loaded.problems == []
+
+
+def test_searching_the_transcript_finds_a_known_line(open_page: Any) -> None:
+    loaded = open_page(SAMPLES / "uboot-mt7622.jsonl")
+    box = loaded.page.locator("#ts-search")
+    box.fill("U-Boot 2014.04")
+    box.press("Enter")
+    hit = loaded.page.locator("#transcript .row.hit")
+    assert hit.count() == 1
+    assert "U-Boot 2014.04-rc1" in hit.inner_text()
+    assert hit.locator("mark").first.inner_text() == "U-Boot 2014.04"
+    assert loaded.page.locator("#ts-count").inner_text().startswith("match 1 of ")
+    # the timeline's cursor moved to the line's time
+    row_t = loaded.js("serialView.data.rows[serialView.state.hits[serialView.state.hit]][0]")
+    assert loaded.js("serialView.state.cursor") == row_t
+    box.fill("no such text anywhere")
+    box.press("Enter")
+    assert loaded.page.locator("#ts-count").inner_text() == "no match"
+    assert loaded.problems == []
+
+
+def test_bad_nmea_frames_are_highlighted_and_counted(open_page: Any) -> None:
+    capture = SAMPLES / "gps-gpsdf-bad-checksums.jsonl"
+    bad = [a for a, ok in nmea_sentences(read_capture(capture).payload("rx")) if not ok]
+    loaded = open_page(capture, "nmea0183")
+    rows = loaded.page.locator("#frames tbody tr.bad")
+    assert rows.count() == len(bad) == 4
+    assert all("$PGLOR" in rows.nth(i).inner_text() and "bad" in rows.nth(i).locator("td.chk").inner_text() for i in range(4))
+    background = rows.first.locator("td").first.evaluate("td => getComputedStyle(td).backgroundColor")
+    assert background not in ("rgba(0, 0, 0, 0)", "rgb(255, 255, 255)")
+    assert loaded.page.locator("#fr-counts").get_attribute("data-bad") == "4"
+    loaded.page.locator("#fr-bad").check()
+    assert loaded.page.locator("#frames tbody tr").count() == 4
+    loaded.page.locator("#fr-bad").uncheck()
+    loaded.page.locator("#fr-kind").select_option("GGA")
+    gga = sum(a.endswith("GGA") for a, ok in nmea_sentences(read_capture(capture).payload("rx")))
+    assert loaded.page.locator("#frames tbody tr").count() == gga
+    # a frame links to its line in the transcript
+    loaded.page.locator("#frames tbody tr").first.click()
+    assert "GGA" in loaded.page.locator("#transcript .row.sel").inner_text()
+    assert loaded.problems == []
+
+
+def test_plot_has_one_point_per_sentence(open_page: Any) -> None:
+    capture = SAMPLES / "gps-quectel-l76k.jsonl"
+    gga = [a for a, ok in nmea_sentences(read_capture(capture).payload("rx")) if ok and a.endswith("GGA")]
+    loaded = open_page(capture, "nmea0183", "--fields", "GGA.satellites", "GGA.altitude_m")
+    for name in ("GGA.satellites", "GGA.altitude_m"):
+        svg = loaded.page.locator(f'#plots svg[data-name="{name}"]')
+        assert svg.get_attribute("data-points") == str(len(gga))
+        assert svg.locator("circle").count() == len(gga)
+        assert svg.locator("polyline").count() == 1
+    assert loaded.problems == []
+
+
+def test_timeline_zooms_pans_and_links_to_the_transcript(open_page: Any) -> None:
+    loaded = open_page(SAMPLES / "at-modem-session.jsonl", "at_command")
+    canvas = loaded.page.locator("#timeline")
+    total = int(canvas.get_attribute("data-events"))
+    box = canvas.bounding_box()
+    loaded.page.mouse.move(box["x"] + box["width"] * 0.3, box["y"] + 60)
+    for _ in range(5):
+        loaded.page.mouse.wheel(0, -400)
+    loaded.page.wait_for_function(f"Number(document.getElementById('timeline').dataset.drawnEvents) < {total}")
+    loaded.page.locator("#tl-fit").click()
+    loaded.page.wait_for_function(f"Number(document.getElementById('timeline').dataset.drawnEvents) == {total}")
+    # click on the first TX mark: the transcript selects that command
+    x = loaded.js("(() => { const s = serialView.state, t = serialView.data.timeline; const i = t.dir.indexOf('t');"
+                  " return (t.t[i] - s.t0) / (s.t1 - s.t0) * document.getElementById('timeline').clientWidth; })()")
+    canvas.click(position={"x": x, "y": 70})
+    selected = loaded.page.locator("#transcript .row.sel")
+    assert selected.count() == 1 and "TX" in selected.inner_text() and "AT" in selected.inner_text()
+    # and a transcript row moves the timeline cursor to its time
+    loaded.page.locator("#transcript .row.r").nth(3).click()
+    t = loaded.js("serialView.data.rows[Number(document.querySelector('#transcript .row.sel').dataset.i)][0]")
+    assert loaded.js("serialView.state.cursor") == t
+    assert loaded.problems == []
+
+
+def test_ansi_colours_rendered_or_stripped(open_page: Any) -> None:
+    loaded = open_page(SAMPLES / "esp32-boot.jsonl")
+    coloured = "#transcript .row .c span[style*='color']"
+    assert loaded.page.locator(coloured).count() > 0
+    assert loaded.page.locator("#transcript .row .esc").count() > 0  # the ESC[6n probes are visible
+    loaded.page.locator("#ts-ansi").select_option("strip")
+    assert loaded.page.locator(coloured).count() == 0
+    assert "\u241b" not in loaded.page.locator("#transcript").inner_text()
+    assert "\x1b" not in loaded.page.locator("#transcript").inner_text()
+    assert loaded.problems == []
+
+
+def test_large_capture_is_paged_and_aggregated(open_page: Any, tmp_path: Path) -> None:
+    raw = (DATA / "nmea" / "quectel-l76k-nmea.log").read_bytes() * 8  # ~1 MB, ~17k lines
+    capture = capture_from_raw(raw, tmp_path / "big.jsonl", baud=115200, chunk_lines=2, pause_every=500, pause_s=3.0)
+    loaded = open_page(capture, "nmea0183", name="big")
+    rows = loaded.js("serialView.rows")
+    assert rows > 10_000
+    assert loaded.page.locator("#transcript .row").count() == 400
+    assert loaded.page.locator("#frames tbody tr").count() == 250
+    ds = loaded.js("Object.assign({}, document.getElementById('timeline').dataset)")
+    width = loaded.js("document.getElementById('timeline').clientWidth")
+    assert int(ds["drawnEvents"]) == int(ds["events"]) > 8000
+    assert int(ds["drawnColumns"]) <= 2 * width  # aggregated per pixel column, per lane
+    assert int(ds["gaps"]) > 10
+    # search reaches a row on a later page
+    loaded.page.locator("#ts-search").fill("$GNGGA")
+    for _ in range(3):
+        loaded.page.locator("#ts-search").press("Enter")
+    last = loaded.js("serialView.state.hits.length")
+    assert loaded.js("serialView.state.hit") == 2
+    for _ in range(3):  # back to the first match, then around to the last one
+        loaded.page.locator("#ts-search").press("Shift+Enter")
+    assert loaded.js("serialView.state.hit") == last - 1
+    assert loaded.js("serialView.state.rowPage") > 0
+    assert loaded.page.locator("#transcript .row.hit").count() == 1
+    plots = loaded.page.locator("#plots svg")
+    assert plots.count() >= 1
+    assert loaded.problems == []
