@@ -1,0 +1,131 @@
+"""Modbus RTU framing, parsing and TX, cross-checked with pymodbus's own CRC and PDU encoders."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from serial_mcp.core.decode import DecodedFrame, StreamDecoder
+from serial_mcp.core.framing import Frame, build_decoder, build_encoder
+from serial_mcp.core.framing.modbus_rtu import ModbusRtuDecoder, silence_seconds
+from serial_mcp.core.parsers import build_parser
+from serial_mcp.core.presets import get_preset
+from serial_mcp.errors import InvalidArgument
+
+pymodbus_rtu = pytest.importorskip("pymodbus.framer.rtu")
+
+
+def rtu(hex_adu: str) -> bytes:
+    """address+PDU with the CRC pymodbus computes (low byte first on the wire)."""
+    adu = bytes.fromhex(hex_adu)
+    return adu + pymodbus_rtu.FramerRTU.compute_CRC(adu).to_bytes(2, "big")
+
+
+def preset_decoder() -> StreamDecoder:
+    preset = get_preset("modbus_rtu")
+    return StreamDecoder(preset.get("rx_framing"), preset.get("rx_parser"))
+
+
+def decode(data: bytes, chunk: int | None = None) -> tuple[list[DecodedFrame], StreamDecoder]:
+    decoder = preset_decoder()
+    step = chunk or len(data)
+    events: list[Any] = []
+    for i in range(0, len(data), step):
+        events += decoder.feed(data[i : i + step])
+    events += decoder.flush()
+    return events, decoder
+
+
+def test_the_textbook_frame() -> None:
+    # Read 10 holding registers from slave 1 at 0: 01 03 00 00 00 0A C5 CD (Modbus over serial line guide)
+    assert build_encoder({"type": "modbus_rtu"}).encode(bytes.fromhex("01030000000A")) == bytes.fromhex(
+        "01030000000AC5CD"
+    )
+    assert rtu("01030000000A") == bytes.fromhex("01030000000AC5CD")
+
+
+REQUEST_RESPONSE = [
+    ("01030000000A", {"function_name": "read_holding_registers", "direction": "request", "quantity": 10}),
+    ("010304000A0102", {"direction": "response", "registers": [10, 258]}),
+    ("0104006B0003", {"function_name": "read_input_registers", "start": 0x6B, "quantity": 3}),
+    ("11010205CD", {"direction": "response", "bits": [1, 0, 1, 0, 0, 0, 0, 0, 1, 0, 1, 1, 0, 0, 1, 1]}),
+    ("110500ACFF00", {"start": 0xAC, "value": 0xFF00, "coil": True}),
+    ("110600010003", {"function_name": "write_single_register", "start": 1, "value": 3}),
+    ("1110000100020400010002", {"direction": "request", "registers": [1, 2]}),
+    ("111000010002", {"direction": "response", "start": 1, "quantity": 2}),
+    ("110F0013000A02CD01", {"direction": "request", "quantity": 10, "bits": [1, 0, 1, 1, 0, 0, 1, 1, 1, 0]}),
+    ("1117000300060003000306000100020003", {"direction": "request", "write_quantity": 3}),
+    ("11170C00FE0ACD00010003000D00FF", {"direction": "response", "registers": [254, 2765, 1, 3, 13, 255]}),
+    ("018302", {"exception": True, "exception_code": 2, "exception_name": "illegal_data_address"}),
+]
+
+
+@pytest.mark.parametrize(("adu", "expected"), REQUEST_RESPONSE, ids=[a for a, _ in REQUEST_RESPONSE])
+def test_each_function_is_framed_by_its_length_and_decoded(adu: str, expected: dict[str, Any]) -> None:
+    frames, decoder = decode(rtu(adu) + rtu("01030000000A"))
+    assert [f.data.hex().upper() for f in frames] == [adu, "01030000000A"]
+    fields = frames[0].parsed or {}
+    assert fields["address"] == int(adu[:2], 16) and fields["function"] == int(adu[2:4], 16)
+    assert expected.items() <= fields.items()
+    assert decoder.bytes_skipped == 0 and decoder.frames_dropped == 0
+
+
+def test_a_stream_of_all_of_them_in_any_chunking() -> None:
+    stream = b"".join(rtu(adu) for adu, _ in REQUEST_RESPONSE)
+    whole, _ = decode(stream)
+    assert len(whole) == len(REQUEST_RESPONSE)
+    for chunk in (1, 2, 3, 5, 8):
+        frames, _ = decode(stream, chunk)
+        assert [(f.start, f.end, f.data) for f in frames] == [(f.start, f.end, f.data) for f in whole]
+
+
+def test_a_crc_corrupted_reply_is_dropped_and_counted() -> None:
+    bad = bytearray(rtu("010304000A0102"))
+    bad[-1] ^= 0xFF
+    frames, decoder = decode(bytes(bad) + rtu("010304000B0103"))
+    assert [(f.parsed or {})["registers"] for f in frames] == [[11, 259]]
+    assert decoder.frames_dropped == 1
+
+
+def test_a_reply_split_across_reads() -> None:
+    reply = rtu("010304000A0102")
+    decoder = preset_decoder()
+    assert decoder.feed(reply[:3]) == []
+    out = decoder.feed(reply[3:])
+    assert [(f.parsed or {})["registers"] for f in out] == [[10, 258]]
+
+
+def test_unknown_function_ends_at_a_checking_crc_or_at_silence() -> None:
+    frame = rtu("012B0E0100")  # function 43 (encapsulated interface) is not length-aware
+    decoder = build_decoder({"type": "modbus_rtu"})
+    assert decoder.feed(frame) == [Frame(frame[:-2], 0, len(frame), True)]
+    silent = ModbusRtuDecoder()
+    assert silent.feed(b"\x01\x41\x00") == []  # no CRC checks yet: wait
+    assert silent.silence() == []  # too short to be a frame: skipped at the silence
+    assert silent.bytes_skipped == 3
+
+
+def test_silence_threshold() -> None:
+    assert silence_seconds(9600) == pytest.approx(3.5 * 11 / 9600)
+    assert silence_seconds(115200) == 0.00175
+
+
+def test_tx_refuses_a_too_short_adu() -> None:
+    with pytest.raises(InvalidArgument, match="address and function"):
+        build_encoder({"type": "modbus_rtu"}).encode(b"\x01")
+
+
+def test_pdus_built_by_pymodbus_decode_alike() -> None:
+    from pymodbus.pdu.register_message import ReadHoldingRegistersResponse
+
+    pdu = ReadHoldingRegistersResponse(registers=[1, 2, 65535], dev_id=7)
+    adu = bytes([7, pdu.function_code]) + pdu.encode()
+    frames, _ = decode(build_encoder({"type": "modbus_rtu"}).encode(adu))
+    assert (frames[0].parsed or {})["registers"] == [1, 2, 65535]
+
+
+def test_modbus_ascii_parser_decodes_registers_too() -> None:
+    parsed = build_parser({"type": "modbus_ascii"}).parse(b":010304000A0102EB\r\n")
+    assert parsed.fields["registers"] == [10, 258] and parsed.fields["direction"] == "response"
+    assert parsed.fields["data"] == "04000a0102"  # the raw data stays
