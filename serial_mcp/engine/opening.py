@@ -52,7 +52,7 @@ def port_info_for(port: str, ports: list[PortInfo]) -> PortInfo:
         for p in ports:
             if os.path.realpath(p.name) == real:
                 return p
-    return PortInfo(port, None, None, None, None, None, None, None, None, None, "virtual")
+    return PortInfo.virtual(port)
 
 
 def connection_defaults(conn: Connection) -> dict[str, Any]:

@@ -2,26 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from serial.tools import list_ports
 
+from serial_mcp.core.port_info import PortInfo
 
-@dataclass(frozen=True, slots=True)
-class PortInfo:
-    """One port as the OS describes it."""
-
-    name: str
-    description: str | None
-    hwid: str | None
-    vid: str | None
-    pid: str | None
-    serial_number: str | None
-    manufacturer: str | None
-    product: str | None
-    interface: str | None
-    location: str | None
-    transport: str
+__all__ = ["PortInfo", "list_system_ports"]
 
 
 def _hex4(v: int | None) -> str | None:

@@ -58,7 +58,7 @@ from serial_mcp.core.profile_revisions import (
     with_profile,
 )
 from serial_mcp.errors import InvalidArgument, SerialMcpError
-from serial_mcp.serial.ports import PortInfo
+from serial_mcp.core.port_info import PortInfo
 from serial_mcp.store.atomic import remove_stale_temps, replace_atomic
 from serial_mcp.store.profile_toml import document_text, verify_failed
 

@@ -1,0 +1,39 @@
+"""A port as the OS (or a URL) describes it: name, USB identity, transport. Pure data."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class PortInfo:
+    """One port as the OS describes it."""
+
+    name: str
+    description: str | None
+    hwid: str | None
+    vid: str | None
+    pid: str | None
+    serial_number: str | None
+    manufacturer: str | None
+    product: str | None
+    interface: str | None
+    location: str | None
+    transport: str
+
+    @classmethod
+    def virtual(cls, name: str) -> PortInfo:
+        """A port known only by its name: a PTY, a URL (``socket://``, ``sim://``, ``replay://``)."""
+        return cls(
+            name=name,
+            description=None,
+            hwid=None,
+            vid=None,
+            pid=None,
+            serial_number=None,
+            manufacturer=None,
+            product=None,
+            interface=None,
+            location=None,
+            transport="virtual",
+        )
