@@ -155,13 +155,16 @@ def serve(cfg: config.ServerConfig) -> int:
         cfg.capture_dir,
         Quotas(cfg.capture_max_file_bytes, cfg.capture_max_total_bytes, cfg.capture_max_files),
     )
-    opener: Opener = default_opener(cfg.capture_dir)
+    patterns = None
     if cfg.allowlist is not None:
         try:
             patterns = parse_allowlist(cfg.allowlist)
         except InvalidArgument as exc:  # fail closed: a bad list is a startup error, never "allow all"
             raise config.ConfigError(exc.message) from None
-        opener = GuardedOpener(opener, patterns, list_system_ports)
+    schemes = frozenset(cfg.enable_url_schemes)
+    opener: Opener = default_opener(cfg.capture_dir, enabled_schemes=schemes, allowlist=patterns)
+    if patterns is not None:
+        opener = GuardedOpener(opener, patterns, list_system_ports, capture_dir=cfg.capture_dir)
     profiles = ProfileStore(cfg.profiles_path or default_profiles_path())
     profiles.load()  # an unreadable, corrupt or future-version store stops the start, untouched
     server = build_server(

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from serial_mcp import messages
+from serial_mcp.core.port_url import parse_scheme_name
 from serial_mcp.errors import SerialMcpError
 
 
@@ -61,6 +62,8 @@ class Option:
     choices: tuple[str, ...] | None = None
     flag: bool = True  # False: a boolean switch (``--read-only``)
     env_name: str | None = None  # when the variable is not SERIAL_MCP_<NAME>
+    cli_name: str | None = None  # when the flag is not --<name-with-dashes>
+    repeat: bool = False  # the flag may be given several times (values join like a comma list)
 
     @property
     def env(self) -> str:
@@ -68,7 +71,11 @@ class Option:
 
     @property
     def cli(self) -> str:
-        return "--" + self.name.replace("_", "-")
+        return "--" + (self.cli_name or self.name).replace("_", "-")
+
+
+def _schemes(text: str) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(parse_scheme_name(part) for part in _list(text)))
 
 
 def _port(text: str) -> int:
@@ -93,6 +100,8 @@ OPTIONS: tuple[Option, ...] = (
     Option("capture_max_total_bytes", _int_at_least(1024), 1 << 30, messages.OPT_CAPTURE_MAX_TOTAL, "N"),
     Option("capture_max_files", _int_at_least(1), 1000, messages.OPT_CAPTURE_MAX_FILES, "N"),
     Option("profiles_path", Path, None, messages.OPT_PROFILES_PATH, "FILE", env_name="SERIAL_MCP_PROFILES"),
+    Option("enable_url_schemes", _schemes, (), messages.OPT_ENABLE_URL_SCHEMES, "SCHEME",
+           cli_name="enable_url_scheme", repeat=True),
 )
 # fmt: on
 OPTION_BY_NAME = {o.name: o for o in OPTIONS}
@@ -119,6 +128,10 @@ def add_options(parser: argparse.ArgumentParser) -> None:
         text = f"{o.help} [env {o.env}; default {o.default}]"
         if not o.flag:
             parser.add_argument(o.cli, dest=o.name, action="store_const", const=True, default=None, help=text)
+        elif o.repeat:
+            parser.add_argument(
+                o.cli, dest=o.name, action="append", default=None, metavar=o.metavar, help=text
+            )
         else:
             parser.add_argument(o.cli, dest=o.name, default=None, metavar=o.metavar, help=text)
 

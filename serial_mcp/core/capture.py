@@ -8,7 +8,9 @@ quotas, fsync) belongs to the caller. Rules that matter to every reader:
   never read back.
 - Unknown fields are ignored (kept in ``CaptureEvent.fields``); unknown event types are skipped
   and counted, so newer writers stay readable.
-- Every error names its line number (code ``capture_invalid``).
+- Every error names its line number and field (code ``capture_invalid``) but never quotes a value
+  from the file: a file that is not a capture (a config holding a password) must not be read out
+  through error messages.
 """
 
 from __future__ import annotations
@@ -54,6 +56,7 @@ PAYLOAD_TYPES: Final = frozenset({"rx", "tx"})
 _CORE_KEYS: Final = frozenset({"t", "type", "data", "text", "offset"})
 _HEADER_KEYS: Final = ("format", "version", "created", "port", "settings", "device", "source", "note")
 _SHOWN: Final = 60
+_HEX_DIGITS: Final = frozenset("0123456789abcdefABCDEF")
 _LINE_BREAK_ESCAPES: Final = {0x85: "\\u0085", 0x2028: "\\u2028", 0x2029: "\\u2029"}
 _PARITY_LETTER: Final = {"none": "N", "even": "E", "odd": "O", "mark": "M", "space": "S"}
 
@@ -219,8 +222,7 @@ def _load(text: str, line: int) -> dict[str, Any]:
         error = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
         raise CaptureError(messages.CAPTURE_NOT_JSON.format(line=line, error=error), line) from None
     if not isinstance(obj, dict):
-        kind = {list: "array", str: "string", bool: "boolean", type(None): "null"}.get(type(obj), "number")
-        raise CaptureError(messages.CAPTURE_NOT_OBJECT.format(line=line, kind=kind), line)
+        raise CaptureError(messages.CAPTURE_NOT_OBJECT.format(line=line, kind=_kind(obj)), line)
     return obj
 
 
@@ -229,9 +231,15 @@ def _parse_created(value: str) -> datetime:
     return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
 
 
+def _kind(value: object) -> str:
+    """A JSON value's type, never the value: errors about a file's content must not quote it."""
+    kinds = {bool: "boolean", str: "string", list: "array", dict: "object", type(None): "null"}
+    return kinds.get(type(value), "number")
+
+
 def _bad_field(line: int, key: str, expected: str, value: object) -> CaptureError:
     return CaptureError(
-        messages.CAPTURE_BAD_FIELD.format(line=line, field=key, expected=expected, value=_shown(value)), line
+        messages.CAPTURE_BAD_FIELD.format(line=line, field=key, expected=expected, kind=_kind(value)), line
     )
 
 
@@ -258,19 +266,17 @@ def parse_header(text: str, line: int = 1) -> CaptureHeader:
             hint = ' (the first line must be the header: {"format": "serial-mcp-capture", ...})'
             raise _missing(line, key, hint)
     if obj["format"] != FORMAT_NAME:
-        raise CaptureError(messages.CAPTURE_BAD_FORMAT.format(line=line, value=_shown(obj["format"])), line)
+        raise CaptureError(messages.CAPTURE_BAD_FORMAT.format(line=line), line)
     version = obj["version"]
     if isinstance(version, bool) or version != FORMAT_VERSION:
-        raise CaptureError(messages.CAPTURE_BAD_VERSION.format(line=line, value=_shown(version)), line)
+        raise CaptureError(messages.CAPTURE_BAD_VERSION.format(line=line), line)
     created = obj["created"]
     try:
         if not isinstance(created, str):
             raise ValueError(created)
         _parse_created(created)
     except ValueError:
-        raise CaptureError(
-            messages.CAPTURE_BAD_CREATED.format(line=line, value=_shown(created)), line
-        ) from None
+        raise CaptureError(messages.CAPTURE_BAD_CREATED.format(line=line), line) from None
     return CaptureHeader(
         created=created,
         port=_optional(obj, "port", str, "a string", line),
@@ -283,11 +289,11 @@ def parse_header(text: str, line: int = 1) -> CaptureHeader:
 
 def _decode_hex(value: object, line: int) -> bytes:
     if not isinstance(value, str):
-        problem = f"it is {_shown(value)}, not a string"
-    elif bad := next((c for c in value if c not in "0123456789abcdefABCDEF"), None):
-        problem = f"{bad!r} is not a hex digit"
+        problem = f"it is a JSON {_kind(value)}, not a string"
+    elif (bad := next((i for i, c in enumerate(value) if c not in _HEX_DIGITS), -1)) >= 0:
+        problem = f"the character at position {bad + 1} is not a hex digit"
     elif len(value) % 2:
-        problem = f"odd number of digits ({len(value)})"
+        problem = "an odd number of digits"
     else:
         return bytes.fromhex(value)
     raise CaptureError(messages.CAPTURE_BAD_HEX.format(line=line, problem=problem), line)
@@ -331,9 +337,9 @@ def _parse_event(obj: Mapping[str, Any], line: int, previous_t: float) -> tuple[
         raise _missing(line, "t")
     t = obj["t"]
     if isinstance(t, bool) or not isinstance(t, int | float) or not math.isfinite(t) or t < 0:
-        raise CaptureError(messages.CAPTURE_BAD_T.format(line=line, value=_shown(t)), line)
+        raise CaptureError(messages.CAPTURE_BAD_T.format(line=line), line)
     if t < previous_t:
-        raise CaptureError(messages.CAPTURE_T_BACKWARDS.format(line=line, value=t, previous=previous_t), line)
+        raise CaptureError(messages.CAPTURE_T_BACKWARDS.format(line=line), line)
     kind = obj.get("type")
     if not isinstance(kind, str) or not kind:
         raise _missing(line, "type") if kind is None else _bad_field(line, "type", "a string", kind)

@@ -1,23 +1,31 @@
 """Port policy at the opener seam: the allowlist (fail closed) and friendly port resolution.
 
-``GuardedOpener`` wraps any opener and refuses ports the allowlist does not admit — judged on the
-resolved real path and the USB identity, so a symlink cannot escape it. ``resolve_port`` lets an
-agent name a port by serial number, ``/dev/serial/by-id`` name or a description fragment, when
-exactly one live port fits.
+``GuardedOpener`` wraps any opener and refuses ports the allowlist does not admit, judged on facts
+(see ``core.allowlist``): a device path on its real path and USB identity, a network URL on the host
+and port pyserial will connect to, a ``replay://`` file on its real path. What was judged is what
+the inner opener is given: the real device path (as a ``JudgedPath``, never the name again), the
+rebuilt network URL, the capture file's real path. ``resolve_port`` lets an agent name a port by
+serial number, ``/dev/serial/by-id`` name or a description fragment, when exactly one live port fits.
 """
 
 from __future__ import annotations
 
 import glob
 import os
+import urllib.parse
 from collections.abc import Callable
+from pathlib import Path
 
 from serial_mcp import messages
 from serial_mcp.core.allowlist import Pattern, PortFacts, allowed
+from serial_mcp.core.port_url import NETWORK_SCHEMES, parse_port, scheme_of
 from serial_mcp.core.settings import SerialSettings
 from serial_mcp.errors import SerialMcpError
 from serial_mcp.serial.handle import Opener, PortHandle
+from serial_mcp.serial.judged import JudgedPath
 from serial_mcp.serial.ports import PortInfo
+from serial_mcp.serial.replay import parse_replay_url
+from serial_mcp.serial.replay_files import real_path, replay_bases, replay_candidates
 
 BY_ID = "/dev/serial/by-id"
 
@@ -27,8 +35,9 @@ def _real(path: str) -> str:
 
 
 def port_facts(port: str, patterns: list[Pattern], port_lister: Callable[[], list[PortInfo]]) -> PortFacts:
+    """The facts a device path is judged on (a URL's are worked out by ``GuardedOpener``)."""
     if "://" in port:
-        return PortFacts(port, None)
+        return PortFacts(port, None, scheme=scheme_of(port))
     real = _real(port)
     info = next((p for p in port_lister() if _real(p.name) == real), None)
     expanded = frozenset(_real(m) for p in patterns if p.kind == "path" for m in glob.glob(p.text))
@@ -42,23 +51,72 @@ def port_facts(port: str, patterns: list[Pattern], port_lister: Callable[[], lis
     )
 
 
+def _identity(real: str) -> tuple[int, int] | None:
+    try:
+        st = os.stat(real)
+    except OSError:
+        return None  # missing: the open fails with port_not_found
+    return (st.st_dev, st.st_ino)
+
+
 class GuardedOpener:
-    """Checks every open (including reconnects) against the allowlist before the inner opener runs."""
+    """Checks every open (including reconnects) against the allowlist before the inner opener runs.
+    ``capture_dir`` is where relative ``replay://`` names are looked up (as the replay opener does)."""
 
     def __init__(
-        self, inner: Opener, patterns: list[Pattern], port_lister: Callable[[], list[PortInfo]]
+        self,
+        inner: Opener,
+        patterns: list[Pattern],
+        port_lister: Callable[[], list[PortInfo]],
+        *,
+        capture_dir: Path | None = None,
     ) -> None:
         self.inner = inner
         self.patterns = patterns
         self.port_lister = port_lister
+        self.capture_dir = capture_dir
 
     def open(self, port: str, settings: SerialSettings) -> PortHandle:
-        facts = port_facts(port, self.patterns, self.port_lister)
+        return self.inner.open(self.judge(port), settings)
+
+    def judge(self, port: str) -> str:
+        """What the inner opener is to open for ``port``, or ``not_allowed``."""
+        scheme = scheme_of(port)
+        if scheme is None:
+            facts = port_facts(port, self.patterns, self.port_lister)
+            real = facts.real_path or port
+            self._require(facts, messages.NOT_ALLOWED.format(port=port, real=real))
+            return JudgedPath(real, _identity(real))
+        if scheme in NETWORK_SCHEMES:
+            target = parse_port(port)  # a user@ part, a bad host or option: invalid_argument
+            facts = PortFacts(port, None, scheme=scheme, host=target.host, port=target.port)
+            where = f"{scheme}://{target.host}:{target.port}"
+            self._require(facts, messages.NOT_ALLOWED_URL.format(port=port, target=where))
+            return target.open_name
+        if scheme == "replay":
+            return self._judge_replay(port)
+        self._require(PortFacts(port, None, scheme=scheme), messages.NOT_ALLOWED.format(port=port, real=port))
+        return port
+
+    def _require(self, facts: PortFacts, refusal: str) -> None:
         if not allowed(self.patterns, facts):
-            raise SerialMcpError(
-                "not_allowed", messages.NOT_ALLOWED.format(port=port, real=facts.real_path or port)
-            )
-        return self.inner.open(port, settings)
+            raise SerialMcpError("not_allowed", refusal)
+
+    def _judge_replay(self, port: str) -> str:
+        """The first candidate file the allowlist admits (on its real path), as an absolute URL;
+        one refusal, whatever exists there, when none is admitted."""
+        spec = parse_replay_url(port)
+        bases = tuple(real_path(b) for b in replay_bases(self.capture_dir))
+        admitted = [
+            real
+            for c in replay_candidates(spec.path, self.capture_dir)
+            if allowed(self.patterns, PortFacts(port, real := real_path(c), scheme="replay", bases=bases))
+        ]
+        if not admitted:
+            raise SerialMcpError("not_allowed", messages.REPLAY_REFUSED.format(path=spec.path))
+        pick = next((r for r in admitted if os.path.isfile(r)), admitted[0])
+        query = port.partition("?")[2]
+        return "replay://" + urllib.parse.quote(pick, safe="/") + ("?" + query if query else "")
 
 
 def resolve_port(port: str, port_lister: Callable[[], list[PortInfo]]) -> str:

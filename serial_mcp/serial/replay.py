@@ -27,17 +27,27 @@ from pathlib import Path
 from typing import Any, Final, Literal
 
 from serial_mcp import messages
-from serial_mcp.core.capture import Capture, CaptureError, read_capture
+from serial_mcp.core.capture import Capture, CaptureError, decode_lines, parse_capture
 from serial_mcp.core.settings import SerialSettings
 from serial_mcp.errors import InvalidArgument, SerialMcpError
+from serial_mcp.serial.replay_files import (
+    ReplayScope,
+    read_capture_bytes,
+    real_path,
+    replay_bases,
+    replay_candidates,
+)
 
 __all__ = [
     "MODES",
     "ReplayMismatch",
     "ReplayOpener",
     "ReplayPortHandle",
+    "ReplayScope",
     "ReplaySpec",
     "parse_replay_url",
+    "replay_bases",
+    "replay_candidates",
 ]
 
 ReplayMode = Literal["timed", "instant", "respond"]
@@ -252,7 +262,7 @@ class ReplayPortHandle:
                 if self._interrupted:
                     self._interrupted = False
                     return b""
-                if self.closed:
+                if self._closed_now():  # close() ran while we waited
                     return b""
                 now = self._clock()
                 if self._queue and self._queue[0][0] <= now:
@@ -265,6 +275,9 @@ class ReplayPortHandle:
                         return b""
                     wait = deadline - now if wait is None else min(wait, deadline - now)
                 self._cond.wait(wait)
+
+    def _closed_now(self) -> bool:
+        return self.closed
 
     def due_bytes(self) -> int:
         """How many bytes a read would return right now (without taking them)."""
@@ -392,21 +405,32 @@ class ReplayPortHandle:
 
 class ReplayOpener:
     """Opens ``replay://`` URLs. Relative paths are tried against the working directory, then
-    ``captures_dir`` (default: ``captures/`` in the working directory at open time)."""
+    ``captures_dir`` (default: ``captures/`` in the working directory at open time), then ``captures/``.
+
+    With a ``scope`` (the server's opener), only files inside it are read: a path outside gives
+    ``not_allowed`` with one message whatever is there (missing, a directory, a file), and the file
+    is opened by the real path that was judged, without following a link swapped in since."""
 
     def __init__(
-        self, captures_dir: Path | None = None, *, max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
+        self,
+        captures_dir: Path | None = None,
+        *,
+        max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
+        scope: ReplayScope | None = None,
     ) -> None:
         self.captures_dir = captures_dir
         self.max_file_bytes = max_file_bytes
+        self.scope = scope
 
     def _captures_dir(self) -> Path:
         return Path.cwd() / (self.captures_dir if self.captures_dir is not None else Path("captures"))
 
     def resolve(self, path: str) -> Path:
-        """The capture file ``path`` names, or ``port_not_found`` listing where it looked."""
-        given = Path(path)
-        candidates = [given] if given.is_absolute() else [Path.cwd() / given, self._captures_dir() / given]
+        """The capture file ``path`` names (a real path when confined), or ``port_not_found``
+        listing where it looked; ``not_allowed`` when confined and no candidate is in scope."""
+        candidates: list[Path] = replay_candidates(path, self.captures_dir)
+        if self.scope is not None:
+            candidates = self._confine(path, candidates, self.scope)
         for candidate in candidates:
             if candidate.exists():
                 if not candidate.is_file():
@@ -421,9 +445,26 @@ class ReplayOpener:
             ),
         )
 
+    @staticmethod
+    def _confine(path: str, candidates: list[Path], scope: ReplayScope) -> list[Path]:
+        """The real paths to try. Names pointing out of scope are dropped; a name in scope whose
+        real path leaves it (a link) refuses the open unless an admitted candidate exists, so the
+        answer never depends on what is outside."""
+        named = [c for c in candidates if scope.covers(c)]
+        admitted = list(dict.fromkeys(Path(r) for c in named if scope.admits(r := real_path(c))))
+        leaves = len(admitted) < len(dict.fromkeys(real_path(c) for c in named))
+        if not admitted or (leaves and not any(p.exists() for p in admitted)):
+            raise SerialMcpError("not_allowed", messages.REPLAY_REFUSED.format(path=path))
+        return admitted
+
     def _available(self) -> str:
         try:
-            names = sorted(p.name for p in self._captures_dir().glob("*.jsonl") if p.is_file())
+            scope = self.scope
+            names = sorted(
+                p.name
+                for p in self._captures_dir().glob("*.jsonl")
+                if p.is_file() and (scope is None or scope.admits(real_path(p)))
+            )
         except OSError:
             return ""
         if not names:
@@ -435,13 +476,8 @@ class ReplayOpener:
         """Resolve, size-check and parse the capture file (``capture_invalid`` names the bad line)."""
         path = self.resolve(spec.path)
         try:
-            size = path.stat().st_size
-            if size > self.max_file_bytes:
-                raise SerialMcpError(
-                    "port_open_failed",
-                    messages.REPLAY_TOO_BIG.format(path=str(path), size=size, max=self.max_file_bytes),
-                )
-            return read_capture(path)
+            raw = read_capture_bytes(path, self.max_file_bytes, confined=self.scope is not None)
+            return parse_capture(decode_lines(raw), torn_tail_ok=not raw.endswith(b"\n"))
         except CaptureError as exc:
             raise CaptureError(f"{path}: {exc.message}", exc.line) from None
         except OSError as exc:

@@ -1,5 +1,7 @@
 """SystemOpener: real ports through pyserial's ``serial_for_url`` (device paths, loop://, socket://, rfc2217://).
 
+No other pyserial URL handler is reached unless the operator enabled its scheme (``core.port_url``).
+
 Reads on file-descriptor ports (ttys, PTYs, ``socket://``) block in ``select`` on the port and a private
 wake-up pipe, so an idle port costs no CPU and ``interrupt`` returns at once. ``rfc2217://`` has no
 usable descriptor (pyserial's own telnet thread owns the socket): it is read with a short timeout.
@@ -10,15 +12,18 @@ from __future__ import annotations
 import errno
 import os
 import select
+import stat
 import threading
 from typing import Any
 
 import serial
 
 from serial_mcp import messages
+from serial_mcp.core.port_url import OWN_SCHEMES, PYSERIAL_SCHEMES, check_scheme, parse_port
 from serial_mcp.core.settings import SerialSettings
 from serial_mcp.errors import SerialMcpError
 from serial_mcp.serial.handle import PortEOF
+from serial_mcp.serial.judged import JudgedPath
 
 _PARITY = {
     "none": serial.PARITY_NONE,
@@ -229,23 +234,44 @@ class SystemPortHandle:
 
 
 class SystemOpener:
-    """Opens real ports with pyserial; device paths are locked exclusively against other processes."""
+    """Opens real ports with pyserial; device paths are locked exclusively against other processes.
+
+    Only device paths, ``socket://``, ``rfc2217://``, ``loop://`` and the schemes in
+    ``enabled_schemes`` reach ``serial_for_url`` (checked here too, not only by the router); network
+    and loop URLs are opened as rebuilt from their checked parts. A ``JudgedPath`` is opened as the
+    very file the allowlist judged (see ``serial.judged``)."""
+
+    def __init__(self, enabled_schemes: frozenset[str] = frozenset()) -> None:
+        self.enabled_schemes = frozenset(enabled_schemes)
 
     def open(self, port: str, settings: SerialSettings) -> SystemPortHandle:
-        is_url = "://" in port
+        scheme = check_scheme(port, self.enabled_schemes)
+        if scheme in OWN_SCHEMES and scheme not in self.enabled_schemes:  # never pyserial's handler for them
+            offered = ", ".join(sorted(PYSERIAL_SCHEMES))
+            refusal = messages.URL_SCHEME_REFUSED.format(scheme=scheme, offered=offered)
+            raise SerialMcpError("not_allowed", refusal)
+        name = parse_port(port, self.enabled_schemes).open_name
+        is_url = scheme is not None
         kwargs = pyserial_kwargs(settings)
-        if _is_rfc2217(port):
+        if _is_rfc2217(name):
             kwargs["timeout"] = _GENERIC_TIMEOUT  # set before open: setting it later renegotiates
+        pin = _pin(port) if isinstance(port, JudgedPath) else None
         try:
-            ser = serial.serial_for_url(port, do_not_open=True, **kwargs)
+            ser = serial.serial_for_url(pin.name if pin else name, do_not_open=True, **kwargs)
             if not is_url and os.name == "posix":
                 ser.exclusive = True
             ser.open()
         except (serial.SerialException, OSError, ValueError) as exc:
-            raise classify_open_error(port, exc) from exc
+            raise classify_open_error(str(port), exc) from exc
+        finally:
+            if pin is not None:
+                pin.close()
+        if isinstance(port, JudgedPath) and not _same_file(ser, port.identity):
+            ser.close()
+            raise SerialMcpError("not_allowed", messages.PORT_CHANGED.format(port=str(port)))
         if settings.rs485 is not None:
-            _enable_rs485(port, ser, settings.rs485)
-        handle = SystemPortHandle(port, ser)
+            _enable_rs485(str(port), ser, settings.rs485)
+        handle = SystemPortHandle(str(port), ser)
         if settings.low_latency:
             try:
                 ser.set_low_latency_mode(True)
@@ -254,6 +280,53 @@ class SystemOpener:
                 handle.low_latency = False  # reported by get_status; not an error: the port works
                 handle.low_latency_error = str(exc)
         return handle
+
+
+class _Pin:
+    """An ``O_PATH`` descriptor of a judged device: opening ``/proc/self/fd/N`` opens that inode,
+    with no second lookup of its name (Linux)."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.name = f"/proc/self/fd/{fd}"
+
+    def close(self) -> None:
+        try:
+            os.close(self.fd)
+        except OSError:
+            pass
+
+
+def _pin(port: JudgedPath) -> _Pin | None:
+    """Pin the judged path without following a link and check it is still the judged file; None
+    where ``O_PATH`` or ``/proc`` is missing (the opened descriptor is checked instead)."""
+    o_path = getattr(os, "O_PATH", None)
+    if o_path is None or not os.path.isdir("/proc/self/fd"):
+        return None
+    try:
+        fd = os.open(port, o_path | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except FileNotFoundError:
+        raise SerialMcpError("port_not_found", messages.PORT_NOT_FOUND.format(port=str(port))) from None
+    except OSError as exc:
+        raise SerialMcpError("not_allowed", messages.PORT_CHANGED.format(port=str(port))) from exc
+    pin = _Pin(fd)
+    st = os.fstat(fd)
+    if stat.S_ISLNK(st.st_mode) or (st.st_dev, st.st_ino) != port.identity:
+        pin.close()
+        raise SerialMcpError("not_allowed", messages.PORT_CHANGED.format(port=str(port)))
+    return pin
+
+
+def _same_file(ser: Any, identity: tuple[int, int] | None) -> bool:
+    """Whether the opened port's descriptor is the judged file (ports without one: nothing to check)."""
+    try:
+        fd = ser.fileno()
+    except Exception:
+        return True
+    if not isinstance(fd, int) or fd < 0:
+        return True
+    st = os.fstat(fd)
+    return (st.st_dev, st.st_ino) == identity
 
 
 def _enable_rs485(port: str, ser: Any, spec: dict[str, Any]) -> None:
