@@ -209,7 +209,7 @@ class Connection:
                 self._wake()
                 return
             await anyio.sleep(policy.delay_s(self.reconnect_attempts + 1))
-            if self.state != "reconnecting":
+            if self.current_state() != "reconnecting":  # close() or reconnect_now() ran meanwhile
                 return
             self.reconnect_attempts += 1
             try:
@@ -290,6 +290,10 @@ class Connection:
             yield
         finally:
             lock.release()
+
+    def current_state(self) -> State:
+        """The state now (after an await, another task may have changed it)."""
+        return self.state
 
     def snapshot(self) -> Snapshot:
         with self.lock:

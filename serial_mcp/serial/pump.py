@@ -65,9 +65,13 @@ class RxPump:
             return fut
         self._jobs.put((fn, fut))
         self._handle.interrupt()
-        if not self._running:  # the pump ended meanwhile: make sure the job still runs
+        if not self.running_now():  # the pump ended meanwhile (another thread): the job still runs
             self._run_jobs()
         return fut
+
+    def running_now(self) -> bool:
+        """Read afresh: the pump thread changes it (a plain attribute read would be narrowed)."""
+        return self._running
 
     def _run_jobs(self) -> None:
         while True:
