@@ -690,7 +690,7 @@ URL_SCHEME_REFUSED = (
     "the operator can enable it with --enable-url-scheme {scheme}."
 )
 URL_SCHEME_NAME_BAD = "{name!r} is not a URL scheme name (e.g. spy or hwgrep)"
-PORT_CONTROL_CHARS = "port contains control characters; give a device path or a URL such as socket://host:4000."
+PORT_CONTROL_CHARS = "port contains control characters or text that is not valid Unicode; give a device path or a URL such as socket://host:4000."
 URL_BAD = "port URL {port!r} is not valid: {problem}."
 URL_USERINFO = "it has a user@ part; give socket://HOST:PORT (pyserial would connect to the host after '@')"
 URL_NO_PATH = "only scheme://HOST:PORT[?options] is accepted (no path or #fragment)"

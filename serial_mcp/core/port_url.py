@@ -28,6 +28,7 @@ __all__ = [
     "NETWORK_SCHEMES",
     "PortTarget",
     "check_scheme",
+    "check_text",
     "parse_port",
     "parse_scheme_name",
     "scheme_of",
@@ -92,14 +93,24 @@ def check_scheme(port: str, enabled: frozenset[str] = frozenset()) -> str | None
 def parse_port(port: str, enabled: frozenset[str] = frozenset()) -> PortTarget:
     """Check ``port`` and say what it opens. ``not_allowed`` for a scheme that is not offered,
     ``invalid_argument`` for a malformed URL or an option the scheme does not take."""
-    if any(ord(c) < 0x20 or ord(c) == 0x7F for c in port):
-        raise InvalidArgument(messages.PORT_CONTROL_CHARS)
+    check_text(port)
     scheme = check_scheme(port, enabled)
     if scheme in NETWORK_SCHEMES:
         return _network(port, scheme)
     if scheme == "loop":
         return _loop(port)
     return PortTarget(port, scheme, port)  # a device path, replay:// / sim:// (their openers parse), enabled
+
+
+def check_text(port: str) -> None:
+    """``invalid_argument`` for control characters or text that is not valid Unicode (a lone
+    surrogate), which no device path or URL contains."""
+    if any(ord(c) < 0x20 or ord(c) == 0x7F for c in port):
+        raise InvalidArgument(messages.PORT_CONTROL_CHARS)
+    try:
+        port.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidArgument(messages.PORT_CONTROL_CHARS) from None
 
 
 def _bad(port: str, problem: str) -> InvalidArgument:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from serial_mcp import messages
 from serial_mcp.core.allowlist import Pattern, PortFacts, allowed
-from serial_mcp.core.port_url import NETWORK_SCHEMES, parse_port, scheme_of
+from serial_mcp.core.port_url import NETWORK_SCHEMES, check_text, parse_port, scheme_of
 from serial_mcp.core.settings import SerialSettings
 from serial_mcp.errors import SerialMcpError
 from serial_mcp.serial.handle import Opener, PortHandle
@@ -81,6 +81,7 @@ class GuardedOpener:
 
     def judge(self, port: str) -> str:
         """What the inner opener is to open for ``port``, or ``not_allowed``."""
+        check_text(port)
         scheme = scheme_of(port)
         if scheme is None:
             facts = port_facts(port, self.patterns, self.port_lister)

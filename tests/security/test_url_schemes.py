@@ -231,6 +231,7 @@ def test_documented_options_pass_rebuilt(port: str, opened: str) -> None:
         "socket://:4000",
         "socket://127.0.0.1:4000\n",
         "/dev/ttyUSB0\x00",
+        "/dev/tty\ud800",
     ],
 )
 def test_unknown_options_and_malformed_urls_are_invalid_arguments(port: str) -> None:
