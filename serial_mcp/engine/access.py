@@ -38,6 +38,7 @@ class Caller:
 
     key: str = LOCAL
     _scopes: set[anyio.CancelScope] = field(default_factory=set, repr=False)
+    _requests: dict[object, anyio.CancelScope] = field(default_factory=dict, repr=False)
     gone: bool = False
 
     @classmethod
@@ -69,16 +70,29 @@ class Caller:
         return DEFAULT_CURSOR if stored == self.cursor(None) else None
 
     @contextmanager
-    def call(self) -> Iterator[anyio.CancelScope]:
-        """Run one call of this caller inside a scope that ``cancel_all`` can end."""
+    def call(self, request_id: object = None) -> Iterator[anyio.CancelScope]:
+        """Run one call of this caller inside a scope that ``cancel_all`` (or ``cancel_request``
+        with the same ``request_id``) can end."""
         with anyio.CancelScope() as scope:
             if self.gone:
                 scope.cancel()
             self._scopes.add(scope)
+            if request_id is not None:
+                self._requests[request_id] = scope
             try:
                 yield scope
             finally:
                 self._scopes.discard(scope)
+                if request_id is not None and self._requests.get(request_id) is scope:
+                    del self._requests[request_id]
+
+    def cancel_request(self, request_id: object) -> bool:
+        """The client dropped the one request ``request_id``: end that call only."""
+        scope = self._requests.get(request_id)
+        if scope is None:
+            return False
+        scope.cancel()
+        return True
 
     def cancel_all(self) -> int:
         """The client went away: end every call it has in flight (their responders disarm with them)."""

@@ -9,6 +9,7 @@ every call it still has in flight is cancelled, which also disarms their ``respo
 from __future__ import annotations
 
 import hashlib
+import weakref
 from contextvars import ContextVar
 from typing import Any
 
@@ -16,7 +17,9 @@ from serial_mcp.engine.access import LOCAL, Caller
 
 _STATE_KEY = "serial_mcp.caller"
 _current: ContextVar[Caller | None] = ContextVar("serial_mcp_caller", default=None)
+_request: ContextVar[object] = ContextVar("serial_mcp_request_id", default=None)
 _fallback = Caller.local()
+_sessions: weakref.WeakValueDictionary[str, Caller] = weakref.WeakValueDictionary()
 
 
 def session_key(session_id: str) -> str:
@@ -35,13 +38,27 @@ def caller_for(ctx: Any) -> Caller:
         sid = getattr(conn, "session_id", None)
         caller = Caller(session_key(sid) if sid else LOCAL)
         conn.state[_STATE_KEY] = caller
+        if sid:
+            _sessions[sid] = caller
         conn.exit_stack.callback(caller.cancel_all)
     assert isinstance(caller, Caller)
     return caller
 
 
-def bind(caller: Caller) -> None:
+def bind(caller: Caller, request_id: object = None) -> None:
     _current.set(caller)
+    _request.set(request_id)
+
+
+def current_request() -> object:
+    """The JSON-RPC id of the request running now (None outside a request)."""
+    return _request.get()
+
+
+def cancel_request(session_id: str, request_id: object) -> bool:
+    """An HTTP client dropped the stream of request ``request_id`` of session ``session_id``."""
+    caller = _sessions.get(session_id)
+    return caller.cancel_request(request_id) if caller is not None else False
 
 
 def current() -> Caller:

@@ -14,6 +14,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from serial_mcp import messages
 from serial_mcp.config import ConfigError
+from serial_mcp.mcp.disconnect import DisconnectWatch
 
 log = logging.getLogger(__name__)
 
@@ -72,6 +73,7 @@ def build_http_app(server: MCPServer, host: str, token: str | None) -> Any:
     if not is_loopback(host) and not token:
         raise ConfigError(messages.HTTP_NEEDS_TOKEN.format(host=host))
     app: Any = server.streamable_http_app(host=host, transport_security=security_for(host))
+    app = DisconnectWatch(app)  # a dropped stream ends its call (and disarms its responders)
     if token:
         app = BearerAuth(app, token)
     return app

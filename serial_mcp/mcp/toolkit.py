@@ -83,7 +83,7 @@ class ToolRegistry:
                 caller = callers.current()
                 result: Any = None
                 try:
-                    with caller.call() as scope:
+                    with caller.call(callers.current_request()) as scope:
                         result = await fn(**kwargs)
                     if scope.cancelled_caught:  # the client went away while this call ran
                         return error_result("cancelled", messages.CALL_CANCELLED)
@@ -135,7 +135,7 @@ class UnknownArgumentGuard:
         self.arg_names = arg_names
 
     async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
-        callers.bind(callers.caller_for(ctx))  # who is calling: ownership, default cursor, cancel
+        callers.bind(callers.caller_for(ctx), ctx.request_id)  # who calls: owner, default cursor, cancel
         if ctx.method == "tools/call" and ctx.params:
             name = ctx.params.get("name")
             args = ctx.params.get("arguments") or {}

@@ -114,3 +114,42 @@ async def test_a_session_that_goes_away_ends_its_calls_and_disarms_their_respond
             srv.device.feed(b"login: ")
             await call(owner, "read", {"connection_id": cid, "match": "login:", "timeout_ms": 5000})
             assert bytes(srv.device.written) == b""
+
+
+@pytest.mark.parametrize("era", ["2025-11-25", "2026-07-28"])
+async def test_a_dropped_http_stream_ends_its_call_and_disarms_its_responder(era: str) -> None:
+    """The client closes the TCP connection of one tools/call (no cancel notification, no DELETE):
+    the server notices, ends that call, and its respond rule never writes."""
+    import httpx2
+
+    from tests.security.http_harness import TOKEN
+
+    async with http_server() as srv, srv.session() as owner:
+        cid = (await call(owner, "open", {"port": "dev", "share": "write"}))["connection_id"]
+        base = {"Authorization": f"Bearer {TOKEN}", "Accept": "application/json, text/event-stream"}
+        args = {"connection_id": cid, "match": "never", "timeout_ms": 600_000,
+                "respond": {"on": "login:", "send": "EVIL\r"}}
+        async with httpx2.AsyncClient(headers=base, timeout=30) as http:
+            if era == "2025-11-25":
+                init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                        "params": {"protocolVersion": era, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+                r = await http.post(srv.url, json=init)
+                headers = {"mcp-session-id": r.headers["mcp-session-id"], "mcp-protocol-version": era}
+                await http.post(srv.url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=headers)
+                params: dict[str, object] = {"name": "read", "arguments": args}
+            else:
+                headers = {"mcp-protocol-version": era, "mcp-method": "tools/call", "mcp-name": "read"}
+                meta = {"io.modelcontextprotocol/protocolVersion": era, "io.modelcontextprotocol/clientCapabilities": {}}
+                params = {"name": "read", "arguments": args, "_meta": meta}
+            body = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": params}
+            async with http.stream("POST", srv.url, json=body, headers=headers):
+                with anyio.fail_after(10):
+                    while not any(c.responders for c in srv.manager.list()):
+                        await anyio.sleep(0.02)
+            # leaving the block closed the stream: the client is gone
+        with anyio.fail_after(10):
+            while any(c.responders for c in srv.manager.list()):
+                await anyio.sleep(0.02)
+        srv.device.feed(b"login: ")
+        await call(owner, "read", {"connection_id": cid, "match": "login:", "timeout_ms": 5000})
+        assert bytes(srv.device.written) == b""

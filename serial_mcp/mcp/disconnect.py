@@ -1,0 +1,98 @@
+"""ASGI middleware: when an HTTP client drops a tools/call stream before its answer, end that call.
+
+The SDK keeps a 2025-11-25 session's request running after its client went away (there is no event
+store to resume it), so a ``read`` with ``timeout_ms`` 600000 and a ``respond`` rule would go on
+writing to the device for ten minutes. This middleware buffers the request body (to learn its
+session and JSON-RPC ids), then listens for ``http.disconnect``: a disconnect that comes before the
+response is complete cancels those calls (``callers.cancel_request``), which disarms their responders.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+import anyio
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from serial_mcp.mcp import callers
+
+log = logging.getLogger(__name__)
+MAX_BODY = 8 * 1024 * 1024  # larger bodies are passed through unwatched (the SDK refuses them anyway)
+
+
+def _call_ids(body: bytes) -> list[object]:
+    try:
+        doc = json.loads(body)
+    except (ValueError, RecursionError):
+        return []
+    items = doc if isinstance(doc, list) else [doc]
+    return [m["id"] for m in items if isinstance(m, dict) and m.get("method") == "tools/call" and "id" in m]
+
+
+class DisconnectWatch:
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope.get("method") != "POST":
+            await self.app(scope, receive, send)
+            return
+        headers = dict(scope.get("headers") or [])
+        session = headers.get(b"mcp-session-id", b"").decode("latin-1")
+        body = bytearray()
+        messages: list[Message] = []
+        while True:  # the whole body first: it names the calls this request carries
+            message = await receive()
+            messages.append(message)
+            if message["type"] != "http.request":
+                break
+            body += message.get("body", b"")
+            if not message.get("more_body") or len(body) > MAX_BODY:
+                break
+        ids = _call_ids(bytes(body)) if session and len(body) <= MAX_BODY else []
+        if not ids:
+            await self.app(scope, _replay(messages, receive), send)
+            return
+        done = anyio.Event()
+        gone = anyio.Event()
+
+        async def watched_send(message: Message) -> None:
+            await send(message)
+            if message["type"] == "http.response.body" and not message.get("more_body"):
+                done.set()
+
+        async def app_receive() -> Message:
+            if messages:
+                return messages.pop(0)
+            await gone.wait()
+            return {"type": "http.disconnect"}
+
+        async def watch() -> None:
+            while True:
+                message = await receive()
+                if message["type"] == "http.disconnect":
+                    break
+            gone.set()
+            if not done.is_set():
+                for request_id in ids:
+                    if callers.cancel_request(session, request_id):
+                        log.info("client dropped request %r: call cancelled", request_id)
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(watch)
+            try:
+                await self.app(scope, app_receive, watched_send)
+            finally:
+                done.set()
+                tg.cancel_scope.cancel()
+
+
+def _replay(messages: list[Message], receive: Receive) -> Any:
+    async def replayed() -> Message:
+        if messages:
+            return messages.pop(0)
+        return await receive()
+
+    return replayed
