@@ -83,37 +83,36 @@ async def test_parallel_reads_on_one_cursor_never_duplicate_bytes() -> None:
 
 
 async def test_a_session_that_goes_away_ends_its_calls_and_disarms_their_responders() -> None:
-    async with http_server() as srv:
-        async with srv.session() as owner:
-            cid = (await call(owner, "open", {"port": "dev", "share": "write"}))["connection_id"]
-            started = anyio.Event()
+    async with http_server() as srv, srv.session() as owner:
+        cid = (await call(owner, "open", {"port": "dev", "share": "write"}))["connection_id"]
+        started = anyio.Event()
 
-            async def long_read(c: object) -> None:
-                started.set()
-                await c.call_tool(  # type: ignore[attr-defined]
-                    "read",
-                    {
-                        "connection_id": cid,
-                        "match": "never",
-                        "timeout_ms": 600_000,
-                        "respond": {"on": "login:", "send": "EVIL\r"},
-                    },
-                )
+        async def long_read(c: object) -> None:
+            started.set()
+            await c.call_tool(  # type: ignore[attr-defined]
+                "read",
+                {
+                    "connection_id": cid,
+                    "match": "never",
+                    "timeout_ms": 600_000,
+                    "respond": {"on": "login:", "send": "EVIL\r"},
+                },
+            )
 
-            with anyio.move_on_after(30):
-                async with srv.session() as leaving, anyio.create_task_group() as tg:
-                    tg.start_soon(long_read, leaving)
-                    await started.wait()
-                    with anyio.fail_after(10):
-                        while not any(c.responders for c in srv.manager.list()):
-                            await anyio.sleep(0.02)
-                    tg.cancel_scope.cancel()  # the agent drops: its session is torn down
-            with anyio.fail_after(10):  # the server ends the call and disarms its responder
-                while any(c.responders for c in srv.manager.list()):
-                    await anyio.sleep(0.02)
-            srv.device.feed(b"login: ")
-            await call(owner, "read", {"connection_id": cid, "match": "login:", "timeout_ms": 5000})
-            assert bytes(srv.device.written) == b""
+        with anyio.move_on_after(30):
+            async with srv.session() as leaving, anyio.create_task_group() as tg:
+                tg.start_soon(long_read, leaving)
+                await started.wait()
+                with anyio.fail_after(10):
+                    while not any(c.responders for c in srv.manager.list()):
+                        await anyio.sleep(0.02)
+                tg.cancel_scope.cancel()  # the agent drops: its session is torn down
+        with anyio.fail_after(10):  # the server ends the call and disarms its responder
+            while any(c.responders for c in srv.manager.list()):
+                await anyio.sleep(0.02)
+        srv.device.feed(b"login: ")
+        await call(owner, "read", {"connection_id": cid, "match": "login:", "timeout_ms": 5000})
+        assert bytes(srv.device.written) == b""
 
 
 @pytest.mark.parametrize("era", ["2025-11-25", "2026-07-28"])
