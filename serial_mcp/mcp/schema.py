@@ -1,8 +1,9 @@
 """Schema slimming: the same JSON Schemas with pydantic's noise removed.
 
 Every agent session pays for ``tools/list`` in tokens, so titles, ``default: null`` and
-``anyOf [X, null]`` wrappers are folded away. The meaning is unchanged: optional inputs stay
-optional (not in ``required``), nullable outputs become ``type: [X, "null"]``.
+``anyOf [X, null]`` wrappers are folded away. Optional inputs stay optional (not in ``required``);
+output schemas list the fields every result carries, and leave the nullable extras unlisted (still
+allowed: output schemas never forbid additional properties).
 """
 
 from __future__ import annotations
@@ -30,7 +31,11 @@ def slim(schema: Any, *, keep_null: bool) -> Any:
         if key == "required" and keep_null:
             continue  # results always carry every field; listing them again costs tokens, adds nothing
         if key == "properties" and isinstance(value, dict):
-            out[key] = {name: slim(v, keep_null=keep_null) for name, v in value.items()}
+            out[key] = {
+                name: slim(v, keep_null=keep_null)
+                for name, v in value.items()
+                if not (keep_null and _nullable(v))  # outputs list what is always there
+            }
             continue
         out[key] = slim(value, keep_null=keep_null)
     variants = out.get("anyOf")
@@ -47,6 +52,18 @@ def slim(schema: Any, *, keep_null: bool) -> Any:
         else:
             out["anyOf"] = rest + ([{"type": "null"}] if keep_null else [])
     return out
+
+
+def _nullable(prop: Any) -> bool:
+    """An output field that may be null is one of the optional extras (``frames`` of a raw read,
+    ``error``, ``responded`` …): it stays allowed (no ``additionalProperties: false``) but is not
+    listed, so every agent session does not pay for it in tokens."""
+    if not isinstance(prop, dict):
+        return False
+    kind = prop.get("type")
+    if isinstance(kind, list) and "null" in kind:
+        return True
+    return any(v == {"type": "null"} for v in prop.get("anyOf", []))
 
 
 # Result fields that repeat another tool's whole result: described by reference instead of re-listed.
