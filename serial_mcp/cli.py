@@ -59,6 +59,21 @@ def build_parser() -> OneLineParser:
     dec.add_argument("--format", choices=("text", "jsonl"), default="text")
     dec.add_argument("--direction", choices=("rx", "tx", "both"), default="both")
 
+    ports = sub.add_parser("ports", help=messages.CLI_PORTS)
+    ports.add_argument("--json", action="store_true", help=messages.CLI_JSON)
+
+    send = sub.add_parser("send", help=messages.CLI_SEND)
+    send.add_argument("device", metavar="PORT", help=messages.P_PORT)
+    send.add_argument("data", metavar="DATA", help=messages.CLI_SEND_DATA)
+    rd = sub.add_parser("read", help=messages.CLI_READ)
+    rd.add_argument("device", metavar="PORT", help=messages.P_PORT)
+    for one_shot in (send, rd):
+        one_shot.add_argument("--expect", metavar="PATTERN", help=messages.CLI_EXPECT)
+        one_shot.add_argument("--timeout-ms", type=int, metavar="N", help=messages.CLI_TIMEOUT_MS)
+        one_shot.add_argument("--protocol", help=messages.P_PROTOCOL)
+        one_shot.add_argument("--baud-rate", type=int, metavar="N", help=messages.CLI_BAUD_RATE)
+        one_shot.add_argument("--json", action="store_true", help=messages.CLI_JSON)
+
     view = sub.add_parser("view", help=messages.CLI_VIEW)
     view.add_argument("file", help=messages.CLI_VIEW_FILE)
     view.add_argument("-o", "--output", default=None, help=messages.CLI_VIEW_OUTPUT)
@@ -83,23 +98,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     try:
         if args.command == "demo":
-            from serial_mcp.demo import run_demo
+            from serial_mcp.mcp.demo_client import run_demo
 
             return run_demo(args.device, sys.stdout)
         if args.command == "record":
-            from serial_mcp.bench_cli import run_record
+            from serial_mcp.commands.record import run_record
 
             return run_record(args.device, args.output, args.baud, args.note)
         if args.command == "mirror":
-            from serial_mcp.bench_cli import run_mirror
+            from serial_mcp.commands.mirror import run_mirror
 
             return run_mirror(args.device, args.baud, args.rw, sys.stdout)
         if args.command == "replay":
-            from serial_mcp.bench_cli import run_replay
+            from serial_mcp.commands.replay import run_replay
 
             return run_replay(args.file, args.mode, args.speed, args.loop, args.pty, sys.stdout)
         if args.command == "decode":
-            from serial_mcp.bench_cli import run_decode
+            from serial_mcp.commands.decode import run_decode
 
             return run_decode(
                 args.file,
@@ -110,6 +125,15 @@ def main(argv: Sequence[str] | None = None) -> int:
                 args.direction,
                 sys.stdout,
             )
+        if args.command in ("ports", "send", "read"):
+            from serial_mcp.commands import oneshot
+
+            if args.command == "ports":
+                return oneshot.run_ports(args.json, sys.stdout)
+            shared = (args.expect, args.timeout_ms, args.protocol, args.baud_rate, args.json, sys.stdout)
+            if args.command == "send":
+                return oneshot.run_send(args.device, args.data, *shared)
+            return oneshot.run_read(args.device, *shared)
         if args.command == "view":
             from serial_mcp.view.command import run_view
 

@@ -754,3 +754,16 @@ P_BINARY_FRAMING = (
 VIEW_NOTE_SKIPPED = "skipped {n} event(s) of types this version does not know: {kinds}"
 VIEW_NOTE_TORN = "the last line was cut short (the writer stopped mid-line) and is left out"
 VIEW_NOTE_LOST = "{n} bytes were lost before they could be recorded"
+
+# --- one-shot CLI commands: ports, send, read (commands/oneshot.py, core/escapes.py) -------------
+CLI_PORTS = "list the serial ports this machine shows, with their USB identity"
+CLI_SEND = "send DATA to a port and print the reply (exit 1 if --expect's text does not come)"
+CLI_SEND_DATA = r"what to send; escapes \r \n \t \0 \e \\ and \xHH are bytes (e.g. 'AT\r')"
+CLI_READ = "print what a port sends (exit 1 if nothing, or --expect's text, comes in time)"
+CLI_EXPECT = "wait for this text (the tool's match: a literal string); exit 1 when it does not come"
+CLI_TIMEOUT_MS = "how long to wait for the reply, in milliseconds (default 1000, as the tool)"
+CLI_BAUD_RATE = "baud rate (default 115200)"
+CLI_JSON = "print the tool's structured result (JSON) on stdout instead of the data"
+CLI_PORTS_FOUND = "{n} port(s)"
+CLI_ONESHOT_FAILED = "serial-mcp: {message}"
+ESCAPE_BAD = r"DATA has an unknown escape {escape} at position {pos}; use \r \n \t \0 \e \\ or \xHH."

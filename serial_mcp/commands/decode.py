@@ -1,0 +1,134 @@
+"""``serial-mcp decode``: a capture (or a raw byte file) through the server's own decoders, offline.
+
+What an agent exported, or a person recorded, decodes here into the same frames ``read`` would
+return: ``core/presets`` resolves the settings, ``core/decode.StreamDecoder`` frames and parses.
+Frames go to stdout (text or JSON lines), the count to stderr.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, TextIO
+
+from serial_mcp import messages
+from serial_mcp.commands.output import status
+from serial_mcp.core.capture import decode_lines, parse_capture
+from serial_mcp.core.decode import DecodedFrame, StreamDecoder
+from serial_mcp.core.encoding import encode_output
+from serial_mcp.core.framing.base import FramingError
+from serial_mcp.core.presets import effective
+from serial_mcp.errors import InvalidArgument
+from serial_mcp.store.capture_files import read_capture_bytes
+
+
+def _json_option(text: str | None, name: str) -> Any:
+    if text is None:
+        return None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InvalidArgument(messages.CLI_BAD_JSON.format(name=name, error=exc)) from None
+
+
+def load_streams(raw: bytes) -> dict[str, list[tuple[float, bytes]]]:
+    """A capture's rx and tx chunks with their times, or a raw byte file as one rx chunk at t=0."""
+    try:
+        lines = decode_lines(raw)
+        capture = parse_capture(lines, torn_tail_ok=True)
+    except Exception:  # not a capture file: decode the bytes as they are
+        return {"rx": [(0.0, raw)], "tx": []}
+    streams: dict[str, list[tuple[float, bytes]]] = {"rx": [], "tx": []}
+    for e in capture.events:
+        if e.type in streams and e.data:
+            streams[e.type].append((e.t, e.data))
+    return streams
+
+
+def decode_streams(
+    streams: dict[str, list[tuple[float, bytes]]],
+    rx_framing: Any,
+    rx_parser: Any,
+    directions: tuple[str, ...],
+) -> tuple[list[dict[str, Any]], dict[str, int]]:
+    """Frames of each direction through the same decoders the server uses, merged by time."""
+    out: list[dict[str, Any]] = []
+    dropped: dict[str, int] = {}
+    for direction in directions:
+        decoder = StreamDecoder(rx_framing or {"type": "line", "ending": "auto"}, rx_parser, 0)
+        ends: list[tuple[int, float]] = []
+        pos = 0
+        events: list[DecodedFrame | FramingError] = []
+        for t, chunk in streams.get(direction, []):
+            pos += len(chunk)
+            ends.append((pos, t))
+            events += decoder.feed(chunk)
+        events += decoder.flush()
+        for ev in events:
+            if isinstance(ev, FramingError):
+                out.append(
+                    {
+                        "t": _time_at(ends, ev.offset),
+                        "dir": direction,
+                        "offset": ev.offset,
+                        "error": ev.message,
+                    }
+                )
+                continue
+            text, enc = encode_output(ev.data, "utf8")
+            item: dict[str, Any] = {
+                "t": _time_at(ends, ev.end - 1),
+                "dir": direction,
+                "offset": ev.start,
+                "data": text,
+                "encoding": enc,
+            }
+            if ev.checksum_valid is not None:
+                item["checksum_valid"] = ev.checksum_valid
+            if ev.parsed is not None:
+                item["parsed"] = ev.parsed
+            out.append(item)
+        dropped[direction] = decoder.frames_dropped
+    out.sort(key=lambda item: (item["t"], item["dir"] != "tx", item["offset"]))
+    return out, dropped
+
+
+def _time_at(ends: list[tuple[int, float]], offset: int) -> float:
+    for end, t in ends:
+        if offset < end:
+            return t
+    return ends[-1][1] if ends else 0.0
+
+
+def run_decode(
+    file: str,
+    protocol: str | None,
+    rx_framing: str | None,
+    rx_parser: str | None,
+    fmt: str,
+    direction: str,
+    out: TextIO,
+) -> int:
+    raw = read_capture_bytes(file)
+    resolved = effective(
+        {
+            "protocol": protocol,
+            "rx_framing": _json_option(rx_framing, "--rx-framing"),
+            "rx_parser": _json_option(rx_parser, "--rx-parser"),
+        },
+        {},
+    )
+    directions = ("rx", "tx") if direction == "both" else (direction,)
+    frames, dropped = decode_streams(load_streams(raw), resolved.rx_framing, resolved.rx_parser, directions)
+    for f in frames:
+        if fmt == "jsonl":
+            out.write(json.dumps(f, ensure_ascii=False) + "\n")
+        elif "error" in f:
+            out.write(f"{f['t']:12.6f} {f['dir']} @{f['offset']:<8} ERROR {f['error']}\n")
+        else:
+            parsed = " " + json.dumps(f["parsed"], ensure_ascii=False) if "parsed" in f else ""
+            shown = (
+                json.dumps(f["data"], ensure_ascii=False) if f["encoding"] == "utf8" else f"hex:{f['data']}"
+            )
+            out.write(f"{f['t']:12.6f} {f['dir']} @{f['offset']:<8} {shown}{parsed}\n")
+    status(messages.CLI_DECODED.format(n=len(frames), dropped=sum(dropped.values())))
+    return 0

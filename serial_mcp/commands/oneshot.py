@@ -1,0 +1,176 @@
+"""``serial-mcp ports``, ``send`` and ``read``: one-shot work from a shell, on the tools' own operations.
+
+Each is one tool call on a fresh engine: ``ports`` is ``list_ports``; ``send PORT DATA`` is
+``open`` + ``transact`` (the reply is read from a mark taken before the write, so a fast answer is
+never missed; without ``--expect`` the read ends 100 ms after the reply goes quiet, or at the
+timeout when nothing comes); ``read PORT`` is ``open`` + ``read`` from the moment the port opened.
+The port is closed before the command ends.
+
+Output: the data on stdout (the reply's exact bytes, or one line per frame with ``--protocol``),
+the tool's one-line summary on stderr. With ``--json`` stdout is the tool's structured result,
+exactly (an error is ``{"error": {"code", "message"}}``, as the tool returns it).
+
+Exit codes: 0 done; 1 ``--expect`` did not match in time (``read`` without ``--expect``: nothing
+arrived); 2 a usage error (a bad flag, escape, pattern or protocol); 3 the port (not found, busy,
+not allowed, failed).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+from typing import Final, TextIO, TypeVar
+
+import anyio
+
+from serial_mcp import messages
+from serial_mcp.api import Engine, EngineConnection
+from serial_mcp.commands.output import announce, status
+from serial_mcp.core.encoding import decode_input
+from serial_mcp.core.escapes import unescape
+from serial_mcp.engine.results import Frame, ListPortsResult, ReadResult, TransactResult
+from serial_mcp.errors import SerialMcpError
+
+EXIT_OK: Final = 0
+EXIT_NO_MATCH: Final = 1
+EXIT_USAGE: Final = 2
+EXIT_PORT: Final = 3
+
+R = TypeVar("R")
+Result = ListPortsResult | TransactResult | ReadResult
+
+
+def run_ports(as_json: bool, out: TextIO) -> int:
+    return _run(_ports, as_json, out)
+
+
+def run_send(
+    port: str,
+    data: str,
+    expect: str | None,
+    timeout_ms: int | None,
+    protocol: str | None,
+    baud_rate: int | None,
+    as_json: bool,
+    out: TextIO,
+) -> int:
+    async def call(conn: EngineConnection) -> TransactResult:
+        return await conn.transact(
+            payload,
+            expect,
+            encoding="hex",  # the exact bytes the escapes denote
+            read_encoding="utf8",  # the reply as the tool shows it by default (hex if not text)
+            timeout_ms=timeout_ms,
+            protocol=protocol,
+        )
+
+    payload = ""
+
+    async def go() -> tuple[Result, int]:
+        nonlocal payload
+        payload = unescape(data).hex()  # a bad escape is a usage error before the port is touched
+        result = await _on_port(port, baud_rate, call)
+        ok = result.read.matched if expect is not None else True
+        if not as_json:
+            _show_read(result.read, out)
+        return result, EXIT_OK if ok else EXIT_NO_MATCH
+
+    return _run(go, as_json, out)
+
+
+def run_read(
+    port: str,
+    expect: str | None,
+    timeout_ms: int | None,
+    protocol: str | None,
+    baud_rate: int | None,
+    as_json: bool,
+    out: TextIO,
+) -> int:
+    async def call(conn: EngineConnection) -> ReadResult:
+        return await conn.read(match=expect, timeout_ms=timeout_ms, protocol=protocol)
+
+    async def go() -> tuple[Result, int]:
+        result = await _on_port(port, baud_rate, call)
+        got = result.next_offset > result.from_offset or bool(result.frames)
+        ok = result.matched if expect is not None else got
+        if not as_json:
+            _show_read(result, out)
+        return result, EXIT_OK if ok else EXIT_NO_MATCH
+
+    return _run(go, as_json, out)
+
+
+# --- the shared shape ----------------------------------------------------------------------------------
+
+
+async def _ports() -> tuple[Result, int]:
+    async with Engine() as eng:
+        return await eng.list_ports(), EXIT_OK
+
+
+async def _on_port(port: str, baud_rate: int | None, call: Callable[[EngineConnection], Awaitable[R]]) -> R:
+    async with Engine() as eng:
+        conn = await eng.open(port, baud_rate=baud_rate)
+        try:
+            return await call(conn)
+        finally:
+            await conn.close()
+
+
+def _run(go: Callable[[], Awaitable[tuple[Result, int]]], as_json: bool, out: TextIO) -> int:
+    try:
+        result, code = anyio.run(go)
+    except SerialMcpError as exc:
+        if as_json:
+            announce(
+                out, json.dumps({"error": {"code": exc.code, "message": exc.message}}, ensure_ascii=False)
+            )
+        status(messages.CLI_ONESHOT_FAILED.format(message=exc.message))
+        return EXIT_USAGE if exc.code == "invalid_argument" else EXIT_PORT
+    except OSError as exc:  # an OS failure the engine did not name: still the port's
+        if as_json:
+            announce(
+                out, json.dumps({"error": {"code": "io_error", "message": str(exc)}}, ensure_ascii=False)
+            )
+        status(messages.CLI_ONESHOT_FAILED.format(message=exc))
+        return EXIT_PORT
+    if as_json:
+        announce(out, json.dumps(result.model_dump(mode="json"), ensure_ascii=False))
+    elif isinstance(result, ListPortsResult):
+        _show_ports(result, out)
+    status(_summary(result))
+    return code
+
+
+def _summary(result: Result) -> str:
+    if isinstance(result, ListPortsResult):  # its summary lists every port: stdout has them already
+        return messages.CLI_PORTS_FOUND.format(n=len(result.ports))
+    return result.summary()
+
+
+def _show_ports(result: ListPortsResult, out: TextIO) -> None:
+    for p in result.ports:
+        usb = f"{p.vid}:{p.pid}" if p.vid and p.pid else ""
+        fields = (p.name, p.description or "", usb, p.serial_number or "")
+        announce(out, "\t".join(fields).rstrip("\t"))
+
+
+def _show_read(result: ReadResult, out: TextIO) -> None:
+    """The reply's exact bytes, or one line per frame (its parsed fields, else its text)."""
+    if result.frames is not None:
+        for frame in result.frames:
+            announce(out, _frame_line(frame))
+        return
+    raw = decode_input(result.data, result.encoding)
+    if raw and not raw.endswith(b"\n") and out.isatty():
+        raw += b"\n"  # on a terminal, keep the status line off the reply's last line
+    out.flush()
+    out.buffer.write(raw)
+    out.buffer.flush()
+
+
+def _frame_line(frame: Frame) -> str:
+    if frame.parsed is not None:
+        return json.dumps(frame.parsed, ensure_ascii=False)
+    return frame.data if frame.encoding == "utf8" else f"{frame.encoding}:{frame.data}"

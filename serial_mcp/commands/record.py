@@ -1,0 +1,41 @@
+"""``serial-mcp record PORT -o FILE``: record a port into a capture file until Ctrl-C or unplug.
+
+The engine records exactly as the ``open(record=…)`` and ``record`` tools do (same recorder, same
+capture format, durable on every flush); the file's directory is the engine's capture directory,
+without quotas: a person recording at the bench chose the file. It is never overwritten.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import anyio
+
+from serial_mcp import messages
+from serial_mcp.api import Engine, Quotas
+from serial_mcp.commands.holding import hold
+from serial_mcp.commands.output import status
+from serial_mcp.errors import SerialMcpError
+
+UNLIMITED = Quotas(1 << 62, 1 << 62, 1 << 62)
+
+
+def run_record(port: str, output: str, baud: int, note: str | None) -> int:
+    """Record ``port`` into ``output`` until Ctrl-C (or the device goes away)."""
+    return anyio.run(_record, port, output, baud, note)
+
+
+async def _record(port: str, output: str, baud: int, note: str | None) -> int:
+    path = Path(output)
+    if os.path.lexists(path):  # refuse before the port is touched (opening may reset a board)
+        raise SerialMcpError("capture_exists", messages.CAPTURE_EXISTS.format(name=str(path)))
+    async with Engine(capture_dir=path.parent, capture_quotas=UNLIMITED) as eng:
+        conn = await eng.open(port, baud_rate=baud)
+        await conn.record("start", path=path.name, note=note)
+        reason = await hold(conn, lambda: status(messages.CLI_RECORDING.format(port=port, path=path)))
+        final = await conn.record("stop")
+    status(
+        messages.CLI_RECORDED.format(path=path, n=final.events_written, b=final.bytes_written, reason=reason)
+    )
+    return 0
