@@ -13,24 +13,44 @@ without an event loop, ``SyncEngine`` runs the engine on a private loop thread.
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
+import urllib.parse
 from collections.abc import Callable, Coroutine
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Self, TypeVar
 
+from serial_mcp.core.settings import SerialSettings
 from serial_mcp.engine import io_ops, line_ops, log_ops, port_ops, results
 from serial_mcp.engine.access import AccessPolicy, Caller
 from serial_mcp.engine.services import Services
 from serial_mcp.serial.handle import Opener
 from serial_mcp.serial.manager import ConnectionManager
-from serial_mcp.serial.openers import default_opener
+from serial_mcp.serial.openers import RoutingOpener, default_opener
+from serial_mcp.serial.playback import Playback
 from serial_mcp.serial.ports import PortInfo, list_system_ports
-from serial_mcp.store.captures import CaptureStore
+from serial_mcp.serial.pty_bridge import PtyBridge
+from serial_mcp.serial.replay import ReplayMode, ReplayOpener
+from serial_mcp.serial.sim import SimOpener
+from serial_mcp.serial.system import SystemOpener
+from serial_mcp.store.captures import CaptureStore, Quotas
 
 T = TypeVar("T")
 
-__all__ = ["Engine", "EngineConnection", "SyncConnection", "SyncEngine"]
+__all__ = [
+    "Engine",
+    "EngineConnection",
+    "Playback",
+    "PtyBridge",
+    "Quotas",
+    "ReplayMode",
+    "SyncConnection",
+    "SyncEngine",
+    "play_replay",
+    "replay_url",
+    "serve_pty",
+]
 
 
 class EngineConnection:
@@ -84,6 +104,20 @@ class EngineConnection:
     async def close(self) -> results.CloseResult:
         return await port_ops.close(self._engine.services, self._engine.caller, self.id)
 
+    async def record(
+        self, action: log_ops.RecordAction = "status", path: str | None = None, note: str | None = None
+    ) -> results.RecordResult:
+        """Start (``path``: a capture name in the engine's ``capture_dir``), stop or query recording."""
+        return await log_ops.record(self._engine.services, self._engine.caller, self.id, action, path, note)
+
+    async def wait_lost(self) -> str:
+        """Wait until the port stops being open (unplugged, failed, closed); returns why: the last
+        error, or the state (``closed``, ``disconnected`` …)."""
+        conn = self._engine.services.connection(self._engine.caller, self.id)
+        while conn.state == "open":
+            await conn.wait_change(3600)
+        return conn.last_error or conn.state
+
     async def __aenter__(self) -> Self:
         return self
 
@@ -103,11 +137,12 @@ class Engine:
         capture_dir: Path | str | None = None,
         port_lister: Callable[[], list[PortInfo]] = list_system_ports,
         read_only: bool = False,
+        capture_quotas: Quotas | None = None,
     ) -> None:
         directory = Path(capture_dir) if capture_dir is not None else None
         self.services = Services(
             ConnectionManager(opener or default_opener(directory)),
-            CaptureStore(directory),
+            CaptureStore(directory, capture_quotas),
             None,
             port_lister,
             AccessPolicy(read_only=read_only),
@@ -201,3 +236,37 @@ class SyncEngine:
 
 async def _make(options: dict[str, Any]) -> Engine:
     return Engine(**options)  # built on the engine's loop: the manager binds to it
+
+
+# --- devices on a PTY, for the software under test (``replay --pty``, the pytest fixtures) ---------
+
+
+def replay_url(
+    file: str | os.PathLike[str], mode: ReplayMode = "timed", speed: float = 1.0, loop: bool = False
+) -> str:
+    """The ``replay://`` URL of a capture file (any characters in its path kept exactly)."""
+    path = urllib.parse.quote(os.fspath(file), safe="/")
+    return f"replay://{path}?mode={mode}&speed={speed}&loop={'true' if loop else 'false'}"
+
+
+def _own_opener(capture_dir: Path | str | None) -> RoutingOpener:
+    """A person's own opener: ``sim://`` devices, replays of any file they name (relative names
+    from the working directory, then ``capture_dir`` or ``captures/``), and real ports."""
+    directory = Path(capture_dir) if capture_dir is not None else None
+    return RoutingOpener({"sim": SimOpener(), "replay": ReplayOpener(directory)}, SystemOpener())
+
+
+def serve_pty(
+    port: str, *, capture_dir: Path | str | None = None, on_finished: Callable[[str], None] | None = None
+) -> PtyBridge:
+    """Serve ``port`` (``sim://modem``, ``replay://boot.jsonl?mode=respond`` …) on a new PTY, raw:
+    open ``bridge.path`` from the program under test; ``bridge.close()`` ends it. Playing starts
+    when a program first opens the PTY; ``on_finished(path)`` runs when a replay has played through."""
+    handle = _own_opener(capture_dir).open(port, SerialSettings())
+    return PtyBridge(handle, on_finished).start()
+
+
+def play_replay(url: str, *, capture_dir: Path | str | None = None) -> Playback:
+    """A ``replay://`` URL's bytes for a sink of your own: ``play_replay(url).run(write)``."""
+    directory = Path(capture_dir) if capture_dir is not None else None
+    return Playback(ReplayOpener(directory).open(url, SerialSettings()))
