@@ -754,6 +754,8 @@ P_BINARY_FRAMING = (
 VIEW_NOTE_SKIPPED = "skipped {n} event(s) of types this version does not know: {kinds}"
 VIEW_NOTE_TORN = "the last line was cut short (the writer stopped mid-line) and is left out"
 VIEW_NOTE_LOST = "{n} bytes were lost before they could be recorded"
+VIEW_PROGRESS_ROWS = "view: transcript of {n} rows"
+VIEW_PROGRESS_WRITING = "view: writing {path}"
 
 # --- one-shot CLI commands: ports, send, read (commands/oneshot.py, core/escapes.py) -------------
 CLI_PORTS = "list the serial ports this machine shows, with their USB identity"

@@ -72,8 +72,9 @@ def run_view(
     if missing:
         available = ", ".join(data["meta"].get("series_available") or []) or "none"
         say(messages.VIEW_FIELDS_MISSING.format(names=", ".join(missing), available=available))
+    progress(messages.VIEW_PROGRESS_WRITING.format(path=target))
     written = write_report(target, render_page(data))
-    say(messages.VIEW_WROTE.format(path=target, kb=round(written / 1024)))
+    say(messages.VIEW_WROTE.format(path=target, kb=round(written / 1000)))
     if open_browser:
         webbrowser.open(target.resolve().as_uri())
     return 0

@@ -2,15 +2,18 @@
 
 ``core/presets`` resolves the settings and ``core/decode.StreamDecoder`` frames and parses, as in
 ``serial-mcp decode``; :func:`decode_streams` gives the same frames, times and order as
-``bench_cli.decode_streams`` (a test holds them equal) but finds each frame's time by bisection,
+``commands.decode.decode_streams`` (a test holds them equal) but finds each frame's time by bisection,
 so a capture of 100k chunks costs no more per frame than a small one. One difference, on
 purpose: a parser that validates (the ``nmea0183`` and ``modbus_ascii`` presets) would drop bad
 frames, and the view exists to show them, so it decodes with ``validate`` off and
 marks those frames bad instead (``would_drop`` counts what ``decode`` leaves out).
 
-Row layout (compact JSON): ``[t, dir, offset, kind, valid, data, encoding, summary]`` with
-``valid`` 1, 0 or null, ``encoding`` ``u`` (UTF-8 text), ``h`` (hex) or ``e`` (a framing error,
-``data`` is its message) and ``summary`` the parsed fields as ``key=value`` text.
+Layout (compact JSON, one column per field, so 300k frames cost ~30 bytes each): ``t``, ``dir``
+(``r``/``t`` per frame), ``off`` and ``len`` (the frame's bytes in its direction's stream, which the
+page reads from the transcript), ``kind`` (index into ``kinds``), ``valid`` (``1`` good, ``0`` bad
+checksum, ``-`` unchecked, ``e`` framing error), and two sparse lists: ``data`` ``[i, "u"|"h",
+data]`` for frames whose payload is not their wire bytes, ``notes`` ``[i, text]`` with the parsed
+fields as ``key=value`` text (or a framing error's message).
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from serial_mcp.core.decode import DecodedFrame, StreamDecoder
 from serial_mcp.core.encoding import encode_output
 from serial_mcp.core.framing.base import FramingError
 from serial_mcp.core.presets import effective
+from serial_mcp.view.series import nmea_values
 
 __all__ = ["FrameTable", "decode_frames", "decode_streams", "frame_kind", "resolve_settings", "summarize"]
 
@@ -37,19 +41,52 @@ _ALWAYS_SHOWN: Final = ("kind", "start", "text")  # in the kind column, or the f
 
 @dataclass(slots=True)
 class FrameTable:
-    """Decoded frames (rows as above), their parsed fields, and the counts the page shows."""
+    """Decoded frames as columns (see the module docstring), their parsed fields, and the counts."""
 
-    rows: list[list[Any]] = field(default_factory=list)
+    t: list[float] = field(default_factory=list)
+    dirs: list[str] = field(default_factory=list)
+    offsets: list[int] = field(default_factory=list)
+    lengths: list[int] = field(default_factory=list)
+    kind_index: list[int] = field(default_factory=list)
+    valid: list[str] = field(default_factory=list)  # "1" good, "0" bad, "-" unchecked, "e" framing error
+    data: list[list[Any]] = field(default_factory=list)  # [i, encoding, data] where not the wire bytes
+    notes: list[list[Any]] = field(default_factory=list)  # [i, parsed summary or error message]
+    kinds: dict[str, int] = field(default_factory=dict)  # name -> index, in order of first appearance
+    kind_counts: list[int] = field(default_factory=list)
     parsed: list[tuple[float, str, dict[str, Any], bool | None]] = field(default_factory=list)
-    kinds: dict[str, int] = field(default_factory=dict)
     bad: int = 0
     errors: int = 0
     would_drop: int = 0
 
+    def __len__(self) -> int:
+        return len(self.t)
+
+    def add(self, t: float, direction: str, offset: int, length: int, kind: str, valid: str) -> int:
+        """Append one frame's columns; returns its index."""
+        index = self.kinds.setdefault(kind, len(self.kinds))
+        if index == len(self.kind_counts):
+            self.kind_counts.append(0)
+        self.kind_counts[index] += 1
+        self.t.append(round(t, 6))
+        self.dirs.append(direction)
+        self.offsets.append(offset)
+        self.lengths.append(length)
+        self.kind_index.append(index)
+        self.valid.append(valid)
+        return len(self.t) - 1
+
     def as_json(self) -> dict[str, Any]:
         return {
-            "rows": self.rows,
-            "kinds": self.kinds,
+            "t": self.t,
+            "dir": "".join(self.dirs),
+            "off": self.offsets,
+            "len": self.lengths,
+            "kind": self.kind_index,
+            "kinds": list(self.kinds),
+            "kind_counts": self.kind_counts,
+            "valid": "".join(self.valid),
+            "data": self.data,
+            "notes": self.notes,
             "bad": self.bad,
             "errors": self.errors,
             "would_drop": self.would_drop,
@@ -133,45 +170,54 @@ def _short(value: object) -> str:
 
 
 def summarize(parsed: dict[str, Any] | None) -> str:
-    """The parsed fields as ``key=value`` text, without what the data column or kind already say."""
+    """The parsed fields as ``key=value`` text, without what the data column or kind already say
+    (an NMEA sentence shows the values it is plotted by: ``fix_quality=1 satellites=8 ...``)."""
     if not parsed:
         return ""
-    skip = set(_ALWAYS_SHOWN)
     if parsed.get("kind") in ("sentence", "ais"):
-        skip.update(("fields", "talker", "manufacturer", "sentence"))
-    text = " ".join(f"{k}={_short(v)}" for k, v in parsed.items() if k not in skip and v is not None)
+        named = [f"{name.split('.', 1)[1]}={value:g}" for name, value in nmea_values(parsed)]
+        extra = [f"{k}={_short(parsed[k])}" for k in ("trailer", "ais") if parsed.get(k) is not None]
+        text = " ".join(named + extra)
+    else:
+        items = parsed.items()
+        text = " ".join(f"{k}={_short(v)}" for k, v in items if k not in _ALWAYS_SHOWN and v is not None)
     return text if len(text) <= SUMMARY_CHARS else text[: SUMMARY_CHARS - 1] + "…"
 
 
 def decode_frames(events: Iterable[CaptureEvent], rx_framing: Any, rx_parser: Any) -> FrameTable:
-    """Decode both directions of ``events`` and tabulate the frames (bad ones kept and marked)."""
+    """Decode both directions of ``events`` and tabulate the frames (bad ones kept and marked).
+
+    A frame whose bytes are the wire bytes at its offset (lines, NMEA, Modbus ASCII) is stored as
+    offset and length only, and the page takes its text from the transcript; one that framing
+    transformed (SLIP, COBS unescaping) carries its own data."""
     streams: dict[str, list[tuple[float, bytes]]] = {"rx": [], "tx": []}
     for e in events:
         if e.type in streams and e.data:
             streams[e.type].append((e.t, e.data))
+    wire = {name: b"".join(chunk for _, chunk in chunks) for name, chunks in streams.items()}
     parser = copy.deepcopy(rx_parser)
     validating = isinstance(parser, dict) and parser.get("validate") is True
     if validating:
         parser["validate"] = False
-    frames = decode_streams(streams, rx_framing, parser, ("rx", "tx"))
     table = FrameTable()
-    for f in frames:
+    for f in decode_streams(streams, rx_framing, parser, ("rx", "tx")):
         d = "r" if f["dir"] == "rx" else "t"
+        offset = f["offset"]
         if "error" in f:
             table.errors += 1
-            table.kinds["framing error"] = table.kinds.get("framing error", 0) + 1
-            table.rows.append([round(f["t"], 6), d, f["offset"], "framing error", 0, f["error"], "e", ""])
+            i = table.add(f["t"], d, offset, 0, "framing error", "e")
+            table.notes.append([i, f["error"]])
             continue
         parsed = f.get("parsed")
-        kind = frame_kind(parsed)
-        table.kinds[kind] = table.kinds.get(kind, 0) + 1
         valid = f.get("checksum_valid")
-        if valid is False:
-            table.bad += 1
-        summary = summarize(parsed)
-        encoding = "u" if f["encoding"] == "utf8" else "h"
-        flag = None if valid is None else int(valid)
-        table.rows.append([round(f["t"], 6), d, f["offset"], kind, flag, f["data"], encoding, summary])
+        table.bad += valid is False
+        data = f["data"].encode() if f["encoding"] == "utf8" else bytes.fromhex(f["data"])
+        flag = "-" if valid is None else "1" if valid else "0"
+        i = table.add(f["t"], d, offset, len(data), frame_kind(parsed), flag)
+        if wire[f["dir"]][offset : offset + len(data)] != data:
+            table.data.append([i, "u" if f["encoding"] == "utf8" else "h", f["data"]])
+        if summary := summarize(parsed):
+            table.notes.append([i, summary])
         if parsed:
             table.parsed.append((f["t"], f["dir"], parsed, valid))
     table.would_drop = table.bad if validating else 0

@@ -23,7 +23,7 @@ __all__ = ["DEFAULT_GAP_S", "Progress", "ViewOptions", "build_view", "load_captu
 
 Progress = Callable[[str], None]
 DEFAULT_GAP_S: Final = 1.0
-_PROGRESS_LINES: Final = 200_000
+_PROGRESS_LINES: Final = 50_000
 _RAW_CREATED: Final = "1970-01-01T00:00:00.000000Z"
 
 
@@ -95,6 +95,7 @@ def build_view(raw: bytes, name: str, options: ViewOptions, progress: Progress =
     timeline = build_timeline(capture.events, options.gap_s)
     meta.update(rx_bytes=timeline.rx_bytes, tx_bytes=timeline.tx_bytes, lost_bytes=timeline.lost_bytes)
     rows = build_rows(capture.events, options.gap_s)
+    progress(messages.VIEW_PROGRESS_ROWS.format(n=len(rows)))
     frames: FrameTable | None = None
     plotted: list[dict[str, Any]] = []
     if options.decodes:
@@ -102,7 +103,7 @@ def build_view(raw: bytes, name: str, options: ViewOptions, progress: Progress =
         meta.update(rx_framing=rx_framing, rx_parser=rx_parser)
         if rx_framing is not None or rx_parser is not None:
             frames = decode_frames(capture.events, rx_framing, rx_parser)
-            progress(messages.VIEW_PROGRESS_FRAMES.format(n=len(frames.rows), bad=frames.bad))
+            progress(messages.VIEW_PROGRESS_FRAMES.format(n=len(frames), bad=frames.bad))
             found = extract_series(frames.parsed)
             chosen, missing = choose_series(found, options.fields)
             plotted = [s.as_json() for s in chosen]

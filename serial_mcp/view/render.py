@@ -26,7 +26,7 @@ def _asset(name: str) -> str:
 
 
 def _size(n: int) -> str:
-    for unit, scale in (("MB", 1 << 20), ("kB", 1 << 10)):
+    for unit, scale in (("MB", 1_000_000), ("kB", 1000)):
         if n >= scale:
             return f"{n / scale:.1f} {unit}"
     return f"{n} B"
@@ -63,7 +63,7 @@ def _header(data: dict[str, Any]) -> str:
         ("lost", f"{m['lost_bytes']} bytes" if m["lost_bytes"] else "none"),
         ("recorded by", m.get("source")),
         ("protocol", m.get("protocol") or (json.dumps(m["rx_parser"]) if m.get("rx_parser") else None)),
-        ("frames", f"{len(frames['rows'])} ({frames['bad']} bad)" if frames else None),
+        ("frames", f"{len(frames['t'])} ({frames['bad']} bad)" if frames else None),
         ("file", f"{m['file']} ({_size(m['file_bytes'])})"),
         ("viewer", m["viewer"]),
     ]

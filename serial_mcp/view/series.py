@@ -21,7 +21,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-__all__ = ["DEFAULT_PLOTS", "Series", "choose_series", "extract_series"]
+__all__ = ["DEFAULT_PLOTS", "Series", "choose_series", "extract_series", "nmea_values"]
 
 DEFAULT_PLOTS: Final = 4
 _MAX_SERIES: Final = 200
@@ -69,7 +69,8 @@ def _number(text: object) -> float | None:
     return value if value == value and abs(value) != float("inf") else None
 
 
-def _nmea(parsed: dict[str, Any]) -> Iterable[tuple[str, float]]:
+def nmea_values(parsed: dict[str, Any]) -> Iterable[tuple[str, float]]:
+    """Named numbers of a known NMEA sentence (``GGA.satellites``, ``RMC.speed_kn`` ...)."""
     sentence = parsed.get("sentence")
     values = parsed.get("fields")
     if not isinstance(sentence, str) or not isinstance(values, list) or parsed.get("talker") == "P":
@@ -125,7 +126,7 @@ def extract_series(frames: Iterable[tuple[float, str, dict[str, Any], bool | Non
         kind = parsed.get("kind")
         pairs: Iterable[tuple[str, float]]
         if kind == "sentence":
-            pairs = _nmea(parsed)
+            pairs = nmea_values(parsed)
         elif kind == "json":
             pairs = _json_leaves(parsed.get("value"), "")
         elif kind == "modbus":

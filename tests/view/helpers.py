@@ -54,3 +54,32 @@ def nmea_sentences(payload: bytes) -> list[tuple[str, bool]]:
         xor = functools.reduce(lambda a, b: a ^ b, body, 0)
         out.append((m.group(1).decode(), xor == int(m.group(3), 16)))
     return out
+
+
+def frame_list(data: dict, payloads: dict[str, bytes]) -> list[dict]:
+    """The page's frame columns as one dict per frame, its bytes read from ``payloads`` (rx/tx)."""
+    fr = data["frames"]
+    own = {i: (enc, text) for i, enc, text in fr["data"]}
+    notes = dict(fr["notes"])
+    out = []
+    for i, t in enumerate(fr["t"]):
+        d = fr["dir"][i]
+        off, n = fr["off"][i], fr["len"][i]
+        if i in own:
+            enc, text = own[i]
+            raw = bytes.fromhex(text) if enc == "h" else text.encode()
+        else:
+            raw = payloads["rx" if d == "r" else "tx"][off : off + n]
+        valid = {"1": True, "0": False, "-": None, "e": "error"}[fr["valid"][i]]
+        out.append(
+            {
+                "t": t,
+                "dir": d,
+                "offset": off,
+                "kind": fr["kinds"][fr["kind"][i]],
+                "valid": valid,
+                "data": raw,
+                "note": notes.get(i, ""),
+            }
+        )
+    return out

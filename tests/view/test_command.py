@@ -28,17 +28,24 @@ def test_cli_writes_the_page_next_to_the_capture(tmp_path: Path, capsys: pytest.
     err = capsys.readouterr()
     assert err.out == "" and str(page) in err.err
     data = embedded(page)
-    assert data["meta"]["protocol"] == "nmea0183" and [s["name"] for s in data["series"]] == ["GGA.satellites"]
+    assert data["meta"]["protocol"] == "nmea0183" and [s["name"] for s in data["series"]] == [
+        "GGA.satellites"
+    ]
     assert not list(tmp_path.glob(".*.tmp"))  # the atomic write left nothing behind
 
 
 def test_cli_explicit_framing_and_parser_like_decode(tmp_path: Path) -> None:
     out = tmp_path / "m.html"
     argv = ["view", str(SAMPLES / "modbus-ascii-delta.jsonl"), "-o", str(out)]
-    argv += ["--rx-framing", '{"type": "start_end", "start": [":"], "end": "\\r\\n"}', "--rx-parser", '{"type": "modbus_ascii"}']
+    argv += [
+        "--rx-framing",
+        '{"type": "start_end", "start": [":"], "end": "\\r\\n"}',
+        "--rx-parser",
+        '{"type": "modbus_ascii"}',
+    ]
     assert cli.main(argv) == 0
     data = embedded(out)
-    assert data["frames"]["rows"] and data["frames"]["would_drop"] == 0
+    assert data["frames"]["t"] and data["frames"]["would_drop"] == 0
 
 
 def test_cli_refusals_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -56,9 +63,25 @@ def test_cli_refusals_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture
     assert capture.read_bytes() == (SAMPLES / "esp32-boot.jsonl").read_bytes()
 
 
-def test_unknown_plot_field_is_named_with_the_choices(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_unknown_plot_field_is_named_with_the_choices(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     out = tmp_path / "x.html"
-    assert cli.main(["view", str(SAMPLES / "gps-quectel-l76k.jsonl"), "-o", str(out), "--protocol", "nmea0183", "--fields", "sats"]) == 0
+    assert (
+        cli.main(
+            [
+                "view",
+                str(SAMPLES / "gps-quectel-l76k.jsonl"),
+                "-o",
+                str(out),
+                "--protocol",
+                "nmea0183",
+                "--fields",
+                "sats",
+            ]
+        )
+        == 0
+    )
     err = capsys.readouterr().err
     assert "no numeric field named sats" in err and "GGA.satellites" in err
 
@@ -68,11 +91,15 @@ def test_progress_is_reported_for_long_inputs(
 ) -> None:
     out = tmp_path / "p.html"
     monkeypatch.setattr(command, "PROGRESS_FROM_BYTES", 0)
-    assert command.run_view(str(SAMPLES / "gps-quectel-l76k.jsonl"), str(out), "nmea0183", None, None, None) == 0
+    assert (
+        command.run_view(str(SAMPLES / "gps-quectel-l76k.jsonl"), str(out), "nmea0183", None, None, None) == 0
+    )
     err = capsys.readouterr().err
     assert "view: read" in err and "view: 85 events" in err and "view: decoded" in err and "wrote" in err
     monkeypatch.setattr(command, "PROGRESS_FROM_BYTES", 1 << 40)
-    assert command.run_view(str(SAMPLES / "gps-quectel-l76k.jsonl"), str(out), "nmea0183", None, None, None) == 0
+    assert (
+        command.run_view(str(SAMPLES / "gps-quectel-l76k.jsonl"), str(out), "nmea0183", None, None, None) == 0
+    )
     assert capsys.readouterr().err.count("\n") == 1  # a small file: just the result
 
 

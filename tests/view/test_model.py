@@ -8,11 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from serial_mcp.bench_cli import run_decode
+try:
+    from serial_mcp.commands import decode as decode_command
+except ImportError:  # until the front-door commands have moved out of bench_cli (issue 12)
+    from serial_mcp import bench_cli as decode_command  # type: ignore[no-redef]
 from serial_mcp.core.capture import read_capture
 from serial_mcp.view.model import ViewOptions, build_view
 from serial_mcp.view.transcript import MAX_ROW
-from tests.view.helpers import DATA, SAMPLES, capture_from_raw, data_event_counts, nmea_sentences
+from tests.view.helpers import DATA, SAMPLES, capture_from_raw, data_event_counts, frame_list, nmea_sentences
 
 SAMPLE_FILES = sorted(SAMPLES.glob("*.jsonl"))
 PROTOCOLS = {
@@ -55,23 +58,26 @@ def test_frames_are_exactly_what_decode_prints(stem: str, capsys: pytest.Capture
     path = SAMPLES / f"{stem}.jsonl"
     data = view_of(path, PROTOCOLS[stem])
     out = io.StringIO()
-    run_decode(str(path), PROTOCOLS[stem], None, None, "jsonl", "both", out)
+    decode_command.run_decode(str(path), PROTOCOLS[stem], None, None, "jsonl", "both", out)
     decoded = [json.loads(line) for line in out.getvalue().splitlines()]
-    kept = [f for f in data["frames"]["rows"] if f[4] != 0]  # decode drops the bad ones when validating
-    assert [(f[1], f[2], f[5]) for f in kept] == [(d["dir"][0], d["offset"], d["data"]) for d in decoded]
-    assert [f[0] for f in kept] == [round(d["t"], 6) for d in decoded]
+    capture = read_capture(path)
+    frames = frame_list(data, {"rx": capture.payload("rx"), "tx": capture.payload("tx")})
+    kept = [f for f in frames if f["valid"] is not False]  # decode drops the bad ones when validating
+    assert [(f["dir"], f["offset"], f["data"].decode()) for f in kept] == [
+        (d["dir"][0], d["offset"], d["data"]) for d in decoded
+    ]
+    assert [f["t"] for f in kept] == [round(d["t"], 6) for d in decoded]
 
 
 @pytest.mark.parametrize("stem", sorted(PROTOCOLS))
 def test_view_decoding_equals_decode_commands_function(stem: str) -> None:
-    from serial_mcp import bench_cli
     from serial_mcp.view import frames
 
     raw = (SAMPLES / f"{stem}.jsonl").read_bytes()
-    streams = bench_cli.load_streams(raw)
+    streams = decode_command.load_streams(raw)
     rx_framing, rx_parser = frames.resolve_settings(PROTOCOLS[stem], None, None)
     for parser in (rx_parser, {**rx_parser, "validate": False}, None):
-        expected, _ = bench_cli.decode_streams(streams, rx_framing, parser, ("rx", "tx"))
+        expected, _ = decode_command.decode_streams(streams, rx_framing, parser, ("rx", "tx"))
         assert frames.decode_streams(streams, rx_framing, parser, ("rx", "tx")) == expected
 
 
@@ -82,9 +88,16 @@ def test_bad_nmea_checksums_are_kept_marked_and_counted() -> None:
     frames = data["frames"]
     assert expected_bad == 4
     assert frames["bad"] == expected_bad == frames["would_drop"]
-    bad = [f for f in frames["rows"] if f[4] == 0]
-    assert len(bad) == expected_bad and all(f[3] == "PGLOR" for f in bad)
-    assert frames["kinds"]["PGLOR"] >= 4 and frames["kinds"]["GGA"] >= 1
+    listed = frame_list(data, {"rx": read_capture(path).payload("rx"), "tx": b""})
+    bad = [f for f in listed if f["valid"] is False]
+    assert len(bad) == expected_bad and all(
+        f["kind"] == "PGLOR" and f["data"].startswith(b"$PGLOR") for f in bad
+    )
+    counts = dict(zip(frames["kinds"], frames["kind_counts"], strict=True))
+    assert counts["PGLOR"] >= 4 and counts["GGA"] >= 1
+    assert frames["data"] == []  # every frame is its wire bytes: read from the transcript
+    gga = next(f for f in listed if f["kind"] == "GGA")
+    assert gga["note"].startswith("fix_quality=1 satellites=")
 
 
 def test_nmea_plots_follow_the_sentences() -> None:
@@ -119,7 +132,9 @@ def test_modbus_register_values_are_plotted_by_register() -> None:
 
 
 def test_json_lines_numeric_keys_become_series(tmp_path: Path) -> None:
-    lines = b"".join(b'{"temp": %d, "hum": {"rel": %d}, "ok": true, "id": "x"}\n' % (20 + i % 3, 40 + i) for i in range(30))
+    lines = b"".join(
+        b'{"temp": %d, "hum": {"rel": %d}, "ok": true, "id": "x"}\n' % (20 + i % 3, 40 + i) for i in range(30)
+    )
     path = capture_from_raw(lines, tmp_path / "sensor.jsonl", chunk_lines=1)
     data = view_of(path, "json_lines")
     assert {s["name"] for s in data["series"]} == {"temp", "hum.rel"}
@@ -158,12 +173,37 @@ def test_line_control_break_config_respond_lost_reconnect_markers(tmp_path: Path
     )
     data = view_of(path)
     markers = data["timeline"]["markers"]
-    assert [m[1] for m in markers] == ["open", "control", "break", "config", "respond", "lost", "error", "reconnect"]
-    assert markers[1][2] == "DTR=0 RTS=1" and markers[2][2] == "BREAK 250 ms" and markers[5][2] == "lost 17 bytes"
+    assert [m[1] for m in markers] == [
+        "open",
+        "control",
+        "break",
+        "config",
+        "respond",
+        "lost",
+        "error",
+        "reconnect",
+    ]
+    assert (
+        markers[1][2] == "DTR=0 RTS=1"
+        and markers[2][2] == "BREAK 250 ms"
+        and markers[5][2] == "lost 17 bytes"
+    )
     assert data["meta"]["lost_bytes"] == 17 and data["meta"]["skipped_unknown"] == 1
     assert data["timeline"]["gaps"] == [[0.5, 3.1]]
     binary = [r for r in data["rows"] if r[3] == 1]
     assert binary and binary[-1][4] == "ff00fe01"
+
+
+def test_transformed_frames_carry_their_own_bytes(tmp_path: Path) -> None:
+    packets = [b"\x01\xc0\x02", b"hello", b"\xc0z\xdb"]  # SLIP: END and ESC inside get escaped
+    wire = b"".join(
+        b"\xc0" + p.replace(b"\xdb", b"\xdb\xdd").replace(b"\xc0", b"\xdb\xdc") + b"\xc0" for p in packets
+    )
+    path = capture_from_raw(wire, tmp_path / "slip.jsonl", chunk_lines=1)
+    data = view_of(path, "slip")
+    frames = frame_list(data, {"rx": read_capture(path).payload("rx"), "tx": b""})
+    assert [f["data"] for f in frames] == packets
+    assert {i for i, _, _ in data["frames"]["data"]} == {0, 2}  # "hello" is its own wire bytes
 
 
 def test_long_lines_and_binary_are_cut_into_rows(tmp_path: Path) -> None:
@@ -203,4 +243,4 @@ def test_real_device_data_made_into_captures(tmp_path: Path, relative: str, prot
     if protocol:
         sentences = nmea_sentences(raw)
         assert data["frames"]["bad"] == sum(not ok for _, ok in sentences)
-        assert sum(f[4] is not None for f in data["frames"]["rows"]) >= len(sentences)
+        assert sum(v in "01" for v in data["frames"]["valid"]) >= len(sentences)

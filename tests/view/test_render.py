@@ -59,7 +59,9 @@ def test_page_is_self_contained_and_carries_the_data(path: Path) -> None:
     outline.feed(html)
     assert html.startswith("<!DOCTYPE html>")
     assert outline.references == []  # no src=, href=, <link>: nothing to fetch
-    assert not re.search(r"https?://(?!www\.w3\.org/2000/svg)", html)  # the SVG namespace is a name, not a fetch
+    assert not re.search(
+        r"https?://(?!www\.w3\.org/2000/svg)", html
+    )  # the SVG namespace is a name, not a fetch
     assert "default-src 'none'" in html
     for element in ("meta", "timeline", "transcript", "ts-search", "frames", "fr-kind", "plots", "view-data"):
         assert element in outline.ids
@@ -80,13 +82,13 @@ def test_header_shows_the_capture_metadata() -> None:
 
 def test_capture_content_cannot_end_the_script_element(tmp_path: Path) -> None:
     evil = tmp_path / "evil.jsonl"
-    payload = "</script><script>alert(1)</script><!--".encode()
+    payload = b"</script><script>alert(1)</script><!--"
     evil.write_text(
         '{"format": "serial-mcp-capture", "version": 1, "created": "2026-12-01T10:00:00Z", "port": "</script>"}\n'
         f'{{"t": 0.1, "type": "rx", "data": "{payload.hex()}"}}\n'
         '{"t": 0.2, "type": "marker", "label": "<img src=x onerror=alert(1)>"}\n'
     )
-    html, data = page_of(evil)
+    html, _ = page_of(evil)
     assert html.count("</script>") == 2  # the data element's and the code's own
     assert "<img" not in html
     embedded = html.split('<script type="application/json" id="view-data">', 1)[1].split("</script>", 1)[0]

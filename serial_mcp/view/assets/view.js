@@ -80,7 +80,9 @@
       }
     }
   };
-  const CTL_GLYPH = (code) => code === 0x7f ? "\u2421" : String.fromCharCode(0x2400 + code);
+  // control bytes as C escapes (any font has them, unlike the U+2400 control pictures)
+  const CTL_NAMES = { 0: "\\0", 7: "\\a", 8: "\\b", 9: "\\t", 10: "\\n", 11: "\\v", 12: "\\f", 13: "\\r", 27: "\\e" };
+  const CTL_GLYPH = (code) => CTL_NAMES[code] || "\\x" + code.toString(16).padStart(2, "0");
   // ESC sequences: CSI, OSC/DCS/... strings (to BEL or ST), two-byte escapes
   const ESC_RE = /\x1b(?:\[([0-?]*)([ -\/]*)([@-~])|[\]PX^_][^\x07\x1b]*(?:\x07|\x1b\\)?|[ -\/]*[0-~])?/g;
   const CTL_RE = /[\x00-\x08\x0b-\x1f\x7f]|\r|\n|\t/;
@@ -120,7 +122,7 @@
       last = ESC_RE.lastIndex;
       if (ansi !== "render") continue; // stripped: the sequence is dropped
       if (m[3] === "m" && !m[2]) applySgr(style, m[1]);
-      else parent.appendChild(el("span", "esc", "\u241b" + m[0].slice(1).replace(/[\x00-\x1f]/g, (c) => CTL_GLYPH(c.charCodeAt(0)))));
+      else parent.appendChild(el("span", "esc", "\\e" + m[0].slice(1).replace(/[\x00-\x1f]/g, (c) => CTL_GLYPH(c.charCodeAt(0)))));
     }
     pushText(parent, text.slice(last), style);
   }
@@ -211,15 +213,18 @@
     return Math.max(0, i);
   }
   const byDir = {};
-  function rowOfPosition(dir, pos) { // the row holding byte `pos` of direction `dir`
+  function dirRows(dir) { // rows of one direction and their stream positions, built on first use
     if (!byDir[dir]) {
       const idx = [], at = [];
       ROWS.forEach((r, i) => { if (r[1] === dir) { idx.push(i); at.push(r[2]); } });
       byDir[dir] = { idx: idx, at: at };
     }
-    const d = byDir[dir];
-    const k = lowerBound(d.at, pos + 1) - 1;
-    return k >= 0 ? d.idx[k] : -1;
+    return byDir[dir];
+  }
+  const slotOf = (dir, pos) => lowerBound(dirRows(dir).at, pos + 1) - 1; // in dirRows(dir)
+  function rowOfPosition(dir, pos) { // the row holding byte `pos` of direction `dir`
+    const k = slotOf(dir, pos);
+    return k >= 0 ? byDir[dir].idx[k] : -1;
   }
   ts.addEventListener("click", (ev) => {
     const div = ev.target.closest(".row");
@@ -267,15 +272,46 @@
   $("ts-next").onclick = () => runSearch(1);
   $("ts-prev").onclick = () => runSearch(-1);
 
-  // --- frames -------------------------------------------------------------------------------------
+  // --- frames (columns; a frame's bytes are read from the transcript rows) ---------------------
   const frBody = document.querySelector("#frames tbody");
+  const FN = FR ? FR.t.length : 0;
+  const frData = new Map(FR ? FR.data.map((d) => [d[0], d]) : []);
+  const frNotes = new Map(FR ? FR.notes : []);
+  const utf8Strict = new TextDecoder("utf-8", { fatal: true });
+  const hexBytes = (hex) => { const b = new Uint8Array(hex.length / 2); for (let i = 0; i < b.length; i++) b[i] = parseInt(hex.substr(2 * i, 2), 16); return b; };
+  const rowBytes = (r) => r[3] === 1 ? hexBytes(r[4]) : utf8.encode(r[4]);
+  function wireBytes(dir, off, len) { // bytes [off, off+len) of one direction, from its rows
+    const out = new Uint8Array(len);
+    const d = dirRows(dir);
+    let j = slotOf(dir, off), got = 0;
+    while (got < len && j >= 0 && j < d.idx.length) {
+      const r = ROWS[d.idx[j]], b = rowBytes(r), from = Math.max(0, off + got - r[2]);
+      const part = b.subarray(from, Math.min(b.length, from + len - got));
+      out.set(part, got);
+      got += part.length;
+      j++;
+    }
+    return out.subarray(0, got);
+  }
+  function frameCell(td, i) {
+    const own = frData.get(i);
+    if (FR.valid[i] === "e") { td.textContent = frNotes.get(i) || "framing error"; return; }
+    let bytes;
+    if (own) { if (own[1] === "h") { td.textContent = spacedHex(own[2]); return; } bytes = utf8.encode(own[2]); }
+    else bytes = wireBytes(FR.dir[i], FR.off[i], FR.len[i]);
+    let text = null;
+    try { text = utf8Strict.decode(bytes); } catch (e) { text = null; }
+    if (text === null) td.textContent = toHex(bytes);
+    else renderText(td, text.replace(/\r?\n$/, ""), "strip");
+  }
   let frIndex = [];
   function filterFrames() {
     const kind = $("fr-kind").value, badOnly = $("fr-bad").checked;
+    const k = kind === "" ? -1 : Number(kind);
     frIndex = [];
-    FR.rows.forEach((f, i) => {
-      if ((kind === "" || f[3] === kind) && (!badOnly || f[4] === 0)) frIndex.push(i);
-    });
+    for (let i = 0; i < FN; i++) {
+      if ((k < 0 || FR.kind[i] === k) && (!badOnly || FR.valid[i] === "0")) frIndex.push(i);
+    }
     state.frPage = 0;
     renderFrames();
   }
@@ -283,22 +319,21 @@
     const pages = Math.max(1, Math.ceil(frIndex.length / FRAME_PAGE));
     const start = state.frPage * FRAME_PAGE, end = Math.min(frIndex.length, start + FRAME_PAGE);
     const frag = document.createDocumentFragment();
-    for (let k = start; k < end; k++) {
-      const i = frIndex[k], f = FR.rows[i];
-      const tr = el("tr", f[6] === "e" ? "err" : f[4] === 0 ? "bad" : "");
+    for (let n = start; n < end; n++) {
+      const i = frIndex[n], v = FR.valid[i];
+      const tr = el("tr", v === "e" ? "err" : v === "0" ? "bad" : "");
       tr.dataset.i = i;
       if (i === state.frSelected) tr.classList.add("sel");
       tr.appendChild(el("td", null, String(i + 1)));
-      tr.appendChild(el("td", null, fmtT(f[0])));
-      tr.appendChild(el("td", null, f[1] === "r" ? "RX" : "TX"));
-      tr.appendChild(el("td", null, String(f[2])));
-      tr.appendChild(el("td", null, f[3]));
-      tr.appendChild(el("td", "chk", f[4] === 1 ? "\u2713 ok" : f[4] === 0 ? "\u2717 bad" : "\u2013"));
+      tr.appendChild(el("td", null, fmtT(FR.t[i])));
+      tr.appendChild(el("td", null, FR.dir[i] === "r" ? "RX" : "TX"));
+      tr.appendChild(el("td", null, String(FR.off[i])));
+      tr.appendChild(el("td", null, FR.kinds[FR.kind[i]]));
+      tr.appendChild(el("td", "chk", v === "1" ? "\u2713 ok" : v === "0" ? "\u2717 bad" : "\u2013"));
       const data = el("td", "data");
-      if (f[6] === "u") renderText(data, f[5].replace(/\r?\n$/, ""), "strip");
-      else data.textContent = f[6] === "h" ? spacedHex(f[5]) : f[5];
+      frameCell(data, i);
       tr.appendChild(data);
-      tr.appendChild(el("td", "parsed", f[7]));
+      tr.appendChild(el("td", "parsed", v === "e" ? "" : frNotes.get(i) || ""));
       frag.appendChild(tr);
     }
     frBody.replaceChildren(frag);
@@ -307,15 +342,18 @@
   }
   if (FR) {
     const counts = $("fr-counts");
-    counts.appendChild(document.createTextNode(FR.rows.length + " frames \u00b7 "));
+    counts.appendChild(document.createTextNode(FN + " frames \u00b7 "));
     counts.appendChild(el("span", FR.bad ? "bad" : "", FR.bad + " bad"));
     counts.appendChild(document.createTextNode(" \u00b7 " + FR.errors + " framing errors" +
       (FR.would_drop ? " (decode drops the " + FR.would_drop + " bad)" : "")));
     counts.dataset.bad = FR.bad;
     const sel = $("fr-kind");
-    sel.appendChild(el("option", null, "all kinds (" + FR.rows.length + ")")).value = "";
-    Object.entries(FR.kinds).sort((a, b) => b[1] - a[1]).forEach(([k, n]) => {
-      sel.appendChild(el("option", null, k + " (" + n + ")")).value = k;
+    sel.appendChild(el("option", null, "all kinds (" + FN + ")")).value = "";
+    FR.kinds.map((name, k) => [name, k, FR.kind_counts[k]]).sort((a, b) => b[2] - a[2]).forEach(([name, k, n]) => {
+      const option = el("option", null, name + " (" + n + ")");
+      option.value = String(k);
+      option.dataset.kind = name;
+      sel.appendChild(option);
     });
     sel.onchange = filterFrames;
     $("fr-bad").onchange = filterFrames;
@@ -326,13 +364,13 @@
     frBody.addEventListener("click", (ev) => {
       const tr = ev.target.closest("tr");
       if (!tr) return;
-      const f = FR.rows[Number(tr.dataset.i)];
-      state.frSelected = Number(tr.dataset.i);
+      const i = Number(tr.dataset.i);
+      state.frSelected = i;
       frBody.querySelectorAll("tr.sel").forEach((x) => x.classList.remove("sel"));
       tr.classList.add("sel");
-      const row = rowOfPosition(f[1], f[2]);
+      const row = rowOfPosition(FR.dir[i], FR.off[i]);
       if (row >= 0) showRow(row);
-      focusTime(f[0]);
+      focusTime(FR.t[i]);
     });
     filterFrames();
   } else {
