@@ -4,7 +4,9 @@ Not a test: prints a table. Each case builds a stream from the real captures in
 ``tests/data`` (boot logs, NMEA logs; for SLIP/COBS the lines of those logs are encoded
 as packets), repeats it to ``--size-mb``, feeds it in ``--chunk``-byte reads (as the RX
 engine would) and times the decoder. The baseline splits the same bytes on the same
-terminator with one ``bytes.split`` call: the ceiling for pure-Python framing.
+terminator with one ``bytes.split`` call: the ceiling for pure-Python framing (for the binary
+sensor frames: a ``struct`` walk from length field to length field, without sync search or CRC).
+The GNSS cases use gpsd's u-blox / RTCM3 logs in ``../shared/data/gnss`` when present.
 
     python bench/bench_decode.py [--size-mb 50] [--chunk 65536] [--repeat 3]
 """
@@ -12,6 +14,8 @@ terminator with one ``bytes.split`` call: the ceiling for pure-Python framing.
 from __future__ import annotations
 
 import argparse
+import random
+import struct
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -23,6 +27,13 @@ from serial_mcp.core.framing import build_decoder, build_encoder
 from serial_mcp.core.presets import get_preset
 
 DATA = Path(__file__).resolve().parents[1] / "tests" / "data"
+GNSS = Path(__file__).resolve().parents[2] / "shared" / "data" / "gnss"
+SENSOR = {
+    "type": "binary",
+    "sync": "AA55",
+    "length": {"offset": 2, "size": 1},
+    "checksum": {"algorithm": "crc16_modbus", "endianness": "little"},
+}
 
 
 @dataclass
@@ -33,6 +44,7 @@ class Case:
     stream: bytes
     decode: Callable[[bytes, int], int]  # (stream, chunk) -> frames emitted
     separator: bytes
+    baseline: Callable[[bytes], int] | None = None  # default: one bytes.split on the separator
 
 
 def _repeat(sample: bytes, size: int) -> bytes:
@@ -60,6 +72,28 @@ def _pipeline(preset_name: str) -> Callable[[bytes, int], int]:
     return run
 
 
+def _walk_sensor_frames(stream: bytes) -> int:
+    """Baseline for binary framing: hop from frame to frame with struct, no sync search, no CRC."""
+    unpack = struct.Struct("<2sB").unpack_from
+    pos = count = 0
+    n = len(stream)
+    while pos + 3 <= n:
+        _sync, length = unpack(stream, pos)
+        pos += 5 + length
+        count += 1
+    return count
+
+
+def _sensor_stream(size: int) -> bytes:
+    """The issue's AA 55 LEN PAYLOAD CRC16 frames (16-200 byte payloads), 1% with garbage after."""
+    rng = random.Random(14)
+    encoder = build_encoder(SENSOR)
+    frames = []
+    for _ in range(2000):
+        frames.append(encoder.encode(rng.randbytes(rng.randrange(16, 200))))
+    return _repeat(b"".join(frames), size)
+
+
 def _lines(paths: list[Path]) -> list[bytes]:
     return [line for p in paths for line in p.read_bytes().splitlines() if line]
 
@@ -83,6 +117,25 @@ def build_cases(size: int) -> list[Case]:
         Case("nmea0183 preset (NMEA logs)", _repeat(nmea, size), _pipeline("nmea0183"), b"\n"),
         Case("slip (log lines as packets)", _repeat(slip, size), _frame_decoder({"type": "slip"}), b"\xc0"),
         Case("cobs (log lines as packets)", _repeat(cobs, size), _frame_decoder({"type": "cobs"}), b"\x00"),
+        Case(
+            "binary AA55+CRC16 (sensor)",
+            _sensor_stream(size),
+            _frame_decoder(SENSOR),
+            b"\xaa\x55",
+            _walk_sensor_frames,
+        ),
+        *_gnss_cases(size),
+    ]
+
+
+def _gnss_cases(size: int) -> list[Case]:
+    logs = sorted(GNSS.glob("*.log")) if GNSS.exists() else []
+    if not logs:
+        return []
+    gnss = _repeat(b"".join(p.read_bytes() for p in logs), size)
+    return [
+        Case("gnss demux (u-blox logs)", gnss, _frame_decoder({"type": "gnss"}), b"\n"),
+        Case("gnss preset +pyubx2/pyrtcm", gnss[: max(1, size // 10)], _pipeline("gnss"), b"\n"),
     ]
 
 
@@ -113,13 +166,14 @@ def main() -> None:
         f"{'split MB/s':>11} {'split/decode':>13}"
     )
     print(f"chunk {args.chunk} B, best of {args.repeat}")
-    print(header)
+    print(header.replace("split", "base "))
     print("-" * len(header))
     for case in build_cases(size):
         stream = case.stream
         mb = len(stream) / 1e6
         seconds, frames = best_time(lambda c=case, s=stream: c.decode(s, args.chunk), args.repeat)
-        base_seconds, _ = best_time(lambda s=stream, sep=case.separator: len(s.split(sep)), args.repeat)
+        baseline = case.baseline or (lambda s, sep=case.separator: len(s.split(sep)))
+        base_seconds, _ = best_time(lambda s=stream, b=baseline: b(s), args.repeat)
         print(
             f"{case.name:<30} {mb:>6.1f} {frames:>10,} {mb / seconds:>12.1f} {frames / seconds:>12,.0f} "
             f"{mb / base_seconds:>11.0f} {seconds / base_seconds:>12.1f}x"

@@ -21,9 +21,13 @@ from serial_mcp.core.parsers.config import build_parser
 __all__ = ["DecodedEvent", "DecodedFrame", "StreamDecoder", "combine_validity"]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class DecodedFrame:
-    """A frame with its parsed interpretation; ``parsed`` is None without a parser."""
+    """A frame with its parsed interpretation; ``parsed`` is None without a parser.
+
+    Treat it as immutable; not ``frozen`` because a frozen dataclass costs three times as
+    much to build and the pipeline builds one per frame.
+    """
 
     data: bytes
     start: int

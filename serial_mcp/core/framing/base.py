@@ -24,9 +24,13 @@ __all__ = [
 DEFAULT_MAX_LENGTH = 1 << 20
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class Frame:
-    """One decoded frame and the raw stream span ``[start, end)`` it was cut from."""
+    """One decoded frame and the raw stream span ``[start, end)`` it was cut from.
+
+    Treat it as immutable (it is hashable by value). It is not ``frozen``: a frozen
+    dataclass costs three times as much to build, and decoders build one per frame.
+    """
 
     data: bytes
     start: int

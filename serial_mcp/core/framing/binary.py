@@ -13,7 +13,7 @@ encoder takes exactly that ``data`` and inserts sync, length and checksum.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -85,13 +85,47 @@ class FrameChecksum:
         return at, self.start, stop
 
 
+class _Check:
+    """A FrameChecksum with its function and offsets resolved, checked in place in the work bytes."""
+
+    __slots__ = ("at", "at_from_end", "fn", "mask", "order", "start", "stop", "stop_from_end", "width")
+
+    def __init__(self, spec: FrameChecksum) -> None:
+        self.fn = checksums.function(spec.algorithm)
+        self.width = spec.width
+        self.mask = (1 << (8 * spec.width)) - 1
+        self.order: Order = spec.endianness
+        self.start = spec.start
+        self.at_from_end = spec.position is None
+        self.at = -spec.width if spec.position is None else spec.position
+        self.stop, self.stop_from_end = (0, True) if spec.position is not None else (self.at, True)
+        if spec.stop is not None:
+            self.stop, self.stop_from_end = spec.stop, spec.stop < 0
+
+    def value(self, work: bytes | bytearray, s: int, e: int) -> int:
+        """The checksum of the covered range of the frame ``work[s:e]``."""
+        stop = (e if self.stop_from_end else s) + self.stop
+        return self.fn(bytes(work[s + self.start : stop])) & self.mask
+
+    def check(self, work: bytes, s: int, e: int) -> bool:
+        """Does the frame ``work[s:e]`` carry the right checksum?"""
+        at = (e if self.at_from_end else s) + self.at
+        stop = (e if self.stop_from_end else s) + self.stop
+        received = int.from_bytes(work[at : at + self.width], self.order)
+        return (self.fn(work[s + self.start : stop]) & self.mask) == received
+
+
+Span = tuple[int, bool, int, bool]  # (start, start counts from the end, stop, stop counts from the end)
+
+
 class BinaryLayout:
     """One binary frame format (a FrameRule); see the module docstring."""
 
     __slots__ = (
-        "_cks_fn",
-        "_cks_mask",
-        "_sync_len",
+        "_cks",
+        "_field",
+        "_keep",
+        "_len_add",
         "checksum",
         "fixed_length",
         "header_length",
@@ -117,17 +151,11 @@ class BinaryLayout:
         if not syncs or not all(syncs):
             raise ValueError("binary framing needs at least one non-empty sync word")
         self.syncs = tuple(syncs)
-        self._sync_len = {len(s) for s in self.syncs}
         self.fixed_length = length if isinstance(length, int) else None
         self.length = length if isinstance(length, LengthField) else None
-        field_end = self.length.end if self.length is not None else max(self._sync_len)
+        field_end = self.length.end if self.length is not None else max(len(s) for s in self.syncs)
         self.header_length = field_end if header_length is None else header_length
         self.checksum = checksum
-        self._cks_fn: Callable[[bytes], int] | None = None
-        self._cks_mask = 0
-        if checksum is not None:
-            self._cks_fn = checksums.function(checksum.algorithm)
-            self._cks_mask = (1 << (8 * checksum.width)) - 1
         trailer = checksum.width if checksum is not None and checksum.position is None else 0
         least = max(self.header_length, field_end) + trailer
         if checksum is not None and checksum.position is not None:
@@ -136,100 +164,104 @@ class BinaryLayout:
         self.max_length = max_length
         self.include_terminators = include_terminators
         self.skip_empty = skip_empty
+        self._len_add = self._length_offset(trailer)
+        f = self.length
+        self._field = None if f is None else (f.offset, f.end, f.endianness, f.mask)
+        self._cks = None if checksum is None else _Check(checksum)
+        self._keep = {len(s): self._plan(len(s)) for s in self.syncs}
 
     @property
     def resync_on_bad(self) -> bool:
         """A bad frame with a sync word inside is resynchronised past (never hides a good one)."""
         return True
 
-    # --- the length arithmetic (RX and TX) --------------------------------------------------------
+    def _length_offset(self, trailer: int) -> int:
+        """What to add to the length field's value to get the frame length."""
+        f = self.length
+        if f is None:
+            return 0
+        if f.counts == "payload":
+            return self.header_length + trailer + f.adjust
+        if f.counts == "frame":
+            return f.adjust
+        return f.start + f.adjust
 
-    def _trailer(self) -> int:
+    def _plan(self, sync: int) -> list[Span]:
+        """The spans of a frame that make ``data``: all but the sync, length field and checksum.
+
+        Offsets from the start all lie in the header (below ``min_length``) and a trailing
+        checksum is counted from the end, so one plan serves every frame length.
+        """
+        head = [(0, sync)]
+        if self.length is not None:
+            head.append((self.length.offset, self.length.end))
         c = self.checksum
-        return c.width if c is not None and c.position is None else 0
+        if c is not None and c.position is not None:
+            head.append((c.position, c.position + c.width))
+        head.sort()
+        keep: list[Span] = []
+        pos = 0
+        for a, b in head:
+            if a > pos:
+                keep.append((pos, False, a, False))
+            pos = max(pos, b)
+        tail = -c.width if c is not None and c.position is None else 0
+        keep.append((pos, False, tail, True))
+        return keep
+
+    # --- the length arithmetic (RX and TX) --------------------------------------------------------
 
     def total_for(self, value: int) -> int:
         """The frame length a length-field ``value`` declares."""
-        f = self.length
-        assert f is not None
-        if f.counts == "payload":
-            return self.header_length + value + self._trailer() + f.adjust
-        if f.counts == "frame":
-            return value + f.adjust
-        return f.start + value + f.adjust
+        return value + self._len_add
 
     def value_for(self, total: int) -> int:
         """The length-field value for a frame of ``total`` bytes (the inverse of total_for)."""
-        f = self.length
-        assert f is not None
-        if f.counts == "payload":
-            return total - self.header_length - self._trailer() - f.adjust
-        if f.counts == "frame":
-            return total - f.adjust
-        return total - f.start - f.adjust
+        return total - self._len_add
 
     # --- FrameRule --------------------------------------------------------------------------------
 
     def measure(self, work: bytes, s: int, n: int, final: bool) -> int:
         """The declared frame length at ``s``, NEED, or REJECT when it is impossible."""
-        if self.fixed_length is not None:
-            return self.fixed_length
-        f = self.length
-        assert f is not None
-        stop = s + f.end
-        if stop > n:
+        field = self._field
+        if field is None:
+            return self.fixed_length or REJECT
+        offset, end, order, mask = field
+        if s + end > n:
             return NEED
-        value = int.from_bytes(work[s + f.offset : stop], f.endianness)
-        if f.mask is not None:
-            value &= f.mask
-        total = self.total_for(value)
+        value = work[s + offset] if end - offset == 1 else int.from_bytes(work[s + offset : s + end], order)
+        if mask is not None:
+            value &= mask
+        total = value + self._len_add
         if total < self.min_length or total > self.max_length:
             return REJECT
         return total
 
-    def _cuts(self, raw: bytes, total: int) -> list[tuple[int, int]]:
-        """The spans that are not ``data``: sync word, length field, checksum (sorted)."""
-        sync = (
-            max(len(a) for a in self.syncs if raw.startswith(a))
-            if len(self._sync_len) > 1
-            else len(self.syncs[0])
-        )
-        cuts = [(0, sync)]
-        if self.length is not None:
-            cuts.append((self.length.offset, self.length.end))
-        if self.checksum is not None:
-            at = self.checksum.bounds(total)[0]
-            cuts.append((at, at + self.checksum.width))
-        cuts.sort()
-        return cuts
-
     def verify(self, raw: bytes) -> bool | None:
         """Does the frame's checksum match (None without a checksum)?"""
-        c = self.checksum
-        if c is None or self._cks_fn is None:
-            return None
-        at, start, stop = c.bounds(len(raw))
-        received = int.from_bytes(raw[at : at + c.width], c.endianness)
-        return (self._cks_fn(raw[start:stop]) & self._cks_mask) == received
+        return None if self._cks is None else self._cks.check(raw, 0, len(raw))
 
     def payload_of(self, raw: bytes) -> bytes:
         """``raw`` without sync word, length field and checksum."""
-        pieces = []
-        pos = 0
-        for a, b in self._cuts(raw, len(raw)):
-            if a > pos:
-                pieces.append(raw[pos:a])
-            pos = max(pos, b)
-        pieces.append(raw[pos:])
-        return b"".join(pieces)
+        return self._data(raw, 0, len(raw))
+
+    def _data(self, work: bytes, s: int, e: int) -> bytes:
+        keep = self._keep
+        if len(keep) == 1:
+            spans = next(iter(keep.values()))
+        else:  # sync alternatives of different lengths: cut at the one that matched
+            spans = keep[max(len(a) for a in self.syncs if work.startswith(a, s))]
+        if len(spans) == 1:
+            a, _, b, _ = spans[0]
+            return work[s + a : e + b]
+        return b"".join(work[(e if af else s) + a : (e if bf else s) + b] for a, af, b, bf in spans)
 
     def frame(self, work: bytes, s: int, e: int, base: int) -> Frame | None:
         """The frame ``work[s:e]`` with its checksum verdict."""
-        raw = work[s:e]
-        valid = self.verify(raw)
-        data = raw if self.include_terminators else self.payload_of(raw)
         if self.skip_empty and e - s <= self.min_length:
             return None
+        valid = None if self._cks is None else self._cks.check(work, s, e)
+        data = work[s:e] if self.include_terminators else self._data(work, s, e)
         return Frame(data, base + s, base + e, valid)
 
     # --- TX ---------------------------------------------------------------------------------------
@@ -250,36 +282,25 @@ class BinaryLayout:
             raise InvalidArgument(
                 messages.BINARY_TX_TOO_SHORT.format(length=len(data), least=self.min_length - removed)
             )
-        value = 0
+        frame = bytearray(total)
+        src = 0
+        for a, af, b, bf in self._keep[len(sync)]:
+            start, stop = (total if af else 0) + a, (total if bf else 0) + b
+            frame[start:stop] = data[src : src + stop - start]
+            src += stop - start
+        frame[: len(sync)] = sync
         if self.length is not None:
+            f = self.length
             value = self.value_for(total)
-            if not 0 <= value <= self.length.largest or total > self.max_length:
+            if not 0 <= value <= f.largest or total > self.max_length:
                 raise InvalidArgument(
                     messages.BINARY_TX_TOO_LONG.format(length=len(data), max_length=self.max_length)
                 )
-        frame = bytearray(total)
-        frame[: len(sync)] = sync
-        cuts = [(0, len(sync))]
-        if self.length is not None:
-            f = self.length
             frame[f.offset : f.end] = value.to_bytes(f.size, f.endianness)
-            cuts.append((f.offset, f.end))
-        if self.checksum is not None:
-            at = self.checksum.bounds(total)[0]
-            cuts.append((at, at + self.checksum.width))
-        cuts.sort()
-        pos = src = 0
-        for a, b in cuts:
-            if a > pos:
-                frame[pos:a] = data[src : src + a - pos]
-                src += a - pos
-            pos = max(pos, b)
-        frame[pos:] = data[src:]
-        if self.checksum is not None and self._cks_fn is not None:
-            c = self.checksum
-            at, start, stop = c.bounds(total)
-            value = self._cks_fn(bytes(frame[start:stop])) & self._cks_mask
-            frame[at : at + c.width] = value.to_bytes(c.width, c.endianness)
+        if self._cks is not None:
+            c = self._cks
+            at = (total if c.at_from_end else 0) + c.at
+            frame[at : at + c.width] = c.value(frame, 0, total).to_bytes(c.width, c.order)
         return bytes(frame)
 
 

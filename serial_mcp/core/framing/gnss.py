@@ -148,6 +148,11 @@ def _last_binary(data: bytes) -> int:
     return last
 
 
+def _plain_text(data: bytes | bytearray) -> bool:
+    """ASCII without control bytes other than tab, CR and LF: no line in it needs resyncing."""
+    return data.isascii() and data.translate(_CONTROL).find(0) < 0
+
+
 class NmeaLineDecoder(LineDecoder):
     """RX framing ``nmea``: ``auto`` lines, each starting at its sentence after binary garbage."""
 
@@ -190,6 +195,8 @@ class NmeaLineDecoder(LineDecoder):
 
     def feed(self, data: bytes) -> list[FrameEvent]:
         """Consume ``data``; return the sentences (and errors) it completes."""
+        if _plain_text(data) and _plain_text(self._buf):  # the usual case: one check per chunk
+            return super().feed(data)
         return self._resync(super().feed(data))
 
     def flush(self) -> list[FrameEvent]:

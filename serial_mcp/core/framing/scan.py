@@ -61,7 +61,7 @@ class FrameRule(Protocol):
 class ScanDecoder:
     """Incremental decoder over one or more :class:`FrameRule`; see the module docstring."""
 
-    __slots__ = ("_max_sync", "_prefixes", "_rules", "_rx", "_search")
+    __slots__ = ("_lead", "_max_sync", "_prefixes", "_rules", "_rx", "_search")
 
     def __init__(self, rules: Sequence[FrameRule], offset: int = 0) -> None:
         if not rules or not all(rule.syncs for rule in rules):
@@ -78,6 +78,11 @@ class ScanDecoder:
         self._rules = tuple(rules)
         self._max_sync = max(len(s) for s in syncs)
         self._prefixes = frozenset(s[:k] for s in syncs for k in range(1, len(s)))
+        # Fast path for back-to-back frames: a first byte that begins exactly one sync word.
+        firsts = [s[0] for s in syncs]
+        self._lead = {
+            s[0]: (s, i) for i, rule in enumerate(self._rules) for s in rule.syncs if firsts.count(s[0]) == 1
+        }
         self._rx = ReceiveBuffer(offset)
 
     @property
@@ -145,16 +150,22 @@ class ScanDecoder:
         max_sync = self._max_sync
         pos = done = 0  # search position; bytes before ``done`` are emitted or counted
         need = 0
+        lead = self._lead
         while True:
-            m = search(work, pos)
-            if m is None:
-                cut = n if final else n - self._partial(work, pos, n)
-                break
-            s = m.start()
-            if not final and n - s < max_sync and work[s:n] in prefixes:
-                cut = s  # a longer sync alternative may still arrive here
-                break
-            rule = rules[m.lastindex - 1]  # type: ignore[operator]  # a group always matched
+            hit = lead.get(work[pos]) if pos < n else None
+            if hit is not None and work.startswith(hit[0], pos):  # the next frame follows at once
+                s = pos
+                rule = rules[hit[1]]
+            else:
+                m = search(work, pos)
+                if m is None:
+                    cut = n if final else n - self._partial(work, pos, n)
+                    break
+                s = m.start()
+                if not final and n - s < max_sync and work[s:n] in prefixes:
+                    cut = s  # a longer sync alternative may still arrive here
+                    break
+                rule = rules[m.lastindex - 1]  # type: ignore[operator]  # a group always matched
             length = rule.measure(work, s, n, final)
             if length == REJECT or (final and (length == NEED or s + length > n)):
                 pos = s + 1

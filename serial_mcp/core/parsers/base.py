@@ -8,12 +8,13 @@ from typing import Any, Protocol
 __all__ = ["Parsed", "Parser", "text_of"]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Parsed:
     """The interpretation of one frame's payload.
 
     ``fields`` is JSON-serialisable; ``final`` marks a frame that ends a command/response
-    exchange (AT ``OK``/``ERROR``, grbl ``ok``/``error:N``, a shell prompt).
+    exchange (AT ``OK``/``ERROR``, grbl ``ok``/``error:N``, a shell prompt). Treat it as
+    immutable; not ``frozen`` because that triples its cost and one is built per frame.
     """
 
     fields: dict[str, Any] = field(default_factory=dict)

@@ -19,12 +19,10 @@ from serial_mcp.errors import InvalidArgument
 __all__ = ["NmeaEncoder", "NmeaParser", "nmea_encode"]
 
 _HEX = frozenset(string.hexdigits.encode())
-_STARTS = b"$!"
 _AIS_KEYS = ("fragment_count", "fragment_number", "message_id", "channel", "payload", "fill_bits")
 
 
-def _xor(body: bytes) -> int:
-    return checksums.compute("xor", body)
+_xor = checksums.function("xor")
 
 
 def _maybe_int(text: str) -> int | str:
@@ -42,11 +40,11 @@ class NmeaParser:
     def parse(self, payload: bytes) -> Parsed:
         """Kind ``sentence`` (``$``), ``ais`` (``!``) or ``other``; checksum checked when present."""
         line = payload.strip()
-        if line.startswith(b"$$"):  # ST Teseo quirk: every sentence starts with two dollars
+        if line[:2] == b"$$":  # ST Teseo quirk: every sentence starts with two dollars
             line = line[1:]
-        if not line or line[0] not in _STARTS:
+        first = line[:1]
+        if first != b"$" and first != b"!":
             return Parsed({"kind": "other", "text": line.decode("utf-8", "replace")})
-        start = "$" if line[0] == 0x24 else "!"
         star = line.find(b"*")
         valid: bool | None = None
         checksum: str | None = None
@@ -58,22 +56,47 @@ class NmeaParser:
             digits = line[star + 1 : star + 3]
             if len(digits) == 2 and _HEX.issuperset(digits):
                 checksum = digits.decode("ascii").upper()
-                valid = _xor(body) == int(checksum, 16)
+                valid = _xor(body) == int(digits, 16)
                 trailer = line[star + 3 :]
         parts = body.decode("ascii", "replace").split(",")
         address = parts[0]
-        kind = "sentence" if start == "$" else "ais"
-        fields: dict[str, Any] = {"kind": kind, "start": start, "address": address}
-        if start == "$" and address.startswith("P"):  # proprietary: $P + 3-letter manufacturer
-            fields["talker"], fields["manufacturer"], fields["sentence"] = "P", address[1:4], address[4:]
+        if first == b"$":
+            if address[:1] == "P":  # proprietary: $P + 3-letter manufacturer
+                fields: dict[str, Any] = {
+                    "kind": "sentence",
+                    "start": "$",
+                    "address": address,
+                    "talker": "P",
+                    "manufacturer": address[1:4],
+                    "sentence": address[4:],
+                    "fields": parts[1:],
+                    "checksum": checksum,
+                }
+            else:
+                fields = {
+                    "kind": "sentence",
+                    "start": "$",
+                    "address": address,
+                    "talker": address[:2],
+                    "sentence": address[2:],
+                    "fields": parts[1:],
+                    "checksum": checksum,
+                }
         else:
-            fields["talker"], fields["sentence"] = address[:2], address[2:]
-        fields["fields"] = parts[1:]
-        fields["checksum"] = checksum
+            sentence = address[2:]
+            fields = {
+                "kind": "ais",
+                "start": "!",
+                "address": address,
+                "talker": address[:2],
+                "sentence": sentence,
+                "fields": parts[1:],
+                "checksum": checksum,
+            }
+            if sentence in ("VDM", "VDO") and len(parts) >= 7:
+                fields["ais"] = {key: _maybe_int(v) for key, v in zip(_AIS_KEYS, parts[1:7], strict=True)}
         if trailer:
             fields["trailer"] = trailer.decode("ascii", "replace")
-        if start == "!" and fields["sentence"] in ("VDM", "VDO") and len(parts) >= 7:
-            fields["ais"] = {key: _maybe_int(value) for key, value in zip(_AIS_KEYS, parts[1:7], strict=True)}
         return Parsed(fields, valid)
 
 
