@@ -8,10 +8,7 @@ from pathlib import Path
 
 import pytest
 
-try:
-    from serial_mcp.commands import decode as decode_command
-except ImportError:  # until the front-door commands have moved out of bench_cli (issue 12)
-    from serial_mcp import bench_cli as decode_command  # type: ignore[no-redef]
+from serial_mcp.commands import decode as decode_command
 from serial_mcp.core.capture import read_capture
 from serial_mcp.view.model import ViewOptions, build_view
 from serial_mcp.view.transcript import MAX_ROW
