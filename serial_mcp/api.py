@@ -47,6 +47,7 @@ __all__ = [
     "ReplayMode",
     "SyncConnection",
     "SyncEngine",
+    "local_opener",
     "play_replay",
     "replay_url",
     "serve_pty",
@@ -249,9 +250,10 @@ def replay_url(
     return f"replay://{path}?mode={mode}&speed={speed}&loop={'true' if loop else 'false'}"
 
 
-def _own_opener(capture_dir: Path | str | None) -> RoutingOpener:
-    """A person's own opener: ``sim://`` devices, replays of any file they name (relative names
-    from the working directory, then ``capture_dir`` or ``captures/``), and real ports."""
+def local_opener(capture_dir: Path | str | None = None) -> RoutingOpener:
+    """An opener for a person's own programs and tests (``Engine(opener=local_opener())``):
+    ``sim://`` devices, replays of any file they name (relative names from the working directory,
+    then ``capture_dir`` or ``captures/``; the server confines replays, this does not), real ports."""
     directory = Path(capture_dir) if capture_dir is not None else None
     return RoutingOpener({"sim": SimOpener(), "replay": ReplayOpener(directory)}, SystemOpener())
 
@@ -262,7 +264,7 @@ def serve_pty(
     """Serve ``port`` (``sim://modem``, ``replay://boot.jsonl?mode=respond`` …) on a new PTY, raw:
     open ``bridge.path`` from the program under test; ``bridge.close()`` ends it. Playing starts
     when a program first opens the PTY; ``on_finished(path)`` runs when a replay has played through."""
-    handle = _own_opener(capture_dir).open(port, SerialSettings())
+    handle = local_opener(capture_dir).open(port, SerialSettings())
     return PtyBridge(handle, on_finished).start()
 
 

@@ -1,0 +1,1 @@
+"""Front-door commands and the pytest plugin, used as a person would: subprocesses and pytester runs."""

@@ -1,0 +1,132 @@
+"""``serial-mcp ports / send / read`` as a bench engineer runs them: real subprocesses, exit codes,
+stdout for the data or the tool's JSON, stderr for the status."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from serial_mcp.core.capture import read_capture
+
+CAPTURES = Path(__file__).parents[2] / "captures"
+
+
+def cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        [sys.executable, "-m", "serial_mcp", *args],
+        capture_output=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+        cwd=cwd,
+    )
+
+
+def test_send_with_expect_prints_the_transact_result() -> None:
+    r = cli("send", "sim://modem", r"AT\r", "--expect", "OK", "--json")
+    assert r.returncode == 0, r.stderr
+    result = json.loads(r.stdout)
+    assert set(result) == {"write", "read", "mark_offset"}  # the transact tool's structuredContent
+    assert result["write"]["bytes_written"] == 3  # \r is one byte
+    assert result["read"]["matched"] and result["read"]["stop_reason"] == "match"
+    assert result["read"]["data"].endswith("OK")
+    assert len(r.stderr.splitlines()) == 1 and b"stop=match" in r.stderr
+
+
+def test_send_prints_the_reply_bytes_and_the_status_apart() -> None:
+    r = cli("send", "sim://modem", r"AT+CSQ\r")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == b"\r\n+CSQ: 23,99\r\n\r\nOK\r\n"  # exactly the reply, nothing else
+    assert b"wrote 7 bytes" in r.stderr
+
+
+def test_send_with_a_protocol_prints_one_line_per_frame() -> None:
+    r = cli("send", "sim://modem", "AT+CSQ", "--protocol", "at_command")
+    assert r.returncode == 0, r.stderr
+    lines = [json.loads(line) for line in r.stdout.splitlines()]
+    assert lines[-1]["status"] == "OK" and any("+CSQ" in json.dumps(x) for x in lines)
+
+
+def test_send_escapes_are_bytes() -> None:
+    r = cli("send", "sim://echo", r"a\x03\tb\\", "--expect", r"b", "--json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["write"]["bytes_written"] == 5  # a, ETX, TAB, b, backslash
+
+
+def test_no_match_in_time_is_exit_1() -> None:
+    r = cli("send", "sim://modem", r"AT\r", "--expect", "NEVER", "--timeout-ms", "300", "--json")
+    assert r.returncode == 1
+    read = json.loads(r.stdout)["read"]
+    assert not read["matched"] and read["stop_reason"] == "timeout"
+
+
+def test_read_what_the_port_sends() -> None:
+    r = cli("read", "sim://modem", "--expect", "READY")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == b"\r\nSIM MODEM READY"
+
+
+def test_read_nothing_in_time_is_exit_1() -> None:
+    r = cli("read", "sim://echo", "--timeout-ms", "200", "--json")  # an echo device says nothing first
+    assert r.returncode == 1
+    result = json.loads(r.stdout)
+    assert result["stop_reason"] == "timeout" and result["data"] == ""
+
+
+def test_read_a_replayed_capture() -> None:
+    sample = CAPTURES / "uboot-mt7622.jsonl"
+    r = cli("read", f"replay://{sample}?mode=instant", "--expect", "Jump to BL", cwd=CAPTURES.parent)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.endswith(b"Jump to BL") and read_capture(sample).payload("rx").startswith(r.stdout)
+
+
+def test_a_missing_port_is_exit_3() -> None:
+    r = cli("send", "/dev/serial-mcp-no-such-port", "AT", "--json")
+    assert r.returncode == 3
+    assert json.loads(r.stdout)["error"]["code"] == "port_not_found"
+    assert len(r.stderr.splitlines()) == 1
+
+
+def test_a_refused_scheme_is_a_port_error() -> None:
+    r = cli("read", "gopher://example/1")
+    assert r.returncode == 3 and len(r.stderr.splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("send",),  # no PORT, DATA
+        ("send", "sim://modem", "AT", "--timeout-ms", "soon"),
+        ("send", "sim://modem", r"AT\q"),  # an unknown escape: refused, not guessed
+        ("read", "sim://modem", "--protocol", "no-such-protocol"),
+        ("ports", "--bogus"),
+    ],
+)
+def test_usage_errors_are_exit_2(args: tuple[str, ...]) -> None:
+    r = cli(*args)
+    assert r.returncode == 2, r.stderr
+    assert r.stdout == b"" and len(r.stderr.splitlines()) == 1
+
+
+def test_ports_json_is_the_list_ports_result() -> None:
+    r = cli("ports", "--json")
+    assert r.returncode == 0, r.stderr
+    result = json.loads(r.stdout)
+    assert set(result) == {"ports", "profile_matches"}
+    assert all({"name", "transport"} <= set(p) for p in result["ports"])
+    text = cli("ports")
+    assert text.returncode == 0
+    assert [line.split(b"\t")[0] for line in text.stdout.splitlines()] == [
+        p["name"].encode() for p in result["ports"]
+    ]
+
+
+def test_replay_to_stdout_ends_when_the_recording_has_played() -> None:
+    """It used to block forever on a read after the last byte (the replay was done, nothing more due)."""
+    sample = CAPTURES / "uboot-mt7622.jsonl"
+    r = cli("replay", str(sample), "--mode", "instant")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == read_capture(sample).payload("rx")
