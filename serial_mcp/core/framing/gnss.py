@@ -195,7 +195,7 @@ class NmeaLineDecoder(LineDecoder):
 
     def feed(self, data: bytes) -> list[FrameEvent]:
         """Consume ``data``; return the sentences (and errors) it completes."""
-        if _plain_text(data) and _plain_text(self._buf):  # the usual case: one check per chunk
+        if _plain_text(data) and _plain_text(self._rx.buf):  # the usual case: one check per chunk
             return super().feed(data)
         return self._resync(super().feed(data))
 

@@ -14,6 +14,7 @@ import re
 from typing import Final, Literal
 
 from serial_mcp import messages
+from serial_mcp.core.framing._receivebuffer import as_bytes
 from serial_mcp.core.framing.base import DEFAULT_MAX_LENGTH, Frame, FrameEvent, FramingError
 from serial_mcp.core.framing.separated import SeparatorDecoder
 
@@ -25,6 +26,12 @@ ENDINGS: Final[dict[str, bytes]] = {"lf": b"\n", "cr": b"\r", "crlf": b"\r\n"}
 _EOL = re.compile(rb"[\r\n]")
 _AUTO_SPLIT = re.compile(rb"(\r\n?|\n)")
 _CR, _LF = 0x0D, 0x0A
+
+
+def _find_eol(buf: bytearray, start: int) -> tuple[int, int] | None:
+    """The first CR or LF in ``buf`` (a one-byte terminator; a CRLF's LF is handled after)."""
+    m = _EOL.search(buf, start)
+    return None if m is None else (m.start(), 1)
 
 
 class LineDecoder(SeparatorDecoder):
@@ -75,42 +82,39 @@ class LineDecoder(SeparatorDecoder):
         out: list[FrameEvent] = []
         if not data:
             return out
-        if type(data) is not bytes:  # a bytearray/memoryview would leak into Frame.data
-            data = bytes(data)
+        data = as_bytes(data)
+        rx = self._rx
         if self._skip_lf:
             self._skip_lf = False
             if data[0] == _LF:  # second half of a CRLF whose CR already ended a line
-                self._base += 1
+                rx.base += 1
                 data = data[1:]
                 if not data:
                     return out
-        buf = self._buf
+        buf = rx.buf
         if self._discarding:
-            m = _EOL.search(data)
-            if m is None:
-                self._base += len(data)
+            rest = rx.discard_through(data, _find_eol, 0)
+            if rest is None:
                 return out
-            i = m.start()
             self._discarding = False
-            self._base += i + 1
-            work = data[i + 1 :]
-            if data[i] == _CR:
+            work = rest
+            if data[len(data) - len(rest) - 1] == _CR:  # the terminator was a CR: maybe CRLF
                 if not work:
                     self._skip_lf = True
                     return out
                 if work[0] == _LF:
-                    self._base += 1
+                    rx.base += 1
                     work = work[1:]
         elif buf:
             buf += data
-            m = _EOL.search(buf, self._scan)
+            m = _EOL.search(buf, rx.scan)
             if m is None or (self._include and m.start() == len(buf) - 1 and buf[-1] == _CR):
-                self._scan = len(buf) if m is None else len(buf) - 1
+                rx.scan = len(buf) if m is None else len(buf) - 1
                 self._check_overflow(out)
                 return out
             work = bytes(buf)
             buf.clear()
-            self._scan = 0
+            rx.scan = 0
         else:
             work = data
         if work:
@@ -137,7 +141,8 @@ class LineDecoder(SeparatorDecoder):
         if cr_at_end and self._include:  # wait for the next byte: it may be the LF of this CRLF
             rest = pieces.pop() + terms.pop()
             held = True
-        pos = self._base
+        rx = self._rx
+        pos = rx.base
         limit = self.max_length
         include = self._include
         skip_empty = self._skip_empty
@@ -151,25 +156,26 @@ class LineDecoder(SeparatorDecoder):
                 else:
                     out.append(Frame(piece, pos, pos + len(piece) + 1))
             pos = raw_end
-        self._base = pos
+        rx.base = pos
         if cr_at_end and not include:
             self._skip_lf = True
         if rest:
-            self._buf += rest
-            self._scan = len(rest) - 1 if held else len(rest)
+            rx.buf += rest
+            rx.scan = len(rest) - 1 if held else len(rest)
             self._check_overflow(out)
 
     def _check_overflow(self, out: list[FrameEvent]) -> None:
         if not self._auto:
             super()._check_overflow(out)
             return
-        buf = self._buf
+        rx = self._rx
+        buf = rx.buf
         held = self._include and buf[-1:] == b"\r"
         if len(buf) - held > self.max_length:
-            out.append(FramingError(messages.FRAMING_TOO_LONG.format(max_length=self.max_length), self._base))
-            self._base += len(buf)
+            out.append(FramingError(messages.FRAMING_TOO_LONG.format(max_length=self.max_length), rx.base))
+            rx.base += len(buf)
             buf.clear()
-            self._scan = 0
+            rx.scan = 0
             if held:
                 self._skip_lf = True
             else:

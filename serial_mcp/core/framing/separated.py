@@ -9,6 +9,7 @@ through its separator, whether it arrived whole or in pieces.
 from __future__ import annotations
 
 from serial_mcp import messages
+from serial_mcp.core.framing._receivebuffer import ReceiveBuffer, as_bytes
 from serial_mcp.core.framing.base import FrameEvent, FramingError
 
 __all__ = ["SeparatorDecoder"]
@@ -17,27 +18,27 @@ __all__ = ["SeparatorDecoder"]
 class SeparatorDecoder:
     """Base decoder: subclasses implement ``_cut`` (piece -> event or None)."""
 
-    __slots__ = ("_base", "_buf", "_discarding", "_scan", "_sep", "max_length")
+    __slots__ = ("_discarding", "_rx", "_sep", "max_length")
 
     def __init__(self, separator: bytes, *, offset: int, max_length: int) -> None:
         self._sep = separator
-        self._buf = bytearray()  # unterminated tail; _buf[0] is at absolute offset _base
-        self._base = offset
-        self._scan = 0  # where the next separator search in _buf may start
+        self._rx = ReceiveBuffer(offset)  # the unterminated tail, its offset and search position
         self._discarding = False  # skipping an overlong frame up to its separator
         self.max_length = max_length
 
     @property
     def pending_start(self) -> int:
         """Absolute offset of the first byte not yet emitted as (or skipped past) a frame."""
-        return self._base
+        return self._rx.base
 
     def reset(self, offset: int) -> None:
         """Drop partial state; the next byte fed is at absolute ``offset``."""
-        self._buf.clear()
-        self._base = offset
-        self._scan = 0
+        self._rx.reset(offset)
         self._discarding = False
+
+    def _find_separator(self, buf: bytearray, start: int) -> tuple[int, int] | None:
+        i = buf.find(self._sep, start)
+        return None if i < 0 else (i, len(self._sep))
 
     def _cut(self, piece: bytes, start: int, end: int, term: bytes) -> FrameEvent | None:
         """Turn one separated piece (``term`` is its separator, or b'' at end of stream) into an event."""
@@ -55,32 +56,26 @@ class SeparatorDecoder:
         out: list[FrameEvent] = []
         if not data:
             return out
-        if type(data) is not bytes:  # a bytearray/memoryview would leak into Frame.data
-            data = bytes(data)
+        data = as_bytes(data)
         sep = self._sep
         k = len(sep)
-        buf = self._buf
+        rx = self._rx
+        buf = rx.buf
         if self._discarding:
-            buf += data
-            i = buf.find(sep)
-            if i < 0:
-                keep = min(len(buf), k - 1)  # may be the first bytes of a separator
-                self._base += len(buf) - keep
-                del buf[: len(buf) - keep]
+            rest = rx.discard_through(data, self._find_separator, k - 1)
+            if rest is None:
                 return out
-            self._base += i + k
-            work = bytes(buf[i + k :])
-            buf.clear()
+            work = rest
             self._discarding = False
         elif buf:
             buf += data
-            if buf.find(sep, self._scan) < 0:
-                self._scan = max(0, len(buf) - k + 1)
+            if buf.find(sep, rx.scan) < 0:
+                rx.scan = max(0, len(buf) - k + 1)
                 self._check_overflow(out)
                 return out
             work = bytes(buf)
             buf.clear()
-            self._scan = 0
+            rx.scan = 0
         else:
             work = data
         if work:
@@ -93,7 +88,8 @@ class SeparatorDecoder:
         k = len(sep)
         pieces = work.split(sep)
         rest = pieces.pop()
-        pos = self._base
+        rx = self._rx
+        pos = rx.base
         limit = self.max_length
         cut = self._cut
         for piece in pieces:
@@ -105,29 +101,29 @@ class SeparatorDecoder:
                 if event is not None:
                     out.append(event)
             pos = end
-        self._base = pos
+        rx.base = pos
         if rest:
-            self._buf += rest
-            self._scan = max(0, len(rest) - k + 1)
+            rx.buf += rest
+            rx.scan = max(0, len(rest) - k + 1)
             self._check_overflow(out)
 
     def _check_overflow(self, out: list[FrameEvent]) -> None:
         """Give up on an unterminated frame that is already longer than ``max_length``."""
-        buf = self._buf
+        rx = self._rx
+        buf = rx.buf
         keep = len(self._sep) - 1  # trailing bytes that may start a separator
         if len(buf) - keep > self.max_length:
-            out.append(FramingError(messages.FRAMING_TOO_LONG.format(max_length=self.max_length), self._base))
-            self._base += len(buf) - keep
+            out.append(FramingError(messages.FRAMING_TOO_LONG.format(max_length=self.max_length), rx.base))
+            rx.base += len(buf) - keep
             del buf[: len(buf) - keep]
-            self._scan = 0
+            rx.scan = 0
             self._discarding = True
 
     def flush(self) -> list[FrameEvent]:
         """End of stream: hand the unterminated tail to ``_tail`` and consume it."""
-        buf = self._buf
+        rx = self._rx
         event = None
-        if buf and not self._discarding:
-            event = self._tail(bytes(buf), self._base)
-        self._base += len(buf)
-        self.reset(self._base)
+        if rx.buf and not self._discarding:
+            event = self._tail(bytes(rx.buf), rx.base)
+        self.reset(rx.base + len(rx.buf))
         return [event] if event is not None else []

@@ -1,8 +1,8 @@
 """Start/end-marker framing: ``<start> payload [checksum] <end>`` (Modbus ASCII ``:``…CRLF).
 
-Bytes between frames that do not begin with a start marker are line noise and are skipped
-silently (``pending_start`` moves past them). Several start markers may be given; at one
-position the longest matching marker wins.
+Bytes between frames that do not begin with a start marker are line noise: they are skipped
+(``pending_start`` moves past them) and counted in ``bytes_skipped``. Several start markers
+may be given; at one position the longest matching marker wins.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ import re
 from collections.abc import Sequence
 
 from serial_mcp import messages
+from serial_mcp.core.framing._receivebuffer import ReceiveBuffer, as_bytes
 from serial_mcp.core.framing.base import DEFAULT_MAX_LENGTH, Frame, FrameEvent, FramingError
 from serial_mcp.core.framing.checksum import ChecksumSpec
 
@@ -21,15 +22,13 @@ class StartEndDecoder:
     """Incremental decoder for frames opened by one of ``start`` and closed by ``end``."""
 
     __slots__ = (
-        "_base",
-        "_buf",
         "_checksum",
         "_discarding",
         "_end",
         "_in_frame",
         "_include",
         "_max_start",
-        "_scan",
+        "_rx",
         "_skip_empty",
         "_start_re",
         "_starts",
@@ -56,56 +55,58 @@ class StartEndDecoder:
         self._skip_empty = skip_empty
         self._checksum = checksum
         self.max_length = max_length
-        self._buf = bytearray()  # a partial frame (in_frame) or a possible partial start marker
-        self._base = offset
-        self._scan = 0
+        self._rx = ReceiveBuffer(offset)  # a partial frame (in_frame) or a possible partial start marker
         self._in_frame = False
         self._discarding = False
 
     @property
     def pending_start(self) -> int:
         """Absolute offset of the first byte not yet emitted as (or skipped past) a frame."""
-        return self._base
+        return self._rx.base
+
+    @property
+    def bytes_skipped(self) -> int:
+        """Line noise so far: bytes between frames that no start marker opened."""
+        return self._rx.skipped
 
     def reset(self, offset: int) -> None:
         """Drop partial state; the next byte fed is at absolute ``offset``."""
-        self._buf.clear()
-        self._base = offset
-        self._scan = 0
+        self._rx.reset(offset)
         self._in_frame = False
         self._discarding = False
 
     def flush(self) -> list[FrameEvent]:
         """End of stream: an unterminated frame is dropped (it has no end marker to trust)."""
-        self.reset(self._base + len(self._buf))
+        rx = self._rx
+        if not self._in_frame:
+            rx.skip(len(rx.buf))  # a possible partial start marker that never completed
+        self.reset(rx.base + len(rx.buf))
         return []
+
+    def _find_end(self, buf: bytearray, start: int) -> tuple[int, int] | None:
+        i = buf.find(self._end, start)
+        return None if i < 0 else (i, len(self._end))
 
     def feed(self, data: bytes) -> list[FrameEvent]:
         """Consume ``data``; return the frames and errors it completes."""
         out: list[FrameEvent] = []
         if not data:
             return out
-        if type(data) is not bytes:  # a bytearray/memoryview would leak into Frame.data
-            data = bytes(data)
+        data = as_bytes(data)
         end = self._end
         k = len(end)
-        buf = self._buf
+        rx = self._rx
+        buf = rx.buf
         if self._discarding:
-            buf += data
-            i = buf.find(end)
-            if i < 0:
-                keep = min(len(buf), k - 1)
-                self._base += len(buf) - keep
-                del buf[: len(buf) - keep]
+            rest = rx.discard_through(data, self._find_end, k - 1)
+            if rest is None:
                 return out
-            self._base += i + k
-            work = bytes(buf[i + k :])
-            buf.clear()
+            work = rest
             self._discarding = False
         elif buf:
             buf += data
-            if self._in_frame and buf.find(end, self._scan) < 0:
-                self._scan = max(self._scan, len(buf) - k + 1)
+            if self._in_frame and buf.find(end, rx.scan) < 0:
+                rx.scan = max(rx.scan, len(buf) - k + 1)
                 self._check_overflow(out)
                 return out
             work = bytes(buf)
@@ -113,7 +114,7 @@ class StartEndDecoder:
         else:
             work = data
         self._in_frame = False
-        self._scan = 0
+        rx.scan = 0
         if work:
             self._process(work, out)
         return out
@@ -122,7 +123,8 @@ class StartEndDecoder:
         """Emit every complete frame in ``work`` (which starts at ``_base``); keep what may continue."""
         end = self._end
         k = len(end)
-        base = self._base
+        rx = self._rx
+        base = rx.base
         n = len(work)
         pos = 0
         search = self._start_re.search
@@ -130,17 +132,19 @@ class StartEndDecoder:
             m = search(work, pos)
             if m is None:
                 keep = self._marker_prefix(work, pos)
-                self._base = base + n - keep
+                rx.skip(n - keep - pos)  # line noise between frames
+                rx.base = base + n - keep
                 if keep:
-                    self._buf += work[n - keep :]
+                    rx.buf += work[n - keep :]
                 return
             s, body = m.start(), m.end()
+            rx.skip(s - pos)
             e = work.find(end, body)
             if e < 0:
-                self._base = base + s
-                self._buf += work[s:]
+                rx.base = base + s
+                rx.buf += work[s:]
                 self._in_frame = True
-                self._scan = max(body - s, n - s - k + 1)
+                rx.scan = max(body - s, n - s - k + 1)
                 self._check_overflow(out)
                 return
             pos = e + k
@@ -172,16 +176,17 @@ class StartEndDecoder:
 
     def _check_overflow(self, out: list[FrameEvent]) -> None:
         """Give up on a frame whose payload is already longer than ``max_length``."""
-        buf = self._buf
+        rx = self._rx
+        buf = rx.buf
         m = self._start_re.match(buf)
         body = m.end() if m else 0
         keep = len(self._end) - 1
         if len(buf) - body - keep > self.max_length:
-            out.append(FramingError(messages.FRAMING_TOO_LONG.format(max_length=self.max_length), self._base))
-            self._base += len(buf) - keep
+            out.append(FramingError(messages.FRAMING_TOO_LONG.format(max_length=self.max_length), rx.base))
+            rx.base += len(buf) - keep
             del buf[: len(buf) - keep]
             self._in_frame = False
-            self._scan = 0
+            rx.scan = 0
             self._discarding = True
 
 
