@@ -1,8 +1,9 @@
 """One self-contained HTML page from the view data: header in HTML, the rest drawn by inline JS.
 
-The page's CSS and script are this package's ``assets/`` (plain, hand-written, no third-party code),
-inlined at render time; the data is one JSON document in a ``<script type="application/json">``
-element, with every ``<`` escaped so no capture content can end the element. A strict
+The page's CSS and script are this package's ``assets/`` (``view.css``, the parts of the script in
+``js/``; plain, hand-written, no third-party code), inlined at render time; the data is one JSON
+document in a ``<script type="application/json">`` element, with every ``<`` escaped so no
+capture content can end the element. A strict
 Content-Security-Policy (no network, inline only) makes "opens offline" a property of the page.
 """
 
@@ -23,6 +24,13 @@ _SLOT: Final = re.compile(r"@(GENERATOR|TITLE|HEADER|CSS|JS|DATA)@")
 
 def _asset(name: str) -> str:
     return resources.files("serial_mcp.view").joinpath("assets", name).read_text(encoding="utf-8")
+
+
+def _script() -> str:
+    """The parts in ``assets/js/`` in name order, one after the other (one function scope)."""
+    folder = resources.files("serial_mcp.view").joinpath("assets", "js")
+    parts = sorted((p for p in folder.iterdir() if p.name.endswith(".js")), key=lambda p: p.name)
+    return "\n".join(p.read_text(encoding="utf-8") for p in parts)
 
 
 def _size(n: int) -> str:
@@ -101,7 +109,7 @@ def render_page(data: dict[str, Any]) -> str:
         "TITLE": html.escape(f"{data['meta']['file']} · serial-mcp view"),
         "HEADER": _header(data),
         "CSS": _asset("view.css"),
-        "JS": _asset("view.js"),
+        "JS": _script(),
         "DATA": _json_for_script(data),
     }
     return _SLOT.sub(lambda m: slots[m.group(1)], _asset("page.html"))

@@ -3,10 +3,10 @@
 A row is one line (up to and including its LF) of one direction, cut short at ``MAX_ROW`` bytes,
 at a change of direction and at a gap of silence, so binary streams and prompts without a line
 ending still read well. Each row keeps its time (when its last byte arrived, as ``decode`` times a
-frame), its byte position in its direction's stream, and the index of its first data event, which
-links it to the timeline. Markers (line control, BREAK, errors ...) are rows of their own.
+frame) and its byte position in its direction's stream, which links it to the timeline's events
+and to the decoded frames. Markers (line control, BREAK, errors ...) are rows of their own.
 
-Row layout (compact JSON): ``[t, dir, position, mode, content, event]`` with ``dir`` ``r``/``t``
+Row layout (compact JSON): ``[t, dir, position, mode, content]`` with ``dir`` ``r``/``t``
 (``m`` for a marker, whose ``position`` slot holds the marker kind), ``mode`` 0 text, 1 hex,
 2 marker. Text keeps ANSI escapes and control bytes (the page shows or strips them).
 """
@@ -39,28 +39,27 @@ def row_content(data: bytes) -> tuple[int, str]:
 
 
 class _Rows:
-    __slots__ = ("buf", "dir", "event", "last_t", "pos", "rows")
+    __slots__ = ("buf", "dir", "last_t", "pos", "rows")
 
     def __init__(self) -> None:
         self.rows: list[list[Any]] = []
         self.buf = bytearray()
         self.dir = ""
         self.pos = 0
-        self.event = 0
         self.last_t = 0.0
 
     def flush(self) -> None:
         if self.buf:
             mode, content = row_content(bytes(self.buf))
-            self.rows.append([round(self.last_t, 6), self.dir, self.pos, mode, content, self.event])
+            self.rows.append([round(self.last_t, 6), self.dir, self.pos, mode, content])
             self.pos += len(self.buf)
             self.buf.clear()
 
-    def feed(self, direction: str, position: int, t: float, index: int, data: bytes) -> None:
+    def feed(self, direction: str, position: int, t: float, data: bytes) -> None:
         start = 0
         while start < len(data):
             if not self.buf:
-                self.dir, self.pos, self.event = direction, position + start, index
+                self.dir, self.pos = direction, position + start
             room = MAX_ROW - len(self.buf)
             newline = data.find(b"\n", start, start + room)
             end = newline + 1 if newline >= 0 else min(len(data), start + room)
@@ -75,21 +74,19 @@ def build_rows(events: Iterable[CaptureEvent], gap_s: float) -> list[list[Any]]:
     """Transcript rows for ``events`` (see the module docstring for the layout)."""
     rows = _Rows()
     positions = {"r": 0, "t": 0}
-    index = 0  # data events so far: the timeline's index of the next one
     last_data_t: float | None = None
     for e in events:
         marker = marker_of(e)
         if marker is not None:
             rows.flush()
-            rows.rows.append([round(e.t, 6), "m", marker[0], MARKER, marker[1], index])
+            rows.rows.append([round(e.t, 6), "m", marker[0], MARKER, marker[1]])
         if e.data is None or e.type not in ("rx", "tx"):
             continue
         direction = "r" if e.type == "rx" else "t"
         if rows.buf and (direction != rows.dir or (last_data_t is not None and e.t - last_data_t > gap_s)):
             rows.flush()
-        rows.feed(direction, positions[direction], e.t, index, e.data)
+        rows.feed(direction, positions[direction], e.t, e.data)
         positions[direction] += len(e.data)
         last_data_t = e.t
-        index += 1
     rows.flush()
     return rows.rows

@@ -93,3 +93,17 @@ def test_capture_content_cannot_end_the_script_element(tmp_path: Path) -> None:
     assert "<img" not in html
     embedded = html.split('<script type="application/json" id="view-data">', 1)[1].split("</script>", 1)[0]
     assert json.loads(embedded)["rows"][0][4] == payload.decode()
+
+
+def test_every_asset_ships_as_package_data() -> None:
+    import tomllib
+    from pathlib import PurePosixPath
+
+    import serial_mcp.view
+
+    config = tomllib.loads((SAMPLES.parent / "pyproject.toml").read_text())
+    patterns = config["tool"]["setuptools"]["package-data"]["serial_mcp.view"]
+    package = Path(serial_mcp.view.__file__).parent
+    assets = [p.relative_to(package).as_posix() for p in (package / "assets").rglob("*") if p.is_file()]
+    assert any(a.startswith("assets/js/") for a in assets)
+    assert [a for a in assets if not any(PurePosixPath(a).match(p) for p in patterns)] == []

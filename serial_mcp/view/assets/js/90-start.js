@@ -1,0 +1,5 @@
+/* Part 9: first render. */
+renderRows();
+drawTimeline();
+drawPlots();
+document.body.dataset.ready = "1";
