@@ -769,3 +769,10 @@ CLI_JSON = "print the tool's structured result (JSON) on stdout instead of the d
 CLI_PORTS_FOUND = "{n} port(s)"
 CLI_ONESHOT_FAILED = "serial-mcp: {message}"
 ESCAPE_BAD = r"DATA has an unknown escape {escape} at position {pos}; use \r \n \t \0 \e \\ or \xHH."
+
+# --- pytest plugin (pytest_plugin.py) -------------------------------------------------------------
+PYTEST_ENGINE_NOT_ASYNC = (
+    "serial_engine is an async Engine: use it in an 'async def' test marked @pytest.mark.anyio, "
+    "or use 'with serial_mcp.SyncEngine() as eng:' in a synchronous test."
+)
+PYTEST_ENGINE_BACKEND = "serial_engine runs on asyncio, not {backend}"

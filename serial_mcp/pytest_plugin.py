@@ -20,12 +20,15 @@ The engine is imported when a fixture is first used, so pytest starts as fast as
 
 from __future__ import annotations
 
+import inspect
 import os
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 import pytest
+
+from serial_mcp import messages
 
 if TYPE_CHECKING:
     from serial_mcp.api import Engine, PtyBridge, ReplayMode
@@ -98,12 +101,16 @@ def serial_sim() -> Iterator[SimFactory]:
 
 
 @pytest.fixture
-async def serial_engine(anyio_backend: Any, tmp_path: Path) -> AsyncIterator[Engine]:
+async def serial_engine(
+    anyio_backend: Any, tmp_path: Path, request: pytest.FixtureRequest
+) -> AsyncIterator[Engine]:
     """An ``Engine`` for an anyio test; every connection it opened is closed afterwards."""
     from serial_mcp.api import Engine, local_opener
 
+    if not inspect.iscoroutinefunction(request.function):
+        pytest.fail(messages.PYTEST_ENGINE_NOT_ASYNC, pytrace=False)
     backend = anyio_backend if isinstance(anyio_backend, str) else anyio_backend[0]
     if backend != "asyncio":
-        pytest.skip(f"serial_engine runs on asyncio, not {backend}")
+        pytest.skip(messages.PYTEST_ENGINE_BACKEND.format(backend=backend))
     async with Engine(opener=local_opener(tmp_path), capture_dir=tmp_path) as eng:
         yield eng

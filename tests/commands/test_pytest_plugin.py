@@ -98,3 +98,15 @@ def test_a_missing_capture_fails_the_test_with_the_replay_error(pytester: pytest
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*no-such-capture.jsonl*"])
+
+
+def test_serial_engine_in_a_synchronous_test_says_what_to_do(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        """
+        def test_it(serial_engine):
+            serial_engine.open("sim://modem")
+        """
+    )
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*SyncEngine*"])
