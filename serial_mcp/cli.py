@@ -1,4 +1,4 @@
-"""Command line: ``serial-mcp`` serves MCP over stdio (the default); bench commands record, replay, decode.
+"""Command line: ``serial-mcp`` serves MCP over stdio (the default); front-door commands in ``commands/``.
 
 Nothing but protocol ever reaches stdout while serving; logs go to stderr. A bad flag or a startup
 failure prints one line on stderr and exits non-zero.
