@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import threading
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from serial_mcp import messages
 from serial_mcp.core.encoding import decode_input
@@ -33,8 +33,11 @@ class Responder:
     send: bytes
     times: int = 1
     sent: int = 0
+    standing: bool = False  # armed on the connection (open/configure), not by one call
+    on: str = ""  # the pattern as given, for status
     events: list[dict[str, Any]] = field(default_factory=list)
     _window: bytearray = field(default_factory=bytearray)
+    _clean: int = 0  # window[:_clean] is known to hold no complete match
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     @classmethod
@@ -54,26 +57,76 @@ class Responder:
         send = decode_input(spec["send"], str(spec.get("encoding", "utf8")), field="respond.send")
         if not send:
             raise InvalidArgument(messages.RESPOND_BAD)
-        return cls(Matcher.from_spec(spec["on"]), send, times)
+        on = spec["on"] if isinstance(spec["on"], str) else str(spec["on"].get("pattern", ""))
+        return cls(Matcher.from_spec(spec["on"]), send, times, on=on[:80])
 
     def feed(self, data: bytes, offset: int) -> bool:
-        """Look at a new chunk (starting at ``offset``); True when it is time to send."""
+        """Look at new bytes starting at stream offset ``offset`` (``b""`` looks again at what is
+        left after a match); True when it is time to send. Two occurrences in one chunk answer twice
+        (call again with ``b""``)."""
         with self._lock:
             if self.sent >= self.times:
                 return False
-            searched = len(self._window)
             self._window += data
-            span = self.matcher.find(bytes(self._window), searched)
+            window_start = offset + len(data) - len(self._window)
+            span = self.matcher.find(bytes(self._window), self._clean)
             if span is None:
                 keep = len(self.matcher.pattern) - 1 if self.matcher.mode == "literal" else _REGEX_WINDOW
                 if len(self._window) > keep:
                     del self._window[: len(self._window) - keep]
+                self._clean = len(self._window)
                 return False
             del self._window[: span.end]  # the next response needs a new occurrence
+            self._clean = 0  # what is left after the match was not searched on its own yet
             self.sent += 1
-            self.events.append({"match_offset": offset - searched + span.start})
+            self.events.append({"match_offset": window_start + span.start})
             return True
 
     @property
     def done(self) -> bool:
         return self.sent >= self.times
+
+    def status(self) -> dict[str, Any]:
+        return {"on": self.on, "sent": self.sent, "times": self.times, "standing": self.standing}
+
+
+class _Armable(Protocol):
+    lock: threading.Lock
+    responders: list[Any]
+    ring: Any
+    tx: Any
+
+    def record(self, kind: str, data: bytes | None = None, **fields: Any) -> Any: ...
+
+
+def prime(conn: _Armable, responder: Responder, start: int | None) -> int:
+    """Arm ``responder`` on ``conn``, first showing it what already arrived from ``start`` (an
+    absolute offset; None = only new bytes). Done under the connection's lock, so every byte is
+    seen exactly once: the history here, later chunks by the pump. Returns how many answers the
+    history already calls for (send them with ``answer``)."""
+    hits = 0
+    with conn.lock:
+        if start is not None:
+            history = conn.ring.read(max(start, conn.ring.start_offset), None)
+            if history.data and responder.feed(history.data, history.from_offset):
+                hits += 1
+                while not responder.done and responder.feed(b"", history.next_offset):
+                    hits += 1
+        conn.responders.append(responder)
+    return hits
+
+
+def answer(conn: _Armable, responder: Responder) -> None:
+    """Send the response now (blocking; from a worker thread) and log it."""
+    try:
+        conn.tx.write_now(responder.send)
+    except OSError as exc:  # the pump sees the port die on its next read
+        log.info("respond failed: %s", exc)
+        return
+    conn.record("tx", responder.send, respond=True)
+
+
+def disarm(conn: _Armable, responder: Responder) -> None:
+    with conn.lock:
+        if responder in conn.responders:
+            conn.responders.remove(responder)

@@ -1,0 +1,98 @@
+"""Respond-on-match: rules armed for one call (``read/transact/capture_boot(respond=...)``) or
+standing on the connection (``open(respond=[...])``, ``configure(connection_id, {"respond": [...]})``).
+
+A rule sees what already arrived, not only what comes next: an agent that calls ``read(respond=
+{"on": "Hit any key", ...})`` two seconds after the bootloader printed it still stops the countdown.
+A call's rule is primed with the unread bytes from the read's start; a standing rule armed at open
+from the very first byte, one armed later from the caller's unread position. Every answer is logged
+(a ``tx`` event with ``respond: true``) and counted in ``get_status``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+
+from serial_mcp import messages
+from serial_mcp.engine.access import Caller
+from serial_mcp.engine.services import Services
+from serial_mcp.errors import InvalidArgument
+from serial_mcp.serial.connection import Connection
+from serial_mcp.serial.responder import Responder, answer, disarm, prime
+
+MAX_STANDING = 16
+
+
+def check(svc: Services, tool: str, spec: Any) -> None:
+    """Validate a call's rule (and refuse it in read-only mode) before anything is touched."""
+    if spec is not None:
+        svc.policy.refuse_argument(tool, "respond", messages.READ_ONLY_WHY_RESPOND)
+        Responder.from_spec(spec)
+
+
+@asynccontextmanager
+async def armed(
+    svc: Services, tool: str, conn: Connection, spec: Any, start: int | None
+) -> AsyncIterator[Responder | None]:
+    """Arm ``spec`` for the duration of one call; ``start`` is where the call's reading begins."""
+    if spec is None:
+        yield None
+        return
+    svc.policy.refuse_argument(tool, "respond", messages.READ_ONLY_WHY_RESPOND)
+    responder = Responder.from_spec(spec)
+    hits = prime(conn, responder, start)
+    try:
+        for _ in range(hits):  # what already arrived asked for an answer: give it now
+            await anyio.to_thread.run_sync(answer, conn, responder)
+        yield responder
+    finally:
+        disarm(conn, responder)
+
+
+def parse_standing(spec: Any) -> list[Responder]:
+    """A list of ``{on, send, encoding, times}`` rules (one rule alone is accepted too)."""
+    rules = [spec] if isinstance(spec, dict) else spec
+    if not isinstance(rules, list):
+        raise InvalidArgument(messages.RESPOND_LIST_BAD.format(max=MAX_STANDING))
+    if len(rules) > MAX_STANDING:
+        raise InvalidArgument(messages.RESPOND_LIST_BAD.format(max=MAX_STANDING))
+    out = []
+    for rule in rules:
+        r = Responder.from_spec(rule)
+        r.standing = True
+        out.append(r)
+    return out
+
+
+async def arm_standing(conn: Connection, rules: list[Responder], start: int | None) -> None:
+    """Arm standing rules from ``start`` and answer what the history already asks for."""
+    for r in rules:
+        hits = prime(conn, r, start)
+        for _ in range(hits):
+            await anyio.to_thread.run_sync(answer, conn, r)
+
+
+async def replace_standing(
+    svc: Services, caller: Caller, connection_id: str, spec: Any
+) -> list[dict[str, Any]]:
+    """Replace the connection's standing rules with ``spec`` (``[]`` removes them all)."""
+    svc.policy.refuse_argument("configure", "respond", messages.READ_ONLY_WHY_RESPOND)
+    conn = svc.connection(caller, connection_id, "write")
+    rules = parse_standing(spec)
+    with conn.lock:
+        old = [r for r in conn.responders if getattr(r, "standing", False)]
+    for r in old:
+        disarm(conn, r)
+    with conn.lock:
+        cur = conn.cursors.get(caller.cursor(None), conn.ring.start_offset)
+        start = cur.offset
+    await arm_standing(conn, rules, start)
+    return [r.status() for r in rules]
+
+
+def statuses(conn: Connection) -> list[dict[str, Any]]:
+    with conn.lock:
+        return [r.status() for r in conn.responders if isinstance(r, Responder)]

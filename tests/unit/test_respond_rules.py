@@ -1,0 +1,79 @@
+"""Respond rules at an agent's pace: a rule sees what already arrived; standing rules answer from
+the first byte whenever the agent gets to its first call; several occurrences answer several times."""
+
+from __future__ import annotations
+
+import anyio
+import pytest
+from mcp import Client
+
+from serial_mcp.mcp.server import build_server
+from serial_mcp.serial.fake import FakeDevice, FakeOpener
+from serial_mcp.serial.manager import ConnectionManager
+from tests.tool_calls import call, error
+
+pytestmark = pytest.mark.anyio
+
+BANNER = b"U-Boot 2024.01\r\nHit any key to stop autoboot:  3 "
+
+
+async def _client() -> tuple[Client, FakeDevice, ConnectionManager]:
+    opener = FakeOpener()
+    dev = opener.add("dev")
+    manager = ConnectionManager(opener)
+    return Client(build_server(manager)), dev, manager
+
+
+async def _written(dev: FakeDevice, want: bytes) -> None:
+    with anyio.fail_after(5):
+        while bytes(dev.written) != want:
+            await anyio.sleep(0.01)
+
+
+async def test_read_respond_answers_a_prompt_that_arrived_before_the_call() -> None:
+    client, dev, _ = await _client()
+    async with client as c:
+        cid = (await call(c, "open", {"port": "dev"}))["connection_id"]
+        dev.feed(BANNER)  # printed while the agent was thinking
+        await anyio.sleep(0.2)
+        r = await call(
+            c,
+            "read",
+            {"connection_id": cid, "timeout_ms": 300, "respond": {"on": "Hit any key", "send": " "}},
+        )
+        assert r["responded"] == 1
+        assert bytes(dev.written) == b" "
+        log = await call(c, "get_log", {"connection_id": cid})
+        assert any(e["type"] == "tx" and e.get("respond") for e in log["events"])
+
+
+async def test_standing_responder_answers_from_the_first_byte_even_if_the_agent_is_late() -> None:
+    client, dev, manager = await _client()
+    dev.feed(BANNER)  # the board starts printing the moment the port opens
+    async with client as c:
+        opened = await call(c, "open", {"port": "dev", "respond": [{"on": "Hit any key", "send": "\r"}]})
+        cid = opened["connection_id"]
+        await _written(dev, b"\r")  # no read call at all: the engine answered on its own
+        dev.feed(b"\r\n=> ")
+        r = await call(c, "read", {"connection_id": cid, "match": "=> ", "timeout_ms": 5000})
+        assert r["matched"]
+        status = await call(c, "get_status", {"connection_id": cid})
+        assert status["responders"] == [{"on": "Hit any key", "sent": 1, "times": 1, "standing": True}]
+        # a later countdown (times used up) is not answered again
+        dev.feed(BANNER)
+        await anyio.sleep(0.2)
+        assert bytes(dev.written) == b"\r"
+        # configure replaces the standing rules; [] clears them
+        await call(c, "configure", {"connection_id": cid, "defaults": {"respond": [{"on": "login:", "send": "root\r", "times": 2}]}})
+        dev.feed(b"login: \r\nlogin: ")
+        await _written(dev, b"\rroot\rroot\r")  # two occurrences in one chunk: two answers
+        await call(c, "configure", {"connection_id": cid, "defaults": {"respond": []}})
+        assert (await call(c, "get_status", {"connection_id": cid})).get("responders") is None
+
+
+async def test_bad_standing_rules_fail_the_open_cleanly() -> None:
+    client, dev, manager = await _client()
+    async with client as c:
+        e = await error(c, "open", {"port": "dev", "respond": [{"on": "x"}]})
+        assert e["code"] == "invalid_argument"
+        assert manager.list() == []
