@@ -54,21 +54,19 @@ def run_send(
     as_json: bool,
     out: TextIO,
 ) -> int:
-    async def call(conn: EngineConnection) -> TransactResult:
-        return await conn.transact(
-            payload,
-            expect,
-            encoding="hex",  # the exact bytes the escapes denote
-            read_encoding="utf8",  # the reply as the tool shows it by default (hex if not text)
-            timeout_ms=timeout_ms,
-            protocol=protocol,
-        )
-
-    payload = ""
-
     async def go() -> tuple[Result, int]:
-        nonlocal payload
         payload = unescape(data).hex()  # a bad escape is a usage error before the port is touched
+
+        async def call(conn: EngineConnection) -> TransactResult:
+            return await conn.transact(
+                payload,
+                expect,
+                encoding="hex",  # the exact bytes the escapes denote
+                read_encoding="utf8",  # the reply as the tool shows it by default (hex if not text)
+                timeout_ms=timeout_ms,
+                protocol=protocol,
+            )
+
         result = await _on_port(port, baud_rate, call)
         ok = result.read.matched if expect is not None else True
         if not as_json:
