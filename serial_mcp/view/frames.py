@@ -100,7 +100,8 @@ def resolve_settings(protocol: str | None, rx_framing: Any, rx_parser: Any) -> t
 
 
 def frame_kind(parsed: dict[str, Any] | None) -> str:
-    """A short name to filter frames by: the NMEA sentence type, the Modbus function, the AT kind."""
+    """A short name to filter frames by: the NMEA sentence type, the UBX/RTCM3 message, the Modbus
+    function, the AT kind."""
     if not parsed:
         return "frame"
     if isinstance(parsed.get("sentence"), str):
@@ -108,6 +109,9 @@ def frame_kind(parsed: dict[str, Any] | None) -> str:
             return str(parsed.get("address") or "P")
         return str(parsed["sentence"]) or str(parsed.get("address") or "sentence")
     kind = str(parsed.get("kind") or "frame")
+    protocol = parsed.get("protocol")
+    if protocol in ("ubx", "rtcm3"):  # the gnss preset's binary messages: UBX NAV-PVT, RTCM3 1077
+        return f"{protocol} {parsed.get('name') or parsed.get('type') or kind}"
     if kind == "modbus":
         return f"fn {parsed.get('function')}" + (" exception" if parsed.get("exception") else "")
     if kind == "response" and isinstance(parsed.get("command"), str):

@@ -10,6 +10,9 @@ What the parsers yield is turned into named numbers:
 - Modbus ASCII: register values of read responses (functions 3 and 4), named after the slave and
   the start register of the request that preceded them (``slave1.reg0x1001``).
 - AT commands: numeric values of ``+CMD: a,b`` responses (``+CSQ.0``).
+- UBX and RTCM3 (the ``gnss`` preset): the message's numeric fields by message name
+  (``NAV-PVT.numSV``, ``NAV-PVT.hMSL``), without per-satellite repeats (``cno_01`` ...), time of
+  week counters and reserved fields.
 
 Without ``--fields`` the page shows the few series that vary (a preferred order first, then the
 longest); with it, the named ones (full name, or the part after the last dot).
@@ -17,6 +20,7 @@ longest); with it, the named ones (full name, or the part after the last dot).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -33,7 +37,12 @@ _PREFERRED: Final = (
     "GGA.altitude_m",
     "GGA.hdop",
     "GSA.pdop",
+    "NAV-PVT.fixType",
+    "NAV-PVT.numSV",
+    "NAV-PVT.gSpeed",
+    "NAV-PVT.hMSL",
 )
+_SKIPPED_KEY: Final = re.compile(r"_\d+$|tow|reserved|^week$|^version$|^DF0(02|03)$", re.IGNORECASE)
 # sentence -> ((index in the comma-separated fields after the address, name), ...)
 _NMEA_FIELDS: Final[dict[str, tuple[tuple[int, str], ...]]] = {
     "GGA": ((5, "fix_quality"), (6, "satellites"), (7, "hdop"), (8, "altitude_m")),
@@ -116,6 +125,16 @@ class _ModbusRequests:
                 yield f"slave{address}.{reg}", float(int.from_bytes(data[1 + 2 * i : 3 + 2 * i], "big"))
 
 
+def _binary_message(parsed: dict[str, Any]) -> Iterable[tuple[str, float]]:
+    name, values = parsed.get("name"), parsed.get("fields")
+    if not isinstance(name, str) or not isinstance(values, dict):
+        return
+    for key, value in values.items():
+        n = _number(value) if isinstance(value, int | float) else None  # _number drops booleans
+        if n is not None and not _SKIPPED_KEY.search(key):
+            yield f"{name}.{key}", n
+
+
 def extract_series(frames: Iterable[tuple[float, str, dict[str, Any], bool | None]]) -> dict[str, Series]:
     """Every numeric series found in ``(t, direction, parsed, checksum_valid)`` frames, by name."""
     out: dict[str, Series] = {}
@@ -127,6 +146,8 @@ def extract_series(frames: Iterable[tuple[float, str, dict[str, Any], bool | Non
         pairs: Iterable[tuple[str, float]]
         if kind == "sentence":
             pairs = nmea_values(parsed)
+        elif parsed.get("protocol") in ("ubx", "rtcm3") and kind != "invalid":
+            pairs = _binary_message(parsed)
         elif kind == "json":
             pairs = _json_leaves(parsed.get("value"), "")
         elif kind == "modbus":

@@ -85,6 +85,8 @@ def marker_of(event: CaptureEvent) -> tuple[str, str] | None:
         port = f.get("port")
         return kind, f"{kind} {port}" if isinstance(port, str) else kind
     label = str(f.get("label") or kind)
+    if label == "reconnect" and isinstance(f.get("attempts"), int):  # as the connection records it
+        return "reconnect", f"reconnected after {f['attempts']} attempt(s)"
     if any(word in label.lower() for word in _RECONNECT_WORDS):
         return "reconnect", label
     return "marker", label

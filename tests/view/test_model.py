@@ -138,6 +138,29 @@ def test_json_lines_numeric_keys_become_series(tmp_path: Path) -> None:
     assert all(len(s["v"]) == 30 for s in data["series"])
 
 
+def test_ubx_messages_are_named_and_plotted(tmp_path: Path) -> None:
+    from pyubx2 import UBXMessage
+
+    from serial_mcp.core.capture import CaptureEvent, CaptureHeader, capture_text
+
+    sats = [5, 7, 9, 9, 11, 12]
+    events = [
+        CaptureEvent(
+            float(i), "rx", UBXMessage("NAV", "NAV-PVT", 0, iTOW=1000 * i, numSV=n, hMSL=1000 + i).serialize()
+        )
+        for i, n in enumerate(sats)
+    ]
+    path = tmp_path / "ubx.jsonl"
+    path.write_text(capture_text(CaptureHeader(created="2026-12-01T10:00:00Z"), events))
+    data = view_of(path, "gnss")
+    assert dict(zip(data["frames"]["kinds"], data["frames"]["kind_counts"], strict=True)) == {
+        "ubx NAV-PVT": 6
+    }
+    series = {s["name"]: s for s in data["series"]}
+    assert series["NAV-PVT.numSV"]["v"] == [float(n) for n in sats]
+    assert "NAV-PVT.iTOW" not in data["meta"]["series_available"]  # a counter, not a measurement
+
+
 def test_esp32_markers_and_gaps() -> None:
     data = view_of(SAMPLES / "esp32-boot.jsonl")
     kinds = [m[1] for m in data["timeline"]["markers"]]
@@ -161,7 +184,7 @@ def test_line_control_break_config_respond_lost_reconnect_markers(tmp_path: Path
                 '{"t": 0.5, "type": "tx", "data": "0d", "respond": true}',
                 '{"t": 0.6, "type": "lost", "bytes": 17}',
                 '{"t": 0.7, "type": "error", "message": "device disconnected"}',
-                '{"t": 3.0, "type": "marker", "label": "reconnect"}',
+                '{"t": 3.0, "type": "marker", "label": "reconnect", "attempts": 3, "offset": 13}',
                 '{"t": 3.1, "type": "rx", "offset": 30, "data": "ff00fe01"}',
                 '{"t": 3.2, "type": "future_kind"}',
             ]
@@ -185,6 +208,7 @@ def test_line_control_break_config_respond_lost_reconnect_markers(tmp_path: Path
         and markers[2][2] == "BREAK 250 ms"
         and markers[5][2] == "lost 17 bytes"
     )
+    assert markers[7][2] == "reconnected after 3 attempt(s)"
     assert data["meta"]["lost_bytes"] == 17 and data["meta"]["skipped_unknown"] == 1
     assert data["timeline"]["gaps"] == [[0.5, 3.1]]
     binary = [r for r in data["rows"] if r[3] == 1]
