@@ -1,0 +1,163 @@
+"""Dialogs in one call: ``transact(steps=[...])`` runs send/expect steps server-side, in order.
+
+Logging into a console (login → password → prompt → command → prompt) or an AT init sequence is one
+call instead of eight to sixteen, and it runs at the device's pace, not the agent's. Each step is a
+``transact`` of its own (mark before the write, read until ``expect``), or a ``read`` when it sends
+nothing; the dialog stops at the first step whose ``expect`` did not arrive.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from serial_mcp import messages
+from serial_mcp.core.keys import encode_keys
+from serial_mcp.engine import io_ops, results
+from serial_mcp.engine.access import Caller
+from serial_mcp.engine.services import Services
+from serial_mcp.errors import InvalidArgument
+
+MAX_STEPS = 32
+STEP_KEYS = ("send", "keys", "encoding", "expect", "timeout_ms", "idle_ms", "respond")
+
+
+async def transact(
+    svc: Services,
+    caller: Caller,
+    connection_id: str,
+    data: str = "",
+    *,
+    steps: Any = None,
+    keys: list[str] | None = None,
+    **options: Any,
+) -> results.TransactResult:
+    """``transact``: one write-then-read, or with ``steps`` a whole dialog (``data`` then empty)."""
+    if steps is None:
+        if keys:
+            data, options["encoding"] = _step_bytes(
+                {"send": data, "keys": keys, "encoding": options.get("encoding")}
+            )
+        return await io_ops.transact(svc, caller, connection_id, data, **options)
+    if data or keys:
+        raise InvalidArgument(messages.STEPS_WITH_DATA)
+    svc.policy.require_writable("transact")
+    svc.connection(caller, connection_id, "write")
+    return await run_steps(svc, caller, connection_id, steps, common=options)
+
+
+def parse_steps(steps: Any) -> list[dict[str, Any]]:
+    """Validate every step before anything is sent (a bad step 5 must not leave steps 1-4 done)."""
+    if not isinstance(steps, list) or not 1 <= len(steps) <= MAX_STEPS:
+        raise InvalidArgument(messages.STEPS_BAD.format(max=MAX_STEPS))
+    out = []
+    for i, step in enumerate(steps):
+        if not isinstance(step, dict):
+            raise InvalidArgument(messages.STEP_BAD.format(i=i, problem="not an object"))
+        unknown = sorted(set(step) - set(STEP_KEYS))
+        if unknown:
+            raise InvalidArgument(
+                messages.STEP_BAD.format(
+                    i=i, problem=f"unknown key {unknown[0][:40]!r}; use {', '.join(STEP_KEYS)}"
+                )
+            )
+        send, keys = step.get("send"), step.get("keys")
+        if send is not None and not isinstance(send, str):
+            raise InvalidArgument(messages.STEP_BAD.format(i=i, problem="send must be a string"))
+        if keys is not None and not (isinstance(keys, list) and all(isinstance(k, str) for k in keys)):
+            raise InvalidArgument(messages.STEP_BAD.format(i=i, problem="keys must be a list of key names"))
+        if not send and not keys and step.get("expect") is None:
+            raise InvalidArgument(messages.STEP_BAD.format(i=i, problem="give send, keys or expect"))
+        out.append(step)
+    return out
+
+
+def _step_bytes(step: dict[str, Any]) -> tuple[str, str | None]:
+    """A step's payload as (data, encoding) for ``transact``: text as given, keys appended."""
+    send, keys, encoding = step.get("send") or "", step.get("keys"), step.get("encoding")
+    if not keys:
+        return send, encoding
+    from serial_mcp.core.encoding import decode_input
+
+    raw = (decode_input(send, encoding or "utf8") if send else b"") + encode_keys(keys)
+    return raw.hex(), "hex"
+
+
+async def run_steps(
+    svc: Services,
+    caller: Caller,
+    connection_id: str,
+    steps: Any,
+    *,
+    common: dict[str, Any],
+) -> results.TransactResult:
+    """Run ``steps``; ``common`` holds the transact's own read options (cursor, protocol, encoding,
+    strip_ansi …) applied to every step unless the step overrides timeout/idle."""
+    parsed = parse_steps(steps)
+    for step in parsed:  # validate payloads and keys before the first byte goes out
+        _step_bytes(step)
+    done: list[results.StepResult] = []
+    total_written = 0
+    last: results.TransactResult | None = None
+    mark: int | None = None
+    for i, step in enumerate(parsed):
+        options = {k: v for k, v in common.items() if k != "encoding"}
+        options.update(match=step.get("expect"), respond=step.get("respond"))
+        for key in ("timeout_ms", "idle_ms"):
+            if step.get(key) is not None:
+                options[key] = step[key]
+        data, encoding = _step_bytes({**step, "encoding": step.get("encoding") or common.get("encoding")})
+        if data:
+            last = await io_ops.transact(svc, caller, connection_id, data, encoding=encoding, **options)
+            written, read = last.write.bytes_written, last.read
+            mark = last.mark_offset if mark is None else mark
+        else:
+            read = await io_ops.read(svc, caller, connection_id, **_read_options({**common, **options}))
+            written = 0
+        total_written += written
+        ok = (
+            read.matched
+            if step.get("expect") is not None
+            else read.stop_reason not in ("closed", "disconnected")
+        )
+        done.append(results.StepResult(step=i, ok=ok, bytes_written=written, read=read))
+        if not ok:
+            break
+    final = done[-1].read
+    write = results.WriteResult(
+        connection_id=final_connection(last, connection_id), bytes_written=total_written, tx_bytes=_tx(last)
+    )
+    return results.TransactResult(
+        write=write,
+        read=final,
+        mark_offset=mark if mark is not None else final.from_offset,
+        steps=done,
+        steps_ok=all(s.ok for s in done) and len(done) == len(parsed),
+    )
+
+
+def _read_options(options: dict[str, Any]) -> dict[str, Any]:
+    allowed = {
+        "cursor",
+        "timeout_ms",
+        "idle_ms",
+        "max_bytes",
+        "match",
+        "protocol",
+        "rx_framing",
+        "rx_parser",
+        "max_frames",
+        "respond",
+        "strip_ansi",
+    }
+    out = {k: v for k, v in options.items() if k in allowed}
+    if options.get("read_encoding") or options.get("encoding"):
+        out["encoding"] = options.get("read_encoding") or options.get("encoding")
+    return out
+
+
+def final_connection(last: results.TransactResult | None, connection_id: str) -> str:
+    return last.write.connection_id if last is not None else connection_id
+
+
+def _tx(last: results.TransactResult | None) -> int:
+    return last.write.tx_bytes if last is not None else 0
