@@ -61,7 +61,7 @@ def run_view(
         protocol=protocol,
         rx_framing=_json_option(rx_framing, "--rx-framing"),
         rx_parser=_json_option(rx_parser, "--rx-parser"),
-        fields=list(fields) if fields else None,
+        fields=[f for item in fields for f in item.split(",") if f] if fields else None,
         gap_s=gap_s,
     )
     raw = read_capture_bytes(file)

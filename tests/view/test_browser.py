@@ -88,6 +88,18 @@ def test_sample_pages_load_cleanly_with_every_event_on_the_timeline(open_page: A
     assert loaded.problems == []
 
 
+def test_empty_capture_and_raw_file_pages_load_cleanly(open_page: Any, tmp_path: Path) -> None:
+    header_only = tmp_path / "empty.jsonl"
+    header_only.write_text(
+        '{"format": "serial-mcp-capture", "version": 1, "created": "2026-12-01T10:00:00Z"}\n'
+    )
+    for i, capture in enumerate((header_only, DATA / "nmea" / "gpsdf.log")):
+        loaded = open_page(capture, "nmea0183", name=f"edge{i}")
+        assert loaded.problems == []
+    bad = sum(not ok for _, ok in nmea_sentences((DATA / "nmea" / "gpsdf.log").read_bytes()))
+    assert loaded.page.locator("#fr-counts").get_attribute("data-bad") == str(bad)
+
+
 def test_searching_the_transcript_finds_a_known_line(open_page: Any) -> None:
     loaded = open_page(SAMPLES / "uboot-mt7622.jsonl")
     box = loaded.page.locator("#ts-search")

@@ -23,14 +23,13 @@ def embedded(path: Path) -> dict:
 def test_cli_writes_the_page_next_to_the_capture(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     capture = tmp_path / "gps.jsonl"
     shutil.copy(SAMPLES / "gps-quectel-l76k.jsonl", capture)
-    assert cli.main(["view", str(capture), "--protocol", "nmea0183", "--fields", "GGA.satellites"]) == 0
+    assert cli.main(["view", str(capture), "--protocol", "nmea0183", "--fields", "GGA.satellites,hdop"]) == 0
     page = tmp_path / "gps.html"
     err = capsys.readouterr()
     assert err.out == "" and str(page) in err.err
     data = embedded(page)
-    assert data["meta"]["protocol"] == "nmea0183" and [s["name"] for s in data["series"]] == [
-        "GGA.satellites"
-    ]
+    assert data["meta"]["protocol"] == "nmea0183"
+    assert [s["name"] for s in data["series"]] == ["GGA.satellites", "GGA.hdop"]
     assert not list(tmp_path.glob(".*.tmp"))  # the atomic write left nothing behind
 
 
