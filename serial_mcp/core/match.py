@@ -1,15 +1,25 @@
 """Pattern matching over a growing RX window: literal, regex or glob, found across chunk splits.
 
-A read searches the bytes it has gathered so far each time more arrive. Literal search resumes
-where it stopped (keeping ``len(pattern) - 1`` bytes of overlap), so a pattern torn across two
-chunks is still found and a flood is not rescanned from the start.
+Regex and glob patterns run on Google RE2, whose search time is linear in the text whatever the
+pattern (no catastrophic backtracking): ``(a+)+$`` or the glob ``*a*a*a*a*a*b`` cost the same as
+``OK``. RE2 has no backreferences or lookaround; such a pattern is a clear ``invalid_argument``, as
+is one over the size budget (``MAX_PATTERN_BYTES`` source bytes, ``MAX_PROGRAM_SIZE`` compiled
+instructions — the second bounds the per-byte cost when RE2 has to fall back from its DFA).
+
+A read searches the bytes it has gathered so far each time more arrive, resuming near where it
+stopped so a flood is not rescanned from the start: literal search keeps ``len(pattern) - 1`` bytes
+of overlap; regex/glob search keeps ``reach - 1`` bytes, where ``reach`` is the longest match the
+pattern can make (its length when it has no ``*``, ``+`` or ``{``) or ``REGEX_LOOKBACK`` otherwise.
+So a match is found whatever the chunking, provided it is at most ``REGEX_LOOKBACK`` bytes long.
+Bytes are matched as bytes (RE2's Latin-1 mode), ``^``/``$`` at line ends (multiline).
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any, Literal
+
+import re2
 
 from serial_mcp import messages
 from serial_mcp.core.encoding import decode_input
@@ -18,6 +28,12 @@ from serial_mcp.errors import InvalidArgument
 MatchMode = Literal["literal", "regex", "glob"]
 MATCH_MODES: tuple[MatchMode, ...] = ("literal", "regex", "glob")
 MATCH_KEYS = ("pattern", "mode", "pattern_encoding")
+
+MAX_PATTERN_BYTES = 4096
+MAX_PROGRAM_SIZE = 2000  # RE2 instructions; NFA fallback costs ~8 ns per byte per instruction
+RE2_MAX_MEM = 8 << 20  # RE2's own budget for the compiled program and its DFA cache
+REGEX_LOOKBACK = 64 * 1024  # longest regex/glob match found across chunk boundaries
+_UNBOUNDED = frozenset(b"*+{")
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,8 +44,63 @@ class Span:
     end: int
 
 
+class PatternSyntaxError(ValueError):
+    """RE2 could not compile a pattern; ``detail`` is RE2's reason."""
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(detail)
+        self.detail = detail
+
+
+def compile_re2(source: bytes | str, field: str, *, as_bytes: bool = True, multiline: bool = False) -> Any:
+    """Compile a user pattern on RE2 within the size budget.
+
+    ``as_bytes`` matches byte strings byte by byte (Latin-1); otherwise ``str`` text as UTF-8.
+    ``multiline`` makes ``^``/``$`` match at line ends (Python's ``re.MULTILINE``).
+    Raises ``InvalidArgument`` when over budget, ``PatternSyntaxError`` when RE2 rejects it.
+    """
+    size = len(source if isinstance(source, bytes) else source.encode("utf-8", "surrogatepass"))
+    if size > MAX_PATTERN_BYTES:
+        raise InvalidArgument(
+            messages.PATTERN_TOO_LONG.format(field=field, size=size, max=MAX_PATTERN_BYTES), field=field
+        )
+    options = re2.Options()
+    options.max_mem = RE2_MAX_MEM
+    options.log_errors = False
+    options.never_capture = True  # only the whole match is used; keeps searches on the DFA
+    if as_bytes:
+        options.encoding = re2.Options.Encoding.LATIN1
+    if multiline:
+        source = b"(?m)" + source if isinstance(source, bytes) else "(?m)" + source
+    try:
+        compiled = re2.compile(source, options)
+    except UnicodeEncodeError:
+        raise PatternSyntaxError("a lone surrogate is not text") from None
+    except re2.error as exc:
+        raw = exc.args[0] if exc.args else ""
+        detail = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else str(raw)
+        if "too large" in detail:
+            raise InvalidArgument(
+                messages.PATTERN_TOO_COMPLEX.format(
+                    field=field, size=f"over {MAX_PROGRAM_SIZE}", max=MAX_PROGRAM_SIZE
+                ),
+                field=field,
+            ) from None
+        raise PatternSyntaxError(detail) from None
+    if compiled.programsize > MAX_PROGRAM_SIZE:
+        raise InvalidArgument(
+            messages.PATTERN_TOO_COMPLEX.format(field=field, size=compiled.programsize, max=MAX_PROGRAM_SIZE),
+            field=field,
+        )
+    return compiled
+
+
+def _escape_byte(c: int) -> bytes:
+    return bytes([c]) if chr(c).isalnum() and c < 0x80 else b"\\x%02x" % c
+
+
 def glob_to_regex(pattern: bytes) -> bytes:
-    """Glob to unanchored regex: ``*`` any run within a line, ``?`` one byte, ``[..]`` a class."""
+    """Glob to unanchored RE2 regex: ``*`` any run within a line, ``?`` one byte, ``[..]`` a class."""
     out = bytearray()
     i, n = 0, len(pattern)
     while i < n:
@@ -42,22 +113,30 @@ def glob_to_regex(pattern: bytes) -> bytes:
         elif c == b"[":
             j = pattern.find(b"]", i + 1 if pattern[i : i + 1] in (b"!", b"]") else i)
             if j < 0:
-                out += rb"\["
+                out += rb"\x5b"
                 continue
             body = pattern[i:j]
             i = j + 1
+            out += b"["
             if body.startswith(b"!"):
-                body = b"^" + body[1:]
-            out += b"[" + body.replace(b"\\", b"\\\\") + b"]"
+                out += b"^"
+                body = body[1:]
+            elif body.startswith(b"^"):
+                out += b"^"  # kept as negation, as before
+                body = body[1:]
+            for k, b in enumerate(body):
+                inner_dash = b == 0x2D and 0 < k < len(body) - 1
+                out += b"-" if inner_dash else _escape_byte(b)
+            out += b"]"
         else:
-            out += re.escape(c)
+            out += _escape_byte(c[0])
     return bytes(out)
 
 
 class Matcher:
     """A compiled match spec. ``find`` searches a window, given how much of it was already searched."""
 
-    __slots__ = ("_literal", "_regex", "mode", "pattern")
+    __slots__ = ("_literal", "_regex", "mode", "pattern", "program_size", "reach")
 
     def __init__(self, pattern: bytes, mode: MatchMode = "literal") -> None:
         if not pattern:
@@ -65,15 +144,27 @@ class Matcher:
         self.pattern = pattern
         self.mode = mode
         self._literal: bytes | None = None
-        self._regex: re.Pattern[bytes] | None = None
+        self._regex: Any = None
+        self.program_size = 0
         if mode == "literal":
             self._literal = pattern
+            self.reach = len(pattern)
+            return
+        if mode == "regex":
+            source, bounded = pattern, not (_UNBOUNDED & set(pattern))
         else:
-            source = pattern if mode == "regex" else glob_to_regex(pattern.strip(b"*") or b"*")
-            try:
-                self._regex = re.compile(source, re.MULTILINE)
-            except re.error as exc:
-                raise InvalidArgument(messages.MATCH_BAD_REGEX.format(error=exc)) from None
+            stripped = pattern.strip(b"*") or b"*"
+            source, bounded = glob_to_regex(stripped), b"*" not in stripped
+        try:
+            self._regex = compile_re2(source, "match.pattern", multiline=True)
+        except PatternSyntaxError as exc:
+            raise InvalidArgument(
+                messages.MATCH_BAD_RE2.format(error=exc.detail, unsupported=messages.RE2_UNSUPPORTED),
+                field="match.pattern",
+            ) from None
+        self.program_size = int(self._regex.programsize)
+        # Every atom of a pattern without repetition matches at most one byte.
+        self.reach = len(pattern) if bounded else REGEX_LOOKBACK
 
     @classmethod
     def from_spec(cls, spec: Any) -> Matcher:
@@ -96,12 +187,20 @@ class Matcher:
         raw = decode_input(pattern, str(spec.get("pattern_encoding", "utf8")), field="match.pattern")
         return cls(raw, mode)
 
-    def find(self, window: bytes, searched: int = 0) -> Span | None:
-        """First match in ``window``; ``window[:searched]`` is known to hold no complete match."""
+    def resume_at(self, searched: int) -> int:
+        """Where a search resumes when ``window[:searched]`` held no complete match."""
+        return max(0, searched - self.reach + 1)
+
+    def find(self, window: bytes | bytearray, searched: int = 0, end: int | None = None) -> Span | None:
+        """First match in ``window[:end]``; ``window[:searched]`` is known to hold no complete match.
+
+        A match longer than ``reach`` that began before that is not looked for again. Context
+        (``^``, ``\\b``) still sees the bytes before the resume point.
+        """
+        stop = len(window) if end is None else end
+        begin = self.resume_at(searched)
         if self._literal is not None:
-            begin = max(0, searched - len(self._literal) + 1)
-            i = window.find(self._literal, begin)
+            i = window.find(self._literal, begin, stop)
             return None if i < 0 else Span(i, i + len(self._literal))
-        assert self._regex is not None
-        m = self._regex.search(window)
+        m = self._regex.search(window, begin, stop)
         return None if m is None else Span(m.start(), m.end())

@@ -7,7 +7,8 @@ default recognises a short line that *is* a prompt: at most two words then ``$``
 followed by a command (``root@OpenWrt:/# ls``, ``=> printenv``). Arrows (``-->``, ``>>``)
 and log lines are not prompts. Log lines printed over a prompt (ESP-IDF's ``mdf> I (1248)
 ...``) are too ambiguous for the default; use a custom regex such as ``^mdf> ``.
-A custom ``prompt`` regex is searched anywhere in the line instead. A prompt frame is
+A custom ``prompt`` regex is searched anywhere in the line instead; it runs on RE2 (linear time,
+no backreferences or lookaround, size-limited like ``match`` patterns). A prompt frame is
 ``final``: the device is waiting for the next command.
 
 Note: a prompt usually has no line terminator, so with line framing it arrives as a frame
@@ -17,8 +18,10 @@ only once more output follows; wait for it with ``match`` or ``idle_ms`` on the 
 from __future__ import annotations
 
 import re
-from typing import Final
+from typing import Any, Final
 
+from serial_mcp import messages
+from serial_mcp.core.match import PatternSyntaxError, compile_re2
 from serial_mcp.core.parsers.base import Parsed, text_of
 
 __all__ = ["ANSI_RE", "ShellPromptParser"]
@@ -50,7 +53,7 @@ class ShellPromptParser:
     __slots__ = ("_custom", "validate")
 
     def __init__(self, prompt: str | None = None, validate: bool = False) -> None:
-        self._custom = re.compile(prompt) if prompt is not None else None
+        self._custom = _compile_prompt(prompt) if prompt is not None else None
         self.validate = validate
 
     def parse(self, payload: bytes) -> Parsed:
@@ -69,3 +72,11 @@ class ShellPromptParser:
             return text
         m = _AT_START.match(text)
         return m.group(1) if m else None
+
+
+def _compile_prompt(prompt: str) -> Any:
+    """A user prompt regex on RE2; a syntax error surfaces as ``re.error`` (the parser config contract)."""
+    try:
+        return compile_re2(prompt, "rx_parser.prompt", as_bytes=False)
+    except PatternSyntaxError as exc:
+        raise re.error(f"{exc.detail}; {messages.RE2_UNSUPPORTED}") from None
