@@ -274,7 +274,7 @@ D_ROLLBACK = "Restore an earlier revision of a profile as a new revision."
 P_PROFILE = "Profile name."
 P_EXPECTED_REVISION = "Refuse if the profile's revision differs (compare-and-swap)."
 P_OVERWRITE = "Replace an existing profile of that name."
-P_DEFAULTS = "Fields to change: baud_rate, data_bits, parity, stop_bits, flow_control (profiles also: protocol, framings, pace ...)."
+P_DEFAULTS = "Fields to change: baud_rate, data_bits, parity, stop_bits, flow_control; a connection also respond (standing rules, [] clears); profiles also protocol, framings, pace ..."
 P_TO_REVISION = "Revision to restore (see the profile's history)."
 P_PROFILE_MODE = "auto (default) or none: remember this device's settings in a profile."
 P_CONNECTION_ID = "From open (or the port name)."
@@ -662,6 +662,16 @@ PATTERN_TOO_COMPLEX = (
     "{field} is too complex ({size} RE2 instructions, at most {max}); shorten alternations and "
     "counted repetitions such as {{1000}}."
 )
+REQUEST_LONE_SURROGATE = (
+    "{where} holds a lone surrogate ({char}), which is not text; send valid Unicode, or bytes with "
+    "encoding 'hex' or 'base64'."
+)
+REQUEST_TOO_DEEP = "{where} is nested deeper than {max} levels; tool arguments are shallow objects and lists."
+REQUEST_NOT_JSON = "the request is not valid JSON ({error})."
+REQUEST_NOT_JSON_RPC = "the request is not a valid JSON-RPC 2.0 message."
+REQUEST_WHERE_ARGUMENT = "argument {path}"
+REQUEST_WHERE_PARAMS = "params.{path}"
+REQUEST_WHERE_WHOLE = "the request"
 
 # --- view: a capture as one self-contained HTML page (serial_mcp/view/, `serial-mcp view`) ---------
 CLI_VIEW = "write a capture as one self-contained HTML page: timeline, transcript, decoded frames, plots"
@@ -770,9 +780,46 @@ CLI_PORTS_FOUND = "{n} port(s)"
 CLI_ONESHOT_FAILED = "serial-mcp: {message}"
 ESCAPE_BAD = r"DATA has an unknown escape {escape} at position {pos}; use \r \n \t \0 \e \\ or \xHH."
 
+# --- careless input and faults (issue 15): strict values, bounded writes/answers/memory, storage ---
+PORT_HAS_NUL = "port {port!r} contains a NUL byte; no port name does. Pass the device path or URL as it is."
+RING_MEMORY_LIMIT = (
+    "rx_buffer_size {size} would take the server past its ring memory limit ({used} of {limit} bytes in use, "
+    "{free} free); use a smaller rx_buffer_size, close a connection, or raise --max-ring-memory."
+)
+RING_ALLOC_FAILED = (
+    "the {size}-byte RX buffer could not be allocated (out of memory); the port was not opened. "
+    "Use a smaller rx_buffer_size."
+)
+OPT_MAX_RING_MEMORY = "most bytes all connections' RX buffers may hold together; an open beyond it is refused"
+P_WRITE_TIMEOUT_MS = "Longest write, ms (default 10000 plus wire time)."
+WRITE_BAD_TIMEOUT = "write timeout {value!r} is out of range; use 1 up to {max} ms."
+WRITE_STOPPED_TIMEOUT = (
+    "the write to {id!r} timed out after {ms} ms with {written} of {total} bytes sent: the device is not "
+    "taking data (flow control holding the line, or nothing reading); nothing was read."
+)
+STORAGE_ERROR = (
+    "the capture directory could not be written ({error}); the port is fine. Free space or fix the "
+    "directory, then record again."
+)
+RECORDER_STORAGE_STOPPED = "recording of %s stopped: %s (the port is fine; the capture file keeps what was written)"
+RESPOND_LIST_BAD = "respond must be a list of at most {max} rules {{on, send, encoding, times}}."
+P_RESPOND_OPEN = "Standing rules [{on, send, encoding, times}] answered from the first byte (configure changes them)."
+S_STATUS_RESPONDED = "; respond rules answered {n} time(s)"
+
 # --- pytest plugin (pytest_plugin.py) -------------------------------------------------------------
 PYTEST_ENGINE_NOT_ASYNC = (
     "serial_engine is an async Engine: use it in an 'async def' test marked @pytest.mark.anyio, "
     "or use 'with serial_mcp.SyncEngine() as eng:' in a synchronous test."
 )
 PYTEST_ENGINE_BACKEND = "serial_engine runs on asyncio, not {backend}"
+S_WRITE_TIMED_OUT = " before the timeout: the device stopped taking data (flow control, or nothing reading)"
+STEPS_BAD = "steps must be a list of 1 to {max} steps such as {{\"send\": \"root\\n\", \"expect\": \"Password:\"}}."
+STEP_BAD = "step {i}: {problem}."
+P_STEPS = "Dialog: [{send, keys, expect, timeout_ms, idle_ms, respond}] run in order; stops at the first expect missed."
+S_STEPS = "{ok}/{n} steps ok"
+STEPS_WITH_DATA = "give either data (one write and read) or steps (a dialog), not both; put the first send in steps[0]."
+
+# --- simulated devices (serial/sim_*.py) ----------------------------------------------------------
+SIM_BAD_OPTION = "{port!r}: option {option} must be {allowed}."
+P_BOOT_SEND = "Text to send after the mark to trigger the boot (e.g. 'reset\\r'), for boards without a line reset."
+S_BEFORE_MARK = " ({n} unread bytes arrived before the mark: read from='buffer_start' to see them)"

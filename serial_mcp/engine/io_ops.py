@@ -6,13 +6,14 @@ everything before touching the port, and returns a typed result from ``engine/re
 
 from __future__ import annotations
 
+from contextlib import AsyncExitStack
 from typing import Any, Literal
 
 import anyio
 
 from serial_mcp import messages
 from serial_mcp.core.keys import encode_keys
-from serial_mcp.engine import results, shaping
+from serial_mcp.engine import respond_ops, results, shaping
 from serial_mcp.engine.access import Caller
 from serial_mcp.engine.line_ops import pulse_lines
 from serial_mcp.engine.services import Services
@@ -23,11 +24,6 @@ from serial_mcp.serial.connection import Connection
 MAX_HOLD_MS = 10_000
 RESET_KEYS = ("dtr", "rts", "hold_ms")
 FlushTarget = Literal["input", "output", "both"]
-
-
-def _check_respond(svc: Services, tool: str, respond: Any) -> None:
-    if respond is not None:
-        svc.policy.refuse_argument(tool, "respond", messages.READ_ONLY_WHY_RESPOND)
 
 
 async def read(
@@ -51,7 +47,7 @@ async def read(
     screen: dict[str, int] | None = None,
 ) -> results.ReadResult:
     """Read what arrived (from the caller's cursor unless ``from_`` says otherwise)."""
-    _check_respond(svc, "read", respond)
+    respond_ops.check(svc, "read", respond)
     conn = svc.connection(caller, connection_id)
     resolved = shaping.codecs(conn, protocol, rx_framing, None, rx_parser)
     req = reader.build_read_request(
@@ -66,7 +62,8 @@ async def read(
         max_frames=max_frames,
     )
     term = shaping.screen_for(conn, req.cursor, screen) if screen is not None else None
-    with shaping.armed(conn, respond) as responder:
+    start = reader.resolve_start(conn, req)  # a respond rule sees the unread bytes from here on
+    async with respond_ops.armed(svc, "read", conn, respond, start) as responder:
         outcome = await reader.read(conn, req)
     result = shaping.read_result(conn, outcome, req.encoding, responder, strip_ansi=strip_ansi)
     if outcome.cursor is not None:
@@ -88,6 +85,7 @@ async def write(
     tx_framing: Any = None,
     pace: Any = None,
     keys: list[str] | None = None,
+    timeout_ms: int | None = None,
 ) -> results.WriteResult:
     """Send ``data`` (decoded, then framed) and/or named ``keys``; FIFO with every other writer."""
     svc.policy.require_writable("write")
@@ -95,8 +93,15 @@ async def write(
     resolved = shaping.codecs(conn, protocol, None, tx_framing, None)
     tail = encode_keys(keys) if keys else b""
     body = shaping.payload(data, encoding, resolved.tx_framing) if data or not tail else b""
-    n = await shaping.write(conn, body + tail, shaping.pace_for(conn, pace))
-    return results.WriteResult(connection_id=conn.id, bytes_written=n, tx_bytes=conn.tx.tx_bytes)
+    paced = shaping.pace_for(conn, pace)
+    budget = shaping.write_budget(conn, body + tail, paced, timeout_ms)
+    out = await shaping.write(conn, body + tail, paced, budget)
+    return results.WriteResult(
+        connection_id=conn.id,
+        bytes_written=out.bytes_written,
+        tx_bytes=conn.tx.tx_bytes,
+        stop_reason="timeout" if out.timed_out else "complete",
+    )
 
 
 async def transact(
@@ -120,11 +125,14 @@ async def transact(
     pace: Any = None,
     respond: Any = None,
     read_echo: bool = False,
+    write_timeout_ms: int | None = None,
+    strip_ansi: bool = False,
 ) -> results.TransactResult:
     """Write, then read the reply from an RX mark taken before the write (a fast reply is never
     missed); on RS-485 our own echo is skipped unless ``read_echo``."""
     svc.policy.require_writable("transact")
     conn = svc.connection(caller, connection_id, "write")
+    respond_ops.check(svc, "transact", respond)
     # Everything is validated before a single byte is sent.
     resolved = shaping.codecs(conn, protocol, rx_framing, tx_framing, rx_parser)
     req = reader.build_read_request(
@@ -139,16 +147,17 @@ async def transact(
     )
     body = shaping.payload(data, encoding, resolved.tx_framing)
     paced = shaping.pace_for(conn, pace)
+    budget = shaping.write_budget(conn, body, paced, write_timeout_ms)
     shaping.require_open(conn)
-    with shaping.armed(conn, respond) as responder:
-        async with conn.tx.lock:
-            mark = conn.snapshot().end_offset  # the RX live edge, taken BEFORE the write
-            n = await shaping.write_locked(conn, body, paced)
+    async with shaping.tx_turn(conn, body, budget):
+        mark = conn.snapshot().end_offset  # the RX live edge, taken BEFORE the write
+        async with respond_ops.armed(svc, "transact", conn, respond, mark) as responder:
+            n = await shaping.write_all(conn, body, paced, budget)
             start = mark
             if conn.settings.rs485 is not None and not read_echo:
                 start = await skip_echo(conn, mark, body, req.timeout_ms)
             outcome = await reader.read(conn, req, start=start)
-    read_part = shaping.read_result(conn, outcome, req.encoding, responder)
+    read_part = shaping.read_result(conn, outcome, req.encoding, responder, strip_ansi=strip_ansi)
     if read_part.cursor is not None:
         read_part.cursor = caller.shown_cursor(read_part.cursor)
     return results.TransactResult(
@@ -199,11 +208,17 @@ async def capture_boot(
     rx_parser: Any = None,
     max_frames: int | None = None,
     respond: Any = None,
+    send: str | None = None,
+    send_encoding: str | None = None,
 ) -> results.CaptureBootResult:
-    """Mark the RX edge exactly, pulse the reset lines, and read the boot from the mark."""
+    """Mark the RX edge exactly, then trigger the boot — pulse the reset lines and/or ``send``
+    bytes (``reset\r`` for a board without a DTR/RTS reset) — and read the boot from the mark.
+    Bytes that arrived before the mark and were not read are counted (``bytes_before_mark``)."""
     svc.policy.require_writable("capture_boot")
     conn = svc.connection(caller, connection_id, "control")
     pulse = parse_reset(reset)
+    trigger = shaping.payload(send, send_encoding) if send else None
+    respond_ops.check(svc, "capture_boot", respond)
     resolved = shaping.codecs(conn, protocol, rx_framing, None, rx_parser)
     req = reader.build_read_request(
         from_="now",
@@ -216,16 +231,31 @@ async def capture_boot(
         max_frames=max_frames,
     )
     shaping.require_open(conn)
-    with shaping.armed(conn, respond) as responder:
+    async with AsyncExitStack() as stack:
         async with conn.line_lock:
             mark = await conn.purge_and_mark()  # exact: no pre-reset byte lands after the mark
+            responder = await stack.enter_async_context(
+                respond_ops.armed(svc, "capture_boot", conn, respond, mark)
+            )
             conn.record("marker", label="capture_boot", offset=mark)
+            before = _unread_before(conn, caller, mark)
             if pulse is not None:
                 await pulse_lines(conn, pulse)
+            if trigger is not None:
+                await shaping.write(conn, trigger, None)
         outcome = await reader.read(conn, req, start=mark)  # a private cursor: nothing shared moves
     return results.CaptureBootResult(
-        mark_offset=mark, read=shaping.read_result(conn, outcome, req.encoding, responder)
+        mark_offset=mark,
+        read=shaping.read_result(conn, outcome, req.encoding, responder),
+        bytes_before_mark=before,
     )
+
+
+def _unread_before(conn: Connection, caller: Caller, mark: int) -> int:
+    """Retained bytes before ``mark`` that the caller's default cursor has not read."""
+    with conn.lock:
+        cur = conn.cursors.get(caller.cursor(None), conn.ring.start_offset)
+        return max(0, mark - max(cur.offset, conn.ring.start_offset))
 
 
 async def skip_echo(conn: Connection, mark: int, sent: bytes, timeout_ms: int) -> int:

@@ -7,7 +7,7 @@ paid for in every agent session.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel
 
@@ -128,8 +128,13 @@ class StatusResult(BaseModel):
     defaults: dict[str, Any] = {}
     last_error: str | None
     opened_at: str
+    responders: list[dict[str, Any]] | None = None  # armed respond rules: {on, sent, times, standing}
+    owner: str | None = None  # "you" or "another session"
+    share: str | None = None
 
     def summary(self) -> str:
+        answered = sum(int(r.get("sent", 0)) for r in self.responders or [])
+        extra = messages.S_STATUS_RESPONDED.format(n=answered) if answered else ""
         return messages.S_STATUS.format(
             id=self.connection_id,
             port=self.port,
@@ -139,7 +144,7 @@ class StatusResult(BaseModel):
             unread=self.cursors["default"].unread if "default" in self.cursors else 0,
             lost=self.bytes_lost_total,
             error=f", last error: {self.last_error}" if self.last_error else "",
-        )
+        ) + extra
 
 
 class Frame(BaseModel):
@@ -203,17 +208,32 @@ class WriteResult(BaseModel):
     connection_id: str
     bytes_written: int
     tx_bytes: int
+    stop_reason: Literal["complete", "timeout"] = "complete"  # timeout: the device stopped taking data
 
     def summary(self) -> str:
-        return messages.S_WRITE.format(n=self.bytes_written, id=self.connection_id)
+        text = messages.S_WRITE.format(n=self.bytes_written, id=self.connection_id)
+        return text + messages.S_WRITE_TIMED_OUT if self.stop_reason == "timeout" else text
+
+
+class StepResult(BaseModel):
+    step: int
+    ok: bool
+    bytes_written: int
+    read: ReadResult
 
 
 class TransactResult(BaseModel):
     write: WriteResult
     read: ReadResult
     mark_offset: int
+    steps: list[StepResult] | None = None  # a dialog: each step's own result, in order
+    steps_ok: bool | None = None
 
     def summary(self) -> str:
+        if self.steps is not None:
+            ok = sum(1 for s in self.steps if s.ok)
+            head = messages.S_STEPS.format(ok=ok, n=len(self.steps))
+            return f"{head}; " + " | ".join(f"{s.step}: {s.read.summary()}" for s in self.steps)
         return f"{self.write.summary()}; {self.read.summary()}"
 
 
@@ -229,9 +249,11 @@ class FlushResult(BaseModel):
 class CaptureBootResult(BaseModel):
     mark_offset: int
     read: ReadResult
+    bytes_before_mark: int = 0  # unread bytes that arrived before the mark: read(from="buffer_start")
 
     def summary(self) -> str:
-        return messages.S_CAPTURE.format(mark=self.mark_offset, read=self.read.summary())
+        before = messages.S_BEFORE_MARK.format(n=self.bytes_before_mark) if self.bytes_before_mark else ""
+        return messages.S_CAPTURE.format(mark=self.mark_offset, read=self.read.summary()) + before
 
 
 class LinesResult(BaseModel):

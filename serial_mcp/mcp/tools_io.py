@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 
 from serial_mcp import messages
-from serial_mcp.engine import io_ops, results
+from serial_mcp.engine import dialog_ops, io_ops, results
 from serial_mcp.engine.services import Services
 from serial_mcp.mcp import params
 from serial_mcp.mcp.callers import current
@@ -31,7 +31,7 @@ def register(reg: ToolRegistry, svc: Services) -> None:
         max_frames: params.MaxFrames = None,
         respond: params.RespondArg = None,
         strip_ansi: Annotated[bool, Field(description=messages.P_STRIP_ANSI)] = False,
-        screen: Annotated[dict[str, int] | None, Field(description=messages.P_SCREEN)] = None,
+        screen: Annotated[dict[str, params.Int] | None, Field(description=messages.P_SCREEN)] = None,
     ) -> results.ReadResult:
         return await io_ops.read(
             svc,
@@ -62,6 +62,7 @@ def register(reg: ToolRegistry, svc: Services) -> None:
         tx_framing: params.TxFraming = None,
         pace: params.PaceArg = None,
         keys: Annotated[list[str] | None, Field(description=messages.P_KEYS)] = None,
+        timeout_ms: params.WriteTimeout = None,
     ) -> results.WriteResult:
         return await io_ops.write(
             svc,
@@ -73,6 +74,7 @@ def register(reg: ToolRegistry, svc: Services) -> None:
             tx_framing=tx_framing,
             pace=pace,
             keys=keys,
+            timeout_ms=timeout_ms,
         )
 
     @reg.tool(
@@ -80,7 +82,7 @@ def register(reg: ToolRegistry, svc: Services) -> None:
     )
     async def transact(
         connection_id: params.ConnId,
-        data: params.Data,
+        data: params.Data = "",
         encoding: Annotated[params.Enc | None, Field(description=messages.P_ENCODING_BOTH)] = None,
         cursor: params.CursorR = None,
         timeout_ms: params.TimeoutR = None,
@@ -96,12 +98,19 @@ def register(reg: ToolRegistry, svc: Services) -> None:
         pace: params.PaceArg = None,
         respond: params.RespondArg = None,
         read_echo: Annotated[bool, Field(description=messages.P_READ_ECHO)] = False,
+        write_timeout_ms: params.WriteTimeout = None,
+        steps: Annotated[list[dict[str, Any]] | None, Field(description=messages.P_STEPS)] = None,
+        keys: Annotated[list[str] | None, Field(description=messages.P_KEYS)] = None,
+        strip_ansi: Annotated[bool, Field(description=messages.P_AS_IN_READ)] = False,
     ) -> results.TransactResult:
-        return await io_ops.transact(
+        return await dialog_ops.transact(
             svc,
             current(),
             connection_id,
             data,
+            steps=steps,
+            keys=keys,
+            strip_ansi=strip_ansi,
             encoding=encoding,
             cursor=cursor,
             timeout_ms=timeout_ms,
@@ -117,6 +126,7 @@ def register(reg: ToolRegistry, svc: Services) -> None:
             pace=pace,
             respond=respond,
             read_echo=read_echo,
+            write_timeout_ms=write_timeout_ms,
         )
 
     @reg.tool(
@@ -151,6 +161,7 @@ def register(reg: ToolRegistry, svc: Services) -> None:
         rx_parser: params.RxParserR = None,
         max_frames: params.MaxFramesR = None,
         respond: params.RespondArg = None,
+        send: Annotated[str | None, Field(description=messages.P_BOOT_SEND)] = None,
     ) -> results.CaptureBootResult:
         return await io_ops.capture_boot(
             svc,
@@ -167,4 +178,5 @@ def register(reg: ToolRegistry, svc: Services) -> None:
             rx_parser=rx_parser,
             max_frames=max_frames,
             respond=respond,
+            send=send,
         )
