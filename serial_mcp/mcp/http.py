@@ -30,29 +30,48 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+def bearer_credentials(header: bytes) -> bytes | None:
+    """The token of an ``Authorization: Bearer <token>`` value, or None for another scheme.
+
+    RFC 7235: the scheme is case-insensitive and separated from its credentials by whitespace;
+    surrounding whitespace is ignored. A bearer token (token68) holds no whitespace.
+    """
+    parts = header.split()
+    if len(parts) != 2 or parts[0].lower() != b"bearer":
+        return None
+    return parts[1]
+
+
 class BearerAuth:
-    """ASGI middleware: every HTTP request must carry ``Authorization: Bearer <token>``, else 401."""
+    """ASGI middleware: every HTTP request must carry ``Authorization: Bearer <token>``, else 401.
+
+    The scheme is matched case-insensitively (``bearer``, ``BEARER``); the token is compared in
+    constant time."""
 
     def __init__(self, app: ASGIApp, token: str) -> None:
         self.app = app
-        self._expected = f"Bearer {token}".encode()
+        self._expected = token.encode()
+
+    def _authorised(self, scope: Scope) -> bool:
+        given = dict(scope.get("headers") or []).get(b"authorization", b"")
+        token = bearer_credentials(given)
+        # compare_digest even when the scheme was wrong, so the timing says nothing about either
+        return hmac.compare_digest(token or b"", self._expected) and token is not None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http":
-            given = dict(scope.get("headers") or []).get(b"authorization", b"")
-            if not hmac.compare_digest(given, self._expected):
-                await send(
-                    {
-                        "type": "http.response.start",
-                        "status": 401,
-                        "headers": [
-                            (b"content-type", b"application/json"),
-                            (b"www-authenticate", b'Bearer realm="serial-mcp"'),
-                        ],
-                    }
-                )
-                await send({"type": "http.response.body", "body": messages.HTTP_UNAUTHORIZED.encode()})
-                return
+        if scope["type"] == "http" and not self._authorised(scope):
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 401,
+                    "headers": [
+                        (b"content-type", b"application/json"),
+                        (b"www-authenticate", b'Bearer realm="serial-mcp"'),
+                    ],
+                }
+            )
+            await send({"type": "http.response.body", "body": messages.HTTP_UNAUTHORIZED.encode()})
+            return
         await self.app(scope, receive, send)
 
 
