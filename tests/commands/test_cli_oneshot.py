@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from serial_mcp.core.capture import read_capture
+from serial_mcp.engine.results import ListPortsResult, ReadResult, TransactResult
 
 CAPTURES = Path(__file__).parents[2] / "captures"
 
@@ -29,7 +30,9 @@ def test_send_with_expect_prints_the_transact_result() -> None:
     r = cli("send", "sim://modem", r"AT\r", "--expect", "OK", "--json")
     assert r.returncode == 0, r.stderr
     result = json.loads(r.stdout)
-    assert set(result) == {"write", "read", "mark_offset"}  # the transact tool's structuredContent
+    # the transact tool's structuredContent: its model, every field, nothing else
+    assert TransactResult.model_validate(result).model_dump(mode="json") == result
+    assert set(result) == set(TransactResult.model_fields)
     assert result["write"]["bytes_written"] == 3  # \r is one byte
     assert result["read"]["matched"] and result["read"]["stop_reason"] == "match"
     assert result["read"]["data"].endswith("OK")
@@ -73,6 +76,7 @@ def test_read_nothing_in_time_is_exit_1() -> None:
     r = cli("read", "sim://echo", "--timeout-ms", "200", "--json")  # an echo device says nothing first
     assert r.returncode == 1
     result = json.loads(r.stdout)
+    assert ReadResult.model_validate(result).model_dump(mode="json") == result
     assert result["stop_reason"] == "timeout" and result["data"] == ""
 
 
@@ -115,7 +119,7 @@ def test_ports_json_is_the_list_ports_result() -> None:
     r = cli("ports", "--json")
     assert r.returncode == 0, r.stderr
     result = json.loads(r.stdout)
-    assert set(result) == {"ports", "profile_matches"}
+    assert ListPortsResult.model_validate(result).model_dump(mode="json") == result
     assert all({"name", "transport"} <= set(p) for p in result["ports"])
     text = cli("ports")
     assert text.returncode == 0
