@@ -134,3 +134,22 @@ def test_replay_to_stdout_ends_when_the_recording_has_played() -> None:
     r = cli("replay", str(sample), "--mode", "instant")
     assert r.returncode == 0, r.stderr
     assert r.stdout == read_capture(sample).payload("rx")
+
+
+@pytest.mark.anyio
+async def test_json_is_what_the_tool_returns() -> None:
+    """The same exchange through the MCP server's tools and through ``send --json``: equal results."""
+    from mcp import Client
+
+    from serial_mcp.mcp.server import build_server
+    from serial_mcp.serial.manager import ConnectionManager
+    from serial_mcp.serial.openers import default_opener
+    from tests.tool_calls import call
+
+    async with Client(build_server(ConnectionManager(default_opener()))) as c:
+        opened = await call(c, "open", {"port": "sim://modem"})
+        args = {"connection_id": opened["connection_id"], "data": "AT+CSQ\r", "match": "OK"}
+        tool = await call(c, "transact", args)
+    r = cli("send", "sim://modem", r"AT+CSQ\r", "--expect", "OK", "--json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout) == tool
