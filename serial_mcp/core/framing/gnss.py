@@ -68,10 +68,7 @@ class NmeaRule:
 
     def frame(self, work: bytes, s: int, e: int, base: int) -> Frame | None:
         """The sentence without its line ending; ``checksum_valid`` from ``*HH`` (None without one)."""
-        stop = e - 1
-        while stop > s and work[stop] in (_CR, _LF):
-            stop -= 1
-        line = work[s : stop + 1]
+        line = work[s:e].rstrip(b"\r\n")
         star = line.find(b"*")
         valid: bool | None = None
         if star >= 0:

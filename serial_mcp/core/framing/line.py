@@ -131,6 +131,9 @@ class LineDecoder(SeparatorDecoder):
         elif b"\n" not in work:
             pieces = work.split(b"\r")
             terms = [b"\r"] * (len(pieces) - 1)
+        elif work.count(b"\r\n") == work.count(b"\n") == work.count(b"\r"):  # CRLF only: no regex
+            pieces = work.split(b"\r\n")
+            terms = [b"\r\n"] * (len(pieces) - 1)
         else:
             parts = _AUTO_SPLIT.split(work)
             pieces = parts[0::2]

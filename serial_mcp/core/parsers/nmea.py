@@ -23,6 +23,10 @@ _AIS_KEYS = ("fragment_count", "fragment_number", "message_id", "channel", "payl
 
 
 _xor = checksums.function("xor")
+# Every two-hex-digit checksum field (either case) -> (value, upper-case text): one lookup per sentence.
+_PAIRS: dict[bytes, tuple[int, str]] = {
+    (a + b).encode(): (int(a + b, 16), (a + b).upper()) for a in string.hexdigits for b in string.hexdigits
+}
 
 
 def _maybe_int(text: str) -> int | str:
@@ -53,13 +57,13 @@ class NmeaParser:
             body = line[1:]
         else:
             body = line[1:star]
-            digits = line[star + 1 : star + 3]
-            if len(digits) == 2 and _HEX.issuperset(digits):
-                checksum = digits.decode("ascii").upper()
-                valid = _xor(body) == int(digits, 16)
+            pair = _PAIRS.get(line[star + 1 : star + 3])
+            if pair is not None:
+                checksum = pair[1]
+                valid = _xor(body) == pair[0]
                 trailer = line[star + 3 :]
-        parts = body.decode("ascii", "replace").split(",")
-        address = parts[0]
+        address, comma, rest = body.decode("ascii", "replace").partition(",")
+        values = rest.split(",") if comma else []
         if first == b"$":
             if address[:1] == "P":  # proprietary: $P + 3-letter manufacturer
                 fields: dict[str, Any] = {
@@ -69,7 +73,7 @@ class NmeaParser:
                     "talker": "P",
                     "manufacturer": address[1:4],
                     "sentence": address[4:],
-                    "fields": parts[1:],
+                    "fields": values,
                     "checksum": checksum,
                 }
             else:
@@ -79,7 +83,7 @@ class NmeaParser:
                     "address": address,
                     "talker": address[:2],
                     "sentence": address[2:],
-                    "fields": parts[1:],
+                    "fields": values,
                     "checksum": checksum,
                 }
         else:
@@ -90,11 +94,11 @@ class NmeaParser:
                 "address": address,
                 "talker": address[:2],
                 "sentence": sentence,
-                "fields": parts[1:],
+                "fields": values,
                 "checksum": checksum,
             }
-            if sentence in ("VDM", "VDO") and len(parts) >= 7:
-                fields["ais"] = {key: _maybe_int(v) for key, v in zip(_AIS_KEYS, parts[1:7], strict=True)}
+            if sentence in ("VDM", "VDO") and len(values) >= 6:
+                fields["ais"] = {key: _maybe_int(v) for key, v in zip(_AIS_KEYS, values[:6], strict=True)}
         if trailer:
             fields["trailer"] = trailer.decode("ascii", "replace")
         return Parsed(fields, valid)
