@@ -2,7 +2,8 @@
 
 The engine records exactly as the ``open(record=…)`` and ``record`` tools do (same recorder, same
 capture format, durable on every flush); the file's directory is the engine's capture directory,
-without quotas: a person recording at the bench chose the file. It is never overwritten.
+without quotas: a person recording at the bench chose the file. It is never overwritten, and its
+name follows the capture store's rule (letters, digits, ``._-``, ending in ``.jsonl``).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from serial_mcp.api import Engine, Quotas
 from serial_mcp.commands.holding import hold
 from serial_mcp.commands.output import status
 from serial_mcp.errors import SerialMcpError
+from serial_mcp.store.captures import validate_name
 
 UNLIMITED = Quotas(1 << 62, 1 << 62, 1 << 62)
 
@@ -28,7 +30,9 @@ def run_record(port: str, output: str, baud: int, note: str | None) -> int:
 
 async def _record(port: str, output: str, baud: int, note: str | None) -> int:
     path = Path(output)
-    if os.path.lexists(path):  # refuse before the port is touched (opening may reset a board)
+    # refuse before the port is touched (opening may reset a board); the store checks again, atomically
+    validate_name(path.name)
+    if os.path.lexists(path):
         raise SerialMcpError("capture_exists", messages.CAPTURE_EXISTS.format(name=str(path)))
     async with Engine(capture_dir=path.parent, capture_quotas=UNLIMITED) as eng:
         conn = await eng.open(port, baud_rate=baud)

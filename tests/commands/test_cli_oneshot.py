@@ -153,3 +153,10 @@ async def test_json_is_what_the_tool_returns() -> None:
     r = cli("send", "sim://modem", r"AT+CSQ\r", "--expect", "OK", "--json")
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout) == tool
+
+
+def test_record_refuses_a_bad_capture_name_before_opening_the_port(tmp_path: Path) -> None:
+    r = cli("record", "/dev/serial-mcp-no-such-port", "-o", str(tmp_path / "boot log.txt"))
+    assert r.returncode == 1 and len(r.stderr.splitlines()) == 1
+    assert b".jsonl" in r.stderr and b"does not exist" not in r.stderr  # the name, not the port
+    assert list(tmp_path.iterdir()) == []
