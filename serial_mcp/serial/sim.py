@@ -2,7 +2,8 @@
 
 ``sim://modem`` behaves like a small AT-command modem: echo off, ``AT`` → ``OK``, ``ATI`` → identity,
 ``AT+CSQ`` → signal quality, ``AT+GMR`` → firmware, unknown commands → ``ERROR``. ``sim://echo``
-returns every byte written.
+returns every byte written. Devices with a clock live in their own modules: ``sim://micropython``
+(sim_micropython), ``sim://slow-modem`` (sim_slow_modem), ``sim://reboot-board`` (sim_reboot_board).
 """
 
 from __future__ import annotations
@@ -11,6 +12,15 @@ from serial_mcp import __version__, messages
 from serial_mcp.core.settings import SerialSettings
 from serial_mcp.errors import SerialMcpError
 from serial_mcp.serial.fake import FakeDevice, FakePortHandle
+from serial_mcp.serial.sim_micropython import open_micropython
+from serial_mcp.serial.sim_reboot_board import open_reboot_board
+from serial_mcp.serial.sim_slow_modem import open_slow_modem
+
+TIMED_KINDS = {
+    "micropython": open_micropython,
+    "slow-modem": open_slow_modem,
+    "reboot-board": open_reboot_board,
+}
 
 _MODEM_REPLIES = {
     b"AT": b"\r\nOK\r\n",
@@ -42,12 +52,14 @@ class ModemResponder:
 
 
 class SimOpener:
-    """Opens ``sim://modem`` and ``sim://echo``."""
+    """Opens ``sim://modem``, ``sim://echo`` and the ``TIMED_KINDS`` (options after ``?``)."""
 
-    KINDS = ("modem", "echo")
+    KINDS = ("modem", "echo", *TIMED_KINDS)
 
     def open(self, port: str, settings: SerialSettings) -> FakePortHandle:
-        kind = port.removeprefix("sim://").strip("/")
+        kind = port.removeprefix("sim://").partition("?")[0].strip("/")
+        if kind in TIMED_KINDS:
+            return TIMED_KINDS[kind](port, settings)
         if kind == "modem":
             dev = FakeDevice(port, ModemResponder())
             dev.feed(b"\r\nSIM MODEM READY\r\n")

@@ -1,0 +1,216 @@
+"""``sim://micropython``: a MicroPython board's REPL, with the raw REPL and raw-paste protocols mpremote uses.
+
+- Friendly REPL (``>>> ``): typed bytes are echoed; Enter runs the line (an expression's value is printed);
+  Ctrl-C clears the line, Ctrl-D soft-reboots, Ctrl-A enters the raw REPL.
+- Raw REPL: Ctrl-A → ``\\r\\nraw REPL; CTRL-B to exit\\r\\n>``; code, then Ctrl-D → ``OK``, stdout,
+  ``\\x04``, stderr, ``\\x04``, ``>``; Ctrl-D with no code soft-reboots; Ctrl-C clears; Ctrl-B back to
+  friendly.
+- Raw-paste (from the raw REPL): ``\\x05A\\x01`` → ``R\\x01``, the window-size increment (2 bytes,
+  little-endian) and ``\\x01`` (two windows free). The board drains each window in ``DRAIN_MS`` and then
+  sends ``\\x01``; bytes beyond the credit are lost, as on a board whose buffer overflows (counted in
+  ``overrun_bytes``). Ctrl-D ends the paste: ``\\x04``, then stdout ``\\x04`` stderr ``\\x04>`` (no ``OK``).
+- ``sim://micropython?state=running``: ``main.py`` is running and prints a reading every ``TICK_MS``; input
+  is ignored until Ctrl-C, which interrupts it (a ``KeyboardInterrupt`` traceback) and leaves the friendly
+  REPL.
+
+Scripts run on ``sim_micropython_exec`` (a small, safe subset of Python).
+"""
+
+from __future__ import annotations
+
+import threading
+from urllib.parse import parse_qs, urlsplit
+
+from serial_mcp import messages
+from serial_mcp.core.settings import SerialSettings
+from serial_mcp.errors import InvalidArgument
+from serial_mcp.serial.fake import FakeDevice
+from serial_mcp.serial.sim_micropython_exec import run, traceback
+from serial_mcp.serial.sim_timeline import TimedPortHandle, Timeline
+
+CTRL_A, CTRL_B, CTRL_C, CTRL_D, CTRL_E = 1, 2, 3, 4, 5
+BANNER = (
+    b"MicroPython v1.24.1 on 2024-11-29; serial-mcp simulated board with RP2040\r\n"
+    b'Type "help()" for more information.\r\n'
+)
+PROMPT = b">>> "
+RAW_BANNER = b"raw REPL; CTRL-B to exit\r\n>"
+SOFT_REBOOT = b"MPY: soft reboot\r\n"
+WINDOW = 32  # raw-paste window-size increment: small, so a 10-line script needs flow control
+DRAIN_MS = 5  # time the board takes to consume one window
+TICK_MS = 200  # main.py's reading interval in the running state
+MAX_CODE = 64 * 1024
+INTERRUPTED = (
+    b'Traceback (most recent call last):\r\n  File "main.py", line 9, in <module>\r\nKeyboardInterrupt: \r\n'
+)
+
+
+class MicroPythonBoard:
+    """The REPL state machine; ``__call__`` takes what the host wrote and returns the immediate reply."""
+
+    def __init__(self, device: FakeDevice, timeline: Timeline, running: bool) -> None:
+        self.device = device
+        self.timeline = timeline
+        self.mode = "running" if running else "friendly"
+        self.overrun_bytes = 0
+        self.scripts: list[str] = []  # every script the raw REPL or raw-paste ran, for tests
+        self._buf = bytearray()
+        self._credit = 0
+        self._taken = 0  # bytes of the current window consumed
+        self._ticks = 0
+        self._lock = threading.Lock()
+
+    def power_on(self) -> None:
+        with self._lock:
+            if self.mode == "running":
+                self.timeline.after(0, self._tick)
+            else:
+                self.device.feed(BANNER + PROMPT)
+
+    def _tick(self) -> None:
+        with self._lock:
+            if self.mode != "running":
+                return
+            self._ticks += 1
+            self.device.feed(b"temp: %d.%d C\r\n" % (21 + self._ticks % 3, self._ticks % 10))
+            self.timeline.after(TICK_MS, self._tick)
+
+    def __call__(self, data: bytes) -> bytes | None:
+        out = bytearray()
+        with self._lock:
+            for b in data:
+                out += getattr(self, f"_{self.mode}")(b)
+        return bytes(out) or None
+
+    # --- states: each takes one byte and returns what the board prints at once ---
+
+    def _running(self, b: int) -> bytes:
+        if b != CTRL_C:
+            return b""
+        self.mode = "friendly"
+        return INTERRUPTED + BANNER + PROMPT
+
+    def _friendly(self, b: int) -> bytes:
+        if b == CTRL_A:
+            self._enter_raw()
+            return b"\r\n" + RAW_BANNER
+        if b == CTRL_B:
+            self._buf.clear()
+            return b"\r\n" + BANNER + PROMPT
+        if b == CTRL_C:
+            self._buf.clear()
+            return b"\r\n" + PROMPT
+        if b == CTRL_D:
+            self._buf.clear()
+            return b"\r\n" + SOFT_REBOOT + BANNER + PROMPT
+        if b == 0x0D:
+            line, self._buf = bytes(self._buf), bytearray()
+            return b"\r\n" + self._run_line(line) + PROMPT
+        if b in (0x08, 0x7F):
+            if not self._buf:
+                return b""
+            self._buf.pop()
+            return b"\x08 \x08"
+        if b == 0x0A or len(self._buf) >= MAX_CODE:
+            return b""
+        self._buf.append(b)
+        return bytes([b])
+
+    def _run_line(self, line: bytes) -> bytes:
+        text = line.decode("utf-8", "replace")
+        if not text.strip():
+            return b""
+        result = run(text)
+        shown = result.stdout + result.stderr
+        if not result.stderr and result.value is not None:
+            shown += repr(result.value) + "\r\n"
+        return shown.encode()
+
+    def _enter_raw(self) -> None:
+        self.mode = "raw"
+        self._buf.clear()
+
+    def _raw(self, b: int) -> bytes:
+        if b == CTRL_A:
+            self._enter_raw()
+            return b"\r\n" + RAW_BANNER
+        if b == CTRL_B:
+            self.mode = "friendly"
+            self._buf.clear()
+            return b"\r\n" + BANNER + PROMPT
+        if b == CTRL_C:
+            self._buf.clear()
+            return b""
+        if b == CTRL_D:
+            if not self._buf:
+                return b"\r\n" + SOFT_REBOOT + RAW_BANNER
+            code, self._buf = bytes(self._buf), bytearray()
+            return b"OK" + self._execute(code)
+        if b == CTRL_E and not self._buf:
+            self.mode = "paste_request"
+            return b""
+        if len(self._buf) < MAX_CODE:
+            self._buf.append(b)
+        return b""
+
+    def _paste_request(self, b: int) -> bytes:
+        self._buf.append(b)
+        if len(self._buf) < 2:
+            return b""
+        request, self._buf = bytes(self._buf), bytearray()
+        if request != b"A\x01":
+            self.mode = "raw"
+            return b"R\x00"
+        self.mode = "paste"
+        self._credit, self._taken = 2 * WINDOW, 0
+        return b"R\x01" + WINDOW.to_bytes(2, "little") + b"\x01"
+
+    def _paste(self, b: int) -> bytes:
+        if b in (CTRL_C, CTRL_D):
+            code, self._buf = bytes(self._buf), bytearray()
+            self.mode = "raw"
+            if b == CTRL_C:
+                return b"\x04\x04" + traceback("KeyboardInterrupt", "", 1).encode() + b"\x04>"
+            return b"\x04" + self._execute(code)
+        if self._credit == 0:
+            self.overrun_bytes += 1  # the host ignored the flow control: the board's buffer overflowed
+            return b""
+        self._credit -= 1
+        self._taken += 1
+        if len(self._buf) < MAX_CODE:
+            self._buf.append(b)
+        if self._taken == WINDOW:
+            self._taken = 0
+            self.timeline.after(DRAIN_MS, self._window_drained)
+        return b""
+
+    def _window_drained(self) -> None:
+        with self._lock:
+            if self.mode == "paste":
+                self._credit += WINDOW
+                self.device.feed(b"\x01")
+
+    def _execute(self, code: bytes) -> bytes:
+        """Run a raw-REPL script: stdout ``\\x04`` stderr ``\\x04>``."""
+        text = code.decode("utf-8", "replace")
+        self.scripts.append(text)
+        result = run(text)
+        return result.stdout.encode() + b"\x04" + result.stderr.encode() + b"\x04>"
+
+
+def running_of(port: str) -> bool:
+    state = parse_qs(urlsplit(port).query).get("state", ["repl"])[-1]
+    if state not in ("repl", "running"):
+        raise InvalidArgument(
+            messages.SIM_BAD_OPTION.format(port=port, option="state", allowed="repl|running")
+        )
+    return state == "running"
+
+
+def open_micropython(port: str, settings: SerialSettings) -> TimedPortHandle:
+    timeline = Timeline(port)
+    device = FakeDevice(port)
+    board = MicroPythonBoard(device, timeline, running_of(port))
+    device.responder = board
+    board.power_on()
+    return TimedPortHandle(device, settings, timeline)

@@ -1,0 +1,79 @@
+"""Time for simulated devices: play bytes (or run a step) some milliseconds from now, on one thread per open
+port.
+
+A device that answers after 20–150 ms, counts down once a second or drains a flow-control window needs a
+clock. ``Timeline.after(ms, action)`` queues an action; a daemon thread waits on a condition variable for
+the earliest one (no polling) and runs it. ``cancel()`` drops what is queued (a board that reboots),
+``stop()`` ends the thread when the port closes.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import threading
+import time
+from collections.abc import Callable
+
+from serial_mcp.core.settings import SerialSettings
+from serial_mcp.serial.fake import FakeDevice, FakePortHandle
+
+Action = Callable[[], None]
+
+
+class Timeline:
+    """Runs queued actions at their time, in order, on its own thread."""
+
+    def __init__(self, name: str) -> None:
+        self._cond = threading.Condition()
+        self._queue: list[tuple[float, int, Action]] = []
+        self._seq = itertools.count()
+        self._stopped = False
+        self._thread = threading.Thread(target=self._run, name=f"sim-timeline {name}", daemon=True)
+        self._thread.start()
+
+    def after(self, ms: float, action: Action) -> None:
+        """Run ``action`` ``ms`` milliseconds from now (after anything queued for the same moment)."""
+        with self._cond:
+            heapq.heappush(self._queue, (time.monotonic() + ms / 1000, next(self._seq), action))
+            self._cond.notify_all()
+
+    def cancel(self) -> None:
+        """Forget every queued action."""
+        with self._cond:
+            self._queue.clear()
+            self._cond.notify_all()
+
+    def stop(self) -> None:
+        with self._cond:
+            self._stopped = True
+            self._queue.clear()
+            self._cond.notify_all()
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                while not self._stopped:
+                    if not self._queue:
+                        self._cond.wait()
+                        continue
+                    delay = self._queue[0][0] - time.monotonic()
+                    if delay <= 0:
+                        break
+                    self._cond.wait(delay)
+                if self._stopped:
+                    return
+                _, _, action = heapq.heappop(self._queue)
+            action()
+
+
+class TimedPortHandle(FakePortHandle):
+    """A simulated port whose device keeps a timeline: closing the port stops it."""
+
+    def __init__(self, device: FakeDevice, settings: SerialSettings, timeline: Timeline) -> None:
+        super().__init__(device, settings)
+        self.timeline = timeline
+
+    def close(self) -> None:
+        self.timeline.stop()
+        super().close()
