@@ -61,8 +61,7 @@ TOO_MANY_CONNECTIONS = "this server already has {max} open connections; close on
 CONNECTION_NOT_FOUND = "no connection {id!r}; open connections: {known}. Call open(port) to create one."
 WRITE_EMPTY = "data is empty; give the text (or hex/base64 bytes) to send."
 NOT_CONNECTED = (
-    "connection {id!r} is {state} (last error: {error}); nothing was sent. Close it and open the "
-    "port again once the device is back."
+    "connection {id!r} is {state} (last error: {error}); nothing was sent. {advice}"
 )
 WRITE_TIMEOUT = (
     "writing to {id!r} timed out (flow control holding the line?); check flow_control and cabling."
@@ -227,11 +226,14 @@ SERVER_INSTRUCTIONS = (
     "-> close. Received bytes are kept in a ring buffer per connection with absolute offsets; read consumes "
     "through a cursor ('default' unless you name your own) and reports bytes_lost if the ring overran. "
     "Use match to wait for a pattern, timeout_ms to bound waits; a plain read returns once the line is idle. "
-    "Payloads are utf8 text unless you ask for hex or base64; non-UTF-8 bytes come back as hex, never lost."
+    "Payloads are utf8 text unless you ask for hex or base64; non-UTF-8 bytes come back as hex, never lost. "
+    "No device at hand? sim://modem (AT), sim://echo, or replay://captures/FILE.jsonl?mode=instant|respond"
+    "&speed=N&loop=1 replays a recorded session. Dialogs: transact(steps=[{send, expect}]); "
+    "open(respond=[{on, send}]) answers a prompt (e.g. stop autoboot) however late your first read comes."
 )
 D_LIST_PORTS = "List serial ports on this machine with USB identity (vid, pid, serial). Start here."
 D_LIST_CONNECTIONS = "List open connections with state and byte counters."
-D_OPEN = "Open a port (path or URL: /dev/ttyUSB0, COM3, socket://h:p, rfc2217://h:p). Default 115200 8N1."
+D_OPEN = "Open a port (/dev/ttyUSB0, COM3, socket://h:p, rfc2217://h:p, sim://modem|echo, replay://f.jsonl). 115200 8N1."
 D_CLOSE = "Close a connection and release the port."
 D_GET_STATUS = "State, settings, counters, ring offsets, cursors, bytes lost, modem lines (null if none)."
 D_READ = (
@@ -288,7 +290,7 @@ P_IDLE_MS = "Return once quiet this long after data (default 100 without match).
 P_MAX_BYTES = "Most bytes to return (default 65536)."
 P_MATCH = "Stop at this: a string or {pattern, mode: literal|regex|glob, pattern_encoding}."
 P_ENCODING_OUT = "utf8 (default; invalid UTF-8 comes back as hex), hex or base64."
-P_ENCODING_IN = "Encoding of data: utf8 (default), hex or base64."
+P_ENCODING_IN = "Encoding of data: utf8 (default; file_transfer: base64), hex or base64."
 P_ENCODING_BOTH = "Encoding of data and of the reply: utf8 (default), hex or base64."
 P_READ_ENCODING = "Reply encoding if it differs from encoding."
 P_DATA = "Bytes to send (in encoding); add line endings yourself."
@@ -318,7 +320,7 @@ P_WINDOW_MS = "How long to listen at each rate (default 600)."
 P_PROBE = "Text to send at each rate to provoke an answer (e.g. '\\r')."
 P_DIRECTION = "send or receive."
 P_XPROTOCOL = "xmodem (checksum), xmodem_crc (default), xmodem_1k or ymodem."
-P_XDATA = "File contents to send (base64 by default)."
+P_XDATA = "File contents to send, in encoding (base64 unless encoding says otherwise)."
 P_XFILENAME = "YMODEM file name to announce."
 P_KEYS = "Named keys sent after data: ctrl-c, enter, esc, up, f1 ..."
 P_STRIP_ANSI = "Remove ANSI/VT100 escape sequences from the text."
@@ -332,6 +334,7 @@ P_FLUSH_TARGET = "input (default), output or both."
 S_PORTS = "{n} port(s): {names}"
 S_CONNECTIONS = "{n} connection(s): {items}"
 S_OPEN = "opened {port} as {id} at {baud} baud"
+S_OPEN_PROTOCOL = ", protocol {protocol}"
 S_CLOSE = "closed {id} ({port}); received {rx} bytes, sent {tx}"
 S_STATUS = "{id} {port}: {state}; rx {rx} bytes, tx {tx}, unread {unread}, lost {lost}{error}"
 S_READ = "{n} bytes [{start}..{end}) stop={stop}{lost}{enc}: {data}"
@@ -755,12 +758,6 @@ MODBUS_RTU_TOO_SHORT = (
     "a Modbus RTU frame needs at least the address and function code (2 bytes) before its CRC, got {length}."
 )
 UBX_TX_TOO_SHORT = "a UBX message needs at least its class and id (2 bytes) before the payload, got {length}."
-# Tool-schema text for the new framing keys (to be wired by the lead where P_RX_FRAMING is used).
-P_BINARY_FRAMING = (
-    "binary: sync (hex or list), length {offset,size 1|2|4,endianness,counts payload|frame|from,from,"
-    "adjust,mask} or a fixed int, header_length, checksum {algorithm,endianness,start,stop,position}, "
-    "max_length. Also ubx, rtcm3, gnss, modbus_rtu, nmea."
-)
 VIEW_NOTE_SKIPPED = "skipped {n} event(s) of types this version does not know: {kinds}"
 VIEW_NOTE_TORN = "the last line was cut short (the writer stopped mid-line) and is left out"
 VIEW_NOTE_LOST = "{n} bytes were lost before they could be recorded"
@@ -781,7 +778,6 @@ CLI_ONESHOT_FAILED = "serial-mcp: {message}"
 ESCAPE_BAD = r"DATA has an unknown escape {escape} at position {pos}; use \r \n \t \0 \e \\ or \xHH."
 
 # --- careless input and faults (issue 15): strict values, bounded writes/answers/memory, storage ---
-PORT_HAS_NUL = "port {port!r} contains a NUL byte; no port name does. Pass the device path or URL as it is."
 RING_MEMORY_LIMIT = (
     "rx_buffer_size {size} would take the server past its ring memory limit ({used} of {limit} bytes in use, "
     "{free} free); use a smaller rx_buffer_size, close a connection, or raise --max-ring-memory."
@@ -823,3 +819,10 @@ STEPS_WITH_DATA = "give either data (one write and read) or steps (a dialog), no
 SIM_BAD_OPTION = "{port!r}: option {option} must be {allowed}."
 P_BOOT_SEND = "Text to send after the mark to trigger the boot (e.g. 'reset\\r'), for boards without a line reset."
 S_BEFORE_MARK = " ({n} unread bytes arrived before the mark: read from='buffer_start' to see them)"
+NOT_CONNECTED_RECONNECTING = "Auto-reconnect is running: wait and call again, or call reconnect (closing would lose the buffer and offsets)."
+NOT_CONNECTED_GONE = "Call reconnect once the device is back (the buffer and offsets are kept), or close it."
+P_CHECKSUM_DATA = "Bytes to checksum (in encoding)."
+P_BYTE_ORDER = "Byte order of wire_hex: big (default) or little (e.g. CRC-16/MODBUS)."
+S_CHECKSUM_WIRE = ", on the wire ({order}-endian): {wire}"
+CHECKSUM_BAD_ORDER = "byte_order is {value!r}; use big or little."
+NO_MODEM_LINES = "{port} has no modem-control lines (a PTY or socket:// port), so {what} cannot be driven; nothing was changed."

@@ -15,10 +15,11 @@ import anyio
 from serial_mcp import messages
 from serial_mcp.core.identity import OpenPlan, generated_selector, plan_bare_open
 from serial_mcp.core.pace import parse_pace
+from serial_mcp.core.port_url import check_text
 from serial_mcp.core.presets import effective
 from serial_mcp.core.reconnect import parse_policy
 from serial_mcp.core.settings import SerialSettings
-from serial_mcp.engine import shaping
+from serial_mcp.engine import respond_ops, shaping
 from serial_mcp.engine.access import Caller, check_share
 from serial_mcp.engine.log_ops import start_recording
 from serial_mcp.engine.services import Services
@@ -101,13 +102,20 @@ class Opener:
         mirror: str | None = None,
         caller: Caller | None = None,
         share: Any = None,
+        respond: Any = None,
     ) -> Opened:
         """Open ``port`` with the call's ``fields`` (None = not given) over the profile's defaults.
 
         The connection belongs to ``caller``; ``share="write"`` lets other callers write and close it.
         In read-only mode nothing that writes is accepted (a read-write mirror, RS-485 mode) and the
         profile store is not written (a profile is still applied, but none is generated or touched)."""
+        if not isinstance(port, str) or not port.strip():
+            raise InvalidArgument(messages.OPEN_NO_PORT)
+        check_text(port)  # a NUL or a lone surrogate: invalid_argument before any path lookup
         share_mode = check_share(share)
+        standing = respond_ops.parse_standing(respond) if respond is not None else []
+        if standing:
+            self.svc.policy.refuse_argument("open", "respond", messages.READ_ONLY_WHY_RESPOND)
         if mirror == "rw":
             self.svc.policy.refuse_argument("open", "mirror", messages.READ_ONLY_WHY_MIRROR_RW)
         if fields.get("rs485") is not None:
@@ -145,6 +153,8 @@ class Opener:
             if mirror is not None:
                 conn.mirror = PtyMirror(conn, mirror)  # type: ignore[arg-type]
                 conn.closers.append(conn.mirror.close)
+            if standing:  # from the very first byte, whenever the agent gets to its first read
+                await respond_ops.arm_standing(conn, standing, conn.snapshot().start_offset)
         except BaseException:
             await self.manager.close(conn.id)
             raise

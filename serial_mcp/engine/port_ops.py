@@ -7,7 +7,7 @@ from typing import Any
 import anyio
 
 from serial_mcp.core.identity import plan_bare_open
-from serial_mcp.engine import results, shaping
+from serial_mcp.engine import respond_ops, results, shaping
 from serial_mcp.engine.access import Caller
 from serial_mcp.engine.opening import Opener
 from serial_mcp.engine.services import Services
@@ -34,6 +34,14 @@ async def list_ports(svc: Services) -> results.ListPortsResult:
         )
         for p in infos
     ]
+    listed = {p.name for p in infos}
+    ports += [  # open sim://, replay://, socket:// … connections are ports too, shown as such
+        results.Port(
+            name=c.port, transport="virtual", open_as=c.id, description=c.port.split("://")[0] + " (open)"
+        )
+        for c in svc.manager.list()
+        if c.port not in listed
+    ]
     matches: list[dict[str, Any]] = []
     if svc.profiles is not None:
         stored = await anyio.to_thread.run_sync(svc.profiles.list)
@@ -55,10 +63,19 @@ async def open_port(
     record: str | None = None,
     mirror: str | None = None,
     share: Any = None,
+    respond: Any = None,
 ) -> results.OpenResult:
-    """Open ``port``; ``fields`` are the open settings (None = not given: the profile's or default)."""
+    """Open ``port``; ``fields`` are the open settings (None = not given: the profile's or default).
+    ``respond``: standing rules armed from the first received byte."""
     opened = await Opener(svc).open(
-        port, fields, profile_mode=profile_mode, record=record, mirror=mirror, caller=caller, share=share
+        port,
+        fields,
+        profile_mode=profile_mode,
+        record=record,
+        mirror=mirror,
+        caller=caller,
+        share=share,
+        respond=respond,
     )
     return results.open_result(opened.conn, opened.profile, opened.action)
 
@@ -72,7 +89,12 @@ async def close(svc: Services, caller: Caller, connection_id: str) -> results.Cl
 
 
 def get_status(svc: Services, caller: Caller, connection_id: str) -> results.StatusResult:
-    return shaping.status(svc.connection(caller, connection_id), caller)
+    conn = svc.connection(caller, connection_id)
+    status = shaping.status(conn, caller)
+    status.responders = respond_ops.statuses(conn) or None
+    status.owner = "you" if conn.owner == caller.key else "another session"
+    status.share = conn.share
+    return status
 
 
 async def reconnect(svc: Services, caller: Caller, connection_id: str) -> results.ReconnectResult:

@@ -74,6 +74,7 @@ class OpenResult(BaseModel):
     profile: str | None = None
     profile_action: str | None = None
     mirror: str | None = None
+    protocol: str | None = None  # the preset the connection's reads and writes use by default
 
     def summary(self) -> str:
         prof = (
@@ -81,7 +82,10 @@ class OpenResult(BaseModel):
             if self.profile
             else ""
         )
-        return messages.S_OPEN.format(id=self.connection_id, port=self.port, baud=self.baud_rate) + prof
+        proto = messages.S_OPEN_PROTOCOL.format(protocol=self.protocol) if self.protocol else ""
+        return (
+            messages.S_OPEN.format(id=self.connection_id, port=self.port, baud=self.baud_rate) + proto + prof
+        )
 
 
 class CloseResult(BaseModel):
@@ -135,16 +139,19 @@ class StatusResult(BaseModel):
     def summary(self) -> str:
         answered = sum(int(r.get("sent", 0)) for r in self.responders or [])
         extra = messages.S_STATUS_RESPONDED.format(n=answered) if answered else ""
-        return messages.S_STATUS.format(
-            id=self.connection_id,
-            port=self.port,
-            state=self.state,
-            rx=self.rx_bytes,
-            tx=self.tx_bytes,
-            unread=self.cursors["default"].unread if "default" in self.cursors else 0,
-            lost=self.bytes_lost_total,
-            error=f", last error: {self.last_error}" if self.last_error else "",
-        ) + extra
+        return (
+            messages.S_STATUS.format(
+                id=self.connection_id,
+                port=self.port,
+                state=self.state,
+                rx=self.rx_bytes,
+                tx=self.tx_bytes,
+                unread=self.cursors["default"].unread if "default" in self.cursors else 0,
+                lost=self.bytes_lost_total,
+                error=f", last error: {self.last_error}" if self.last_error else "",
+            )
+            + extra
+        )
 
 
 class Frame(BaseModel):
@@ -291,11 +298,13 @@ class ChecksumResult(BaseModel):
     checksum: int
     checksum_hex: str
     width_bytes: int
+    wire_hex: str = ""  # the checksum's bytes as they go on the wire, in byte_order
+    byte_order: str = "big"
 
     def summary(self) -> str:
         return messages.S_CHECKSUM.format(
             algorithm=self.algorithm, hex=self.checksum_hex, value=self.checksum
-        )
+        ) + messages.S_CHECKSUM_WIRE.format(order=self.byte_order, wire=self.wire_hex)
 
 
 class ReconnectResult(BaseModel):
@@ -411,6 +420,7 @@ def open_result(conn: Any, profile: str | None, action: str) -> OpenResult:
         profile=profile,
         profile_action=action,
         mirror=conn.mirror.path if conn.mirror is not None else None,
+        protocol=conn.options.get("protocol"),
     )
 
 

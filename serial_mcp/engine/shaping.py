@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from typing import Any
+
+import anyio
 
 from serial_mcp import messages
 from serial_mcp.core import ansi
@@ -16,10 +18,11 @@ from serial_mcp.core.presets import Resolved, effective
 from serial_mcp.core.screen import MAX_COLS, MAX_ROWS, MIN_SIZE, TerminalScreen
 from serial_mcp.engine import results as models
 from serial_mcp.engine.access import Caller
-from serial_mcp.errors import InvalidArgument, SerialMcpError
+from serial_mcp.errors import InvalidArgument, SerialMcpError, Short
 from serial_mcp.serial import reader
 from serial_mcp.serial.connection import Connection
 from serial_mcp.serial.responder import Responder
+from serial_mcp.serial.tx import MAX_WRITE_TIMEOUT_MS, WriteOutcome, write_budget_s
 
 
 def codecs(
@@ -60,29 +63,92 @@ def require_open(conn: Connection) -> None:
     if conn.state != "open":
         raise SerialMcpError(
             "not_connected",
-            messages.NOT_CONNECTED.format(id=conn.id, state=conn.state, error=conn.last_error or "-"),
+            messages.NOT_CONNECTED.format(
+                id=conn.id,
+                state=conn.state,
+                error=conn.last_error or "-",
+                advice=messages.NOT_CONNECTED_RECONNECTING
+                if conn.state == "reconnecting"
+                else messages.NOT_CONNECTED_GONE,
+            ),
         )
 
 
-async def write(conn: Connection, data: bytes, pace: Pace | None = None) -> int:
+def write_budget(conn: Connection, data: bytes, pace: Pace | None, timeout_ms: int | None) -> float:
+    """The write's deadline in seconds (validated ``timeout_ms``, else the default plus wire time)."""
+    if timeout_ms is not None and (
+        isinstance(timeout_ms, bool)
+        or not isinstance(timeout_ms, int)
+        or not 1 <= timeout_ms <= MAX_WRITE_TIMEOUT_MS
+    ):
+        raise InvalidArgument(
+            messages.WRITE_BAD_TIMEOUT.format(value=Short(timeout_ms), max=MAX_WRITE_TIMEOUT_MS)
+        )
+    return write_budget_s(len(data), conn.settings.baud_rate, pace, timeout_ms)
+
+
+async def write(
+    conn: Connection, data: bytes, pace: Pace | None = None, timeout_s: float | None = None
+) -> WriteOutcome:
+    """Queue behind earlier writes and write, all within ``timeout_s`` (default: ``write_budget``)."""
     require_open(conn)
-    async with conn.tx.lock:
-        return await write_locked(conn, data, pace)
+    budget = write_budget(conn, data, pace, None) if timeout_s is None else timeout_s
+    deadline = anyio.current_time() + budget
+    if not await conn.tx.acquire_within(budget):
+        return WriteOutcome(0, timed_out=True)
+    try:
+        return await write_locked(conn, data, pace, max(0.0, deadline - anyio.current_time()))
+    finally:
+        conn.tx.lock.release()
 
 
-async def write_locked(conn: Connection, data: bytes, pace: Pace | None = None) -> int:
-    """Write with the TX lock held; an OS error marks the connection lost and becomes ``io_error``.
+@asynccontextmanager
+async def tx_turn(conn: Connection, data: bytes, budget: float) -> AsyncIterator[None]:
+    """Hold the TX lock (FIFO) for a transact; waiting longer than ``budget`` is ``write_timeout``."""
+    if not await conn.tx.acquire_within(budget):
+        raise _stopped(conn, data, budget, 0)
+    try:
+        yield
+    finally:
+        conn.tx.lock.release()
+
+
+async def write_all(conn: Connection, data: bytes, pace: Pace | None, budget: float) -> int:
+    """``write_locked`` for a transact: a write that stops at its deadline is ``write_timeout``
+    (with the count that went out), and nothing is read."""
+    out = await write_locked(conn, data, pace, budget)
+    if out.timed_out:
+        raise _stopped(conn, data, budget, out.bytes_written)
+    return out.bytes_written
+
+
+def _stopped(conn: Connection, data: bytes, budget: float, written: int) -> SerialMcpError:
+    text = messages.WRITE_STOPPED_TIMEOUT.format(
+        id=conn.id, ms=round(budget * 1000), written=written, total=len(data)
+    )
+    return SerialMcpError("write_timeout", text)
+
+
+async def write_locked(
+    conn: Connection, data: bytes, pace: Pace | None = None, timeout_s: float | None = None
+) -> WriteOutcome:
+    """Write with the TX lock held; an OS error marks the connection lost and becomes ``io_error``;
+    a device that stops taking data ends the write at its deadline (``timed_out``, bytes counted).
 
     The tx event is logged as the write starts, so a fast reply is never logged before its command.
     """
     conn.record("tx", data)
+    budget = write_budget(conn, data, pace, None) if timeout_s is None else timeout_s
     try:
-        return await conn.tx.write_locked(data, pace)
+        out = await conn.tx.write_locked(data, pace, budget)
     except TimeoutError as exc:
         raise SerialMcpError("write_timeout", messages.WRITE_TIMEOUT.format(id=conn.id)) from exc
     except OSError as exc:
         conn.note_write_error(exc)
         raise SerialMcpError("io_error", messages.WRITE_FAILED.format(id=conn.id, error=exc)) from exc
+    if out.closed:  # close() ended it: the port is gone, whatever the device did
+        raise SerialMcpError("connection_closed", messages.CONNECTION_CLOSED.format(id=conn.id))
+    return out
 
 
 def summary(c: Connection) -> models.ConnectionSummary:
@@ -202,23 +268,6 @@ def read_result(
         responded=None if responder is None else responder.sent,
         ansi_stripped=stripped if strip_ansi else None,
     )
-
-
-@contextmanager
-def armed(conn: Connection, spec: Any) -> Iterator[Responder | None]:
-    """Arm a ``respond`` rule for the duration of one call (validated before anything happens)."""
-    responder = Responder.from_spec(spec) if spec is not None else None
-    if responder is None:
-        yield None
-        return
-    with conn.lock:
-        conn.responders.append(responder)
-    try:
-        yield responder
-    finally:
-        with conn.lock:
-            if responder in conn.responders:
-                conn.responders.remove(responder)
 
 
 def screen_for(conn: Connection, cursor: str, spec: dict[str, int]) -> TerminalScreen:

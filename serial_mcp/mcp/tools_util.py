@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import Field
 
@@ -17,8 +17,9 @@ def register(reg: ToolRegistry) -> None:
         title="Compute a checksum", description=messages.D_COMPUTE_CHECKSUM, read_only=True, idempotent=True
     )
     async def compute_checksum(
-        data: params.Data,
+        data: Annotated[str, Field(description=messages.P_CHECKSUM_DATA)],
         algorithm: Annotated[str, Field(description=messages.P_ALGORITHM)],
         encoding: params.EncIn = None,
+        byte_order: Annotated[Literal["big", "little"] | None, Field(description=messages.P_BYTE_ORDER)] = None,
     ) -> results.ChecksumResult:
-        return checksum_ops.compute_checksum(data, algorithm, encoding)
+        return checksum_ops.compute_checksum(data, algorithm, encoding, byte_order)

@@ -28,6 +28,7 @@ from serial_mcp.serial.replay import parse_replay_url
 from serial_mcp.serial.replay_files import real_path, replay_bases, replay_candidates
 
 BY_ID = "/dev/serial/by-id"
+MIN_FRAGMENT = 3  # a description fragment shorter than this matches too much to mean one port
 
 
 def _real(path: str) -> str:
@@ -137,7 +138,8 @@ def resolve_port(port: str, port_lister: Callable[[], list[PortInfo]]) -> str:
             os.path.basename(link) == port and _real(link) == _real(p.name)
             for link in glob.glob(f"{BY_ID}/*")
         ),
-        lambda p: port.lower() in " ".join(filter(None, (p.description, p.product, p.manufacturer))).lower(),
+        lambda p: len(port.strip()) >= MIN_FRAGMENT  # "" or "a" must never pick a port
+        and port.lower() in " ".join(filter(None, (p.description, p.product, p.manufacturer))).lower(),
     ):
         found = [p for p in ports if pick(p)]
         if len(found) == 1:

@@ -9,11 +9,16 @@ usable descriptor (pyserial's own telnet thread owns the socket): it is read wit
 
 from __future__ import annotations
 
+import contextlib
 import errno
+import fcntl
 import os
 import select
 import stat
+import struct
+import termios
 import threading
+import time
 from typing import Any
 
 import serial
@@ -24,6 +29,7 @@ from serial_mcp.core.settings import SerialSettings
 from serial_mcp.errors import SerialMcpError
 from serial_mcp.serial.handle import PortEOF
 from serial_mcp.serial.judged import JudgedPath
+from serial_mcp.serial.tx import WriteStopped
 
 _PARITY = {
     "none": serial.PARITY_NONE,
@@ -34,6 +40,7 @@ _PARITY = {
 }
 _READ_SIZE = 65536
 _DRAIN_LIMIT = 256 * 1024
+_CLOSE_WAIT = 5.0  # a woken writer returns at once; never close a descriptor a writer still uses
 _GENERIC_TIMEOUT = (
     0.25  # ports without a file descriptor or cancel_read (rfc2217://): bounds interrupt latency
 )
@@ -71,12 +78,19 @@ class SystemPortHandle:
         except Exception:
             self._fd = None
         self._wake_r, self._wake_w = os.pipe()
-        os.set_blocking(self._wake_r, False)
-        os.set_blocking(self._wake_w, False)
+        self._wake_wr, self._wake_ww = os.pipe()  # wakes a blocked write (cancel, close)
+        for end in (self._wake_r, self._wake_w, self._wake_wr, self._wake_ww):
+            os.set_blocking(end, False)
+        self._closing = threading.Event()
+        self._write_busy = threading.Lock()  # held while a write uses the descriptor
+        self._draining: threading.Event | None = None  # set once a helper thread's tcdrain returned
+        self._is_tty = self._fd is not None and os.isatty(self._fd)
+        if self._fd is not None and os.get_blocking(self._fd):
+            os.set_blocking(self._fd, False)  # writes wait in select, never inside os.write
         self._interrupted = threading.Event()
         self._generic_cancel = hasattr(ser, "cancel_read") and self._fd is None
         # socket:// has no modem lines; pyserial answers with made-up levels, we report None
-        self._has_lines = not name.lower().startswith("socket://")
+        self._has_lines = not name.lower().startswith("socket://") and not _is_pty(self._fd)
         if self._fd is None:
             want = None if self._generic_cancel else _GENERIC_TIMEOUT
             if ser.timeout != want:  # on an open rfc2217 port this setter renegotiates every setting
@@ -166,14 +180,108 @@ class SystemPortHandle:
                 pass
 
     def write(self, data: bytes) -> int:
+        return self.write_within(data, None)
+
+    def write_within(self, data: bytes, timeout: float | None, cancel: threading.Event | None = None) -> int:
+        """Write all of ``data`` and wait until it left the driver, within ``timeout`` seconds (None:
+        no bound). A device that stops taking data (a full PTY, XOFF, CTS low), ``cancel`` being set or
+        the port closing makes it raise ``WriteStopped`` with the count that went out."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        if self._fd is None:
+            return self._write_generic(data)
+        with self._write_busy:  # close() waits for this before it lets the descriptor go
+            return self._write_fd(self._fd, data, deadline, cancel)
+
+    def _write_fd(self, fd: int, data: bytes, deadline: float | None, cancel: threading.Event | None) -> int:
+        view = memoryview(data)
+        written = 0
+        while written < len(view):
+            self._check_write(written, deadline, cancel)
+            wait = None if deadline is None else max(0.0, deadline - time.monotonic())
+            try:
+                _, ready, _ = select.select([self._wake_wr], [fd], [], wait)
+            except InterruptedError:
+                continue
+            if not ready:
+                self._drain_wake_writer()
+                continue  # woken, or the deadline passed: the check above says which
+            try:
+                written += os.write(fd, view[written:])
+            except (BlockingIOError, InterruptedError):
+                continue
+        self._wait_sent(written, deadline, cancel)
+        return written
+
+    def _check_write(self, written: int, deadline: float | None, cancel: threading.Event | None) -> None:
+        if self._closing.is_set():
+            raise WriteStopped(written, "closed")
+        if cancel is not None and cancel.is_set():
+            raise WriteStopped(written, "cancelled")
+        if deadline is not None and time.monotonic() >= deadline:
+            raise WriteStopped(written)
+
+    def _wait_sent(self, written: int, deadline: float | None, cancel: threading.Event | None) -> None:
+        """``tcdrain``: wait until the bytes left the UART. Without flow control that takes their wire
+        time; with it (XOFF, CTS low) it can take for ever, so it runs on a helper thread and is waited
+        for only until the deadline — the bytes still queued in the driver are not counted as sent."""
+        if not self._is_tty:
+            return
+        if not (self._ser.xonxoff or self._ser.rtscts) or deadline is None:
+            self._tcdrain()
+            return
+        if self._draining is None or self._draining.is_set():
+            drained = threading.Event()
+            self._draining = drained
+            threading.Thread(
+                target=self._drain_then_set, args=(drained,), name="tx-drain", daemon=True
+            ).start()
+        while not self._draining.wait(max(0.0, deadline - time.monotonic())):
+            queued = self._output_queued()
+            self._check_write(max(0, written - queued), deadline, cancel)
+        self._check_write(written, None, cancel)
+
+    def _drain_then_set(self, drained: threading.Event) -> None:
+        try:
+            self._tcdrain()
+        finally:
+            drained.set()
+
+    def _tcdrain(self) -> None:
+        try:
+            self._ser.flush()
+        except (serial.SerialException, termios.error, OSError):
+            pass  # the port went away: the next read reports it
+
+    def _output_queued(self) -> int:
+        try:
+            raw = fcntl.ioctl(self._fd or 0, termios.TIOCOUTQ, b"\0\0\0\0")
+            return int(struct.unpack("I", raw)[0])
+        except OSError:
+            return 0
+
+    def _write_generic(self, data: bytes) -> int:
         try:
             n = self._ser.write(data)
             self._ser.flush()
         except serial.SerialTimeoutException as exc:
-            raise TimeoutError(str(exc)) from exc
+            raise WriteStopped(0) from exc
         except serial.SerialException as exc:
             raise OSError(errno.EIO, str(exc)) from exc
         return len(data) if n is None else int(n)
+
+    def wake_writer(self) -> None:
+        """Make a blocked ``write_within`` look at its cancel flag now."""
+        try:
+            os.write(self._wake_ww, b"x")
+        except OSError:
+            pass
+
+    def _drain_wake_writer(self) -> None:
+        try:
+            while os.read(self._wake_wr, 512):
+                pass
+        except OSError:
+            pass
 
     def _control(self, attr: str, value: Any) -> None:
         """Set a pyserial attribute; a network port's refusal or silence (rfc2217 answers time out)
@@ -202,14 +310,28 @@ class SystemPortHandle:
         except serial.SerialException as exc:
             raise OSError(errno.EIO, _explain(self.name, exc)) from exc
 
+    def _line(self, attr: str, level: bool, what: str) -> None:
+        """DTR, RTS and BREAK need real modem-control lines: a PTY or a ``socket://`` port has none,
+        and says so the same way every time (``unsupported``), never a silent success."""
+        if not self._has_lines:
+            raise SerialMcpError("unsupported", messages.NO_MODEM_LINES.format(port=self.name, what=what))
+        try:
+            self._control(attr, level)
+        except OSError as exc:
+            if exc.errno in (errno.ENOTTY, errno.EINVAL, errno.ENOTSUP):
+                raise SerialMcpError(
+                    "unsupported", messages.NO_MODEM_LINES.format(port=self.name, what=what)
+                ) from exc
+            raise
+
     def set_dtr(self, level: bool) -> None:
-        self._control("dtr", level)
+        self._line("dtr", level, "DTR")
 
     def set_rts(self, level: bool) -> None:
-        self._control("rts", level)
+        self._line("rts", level, "RTS")
 
     def set_break(self, level: bool) -> None:
-        self._control("break_condition", level)
+        self._line("break_condition", level, "BREAK")
 
     def modem_lines(self) -> dict[str, bool | None]:
         lines: dict[str, bool | None] = {}
@@ -223,10 +345,17 @@ class SystemPortHandle:
         return lines
 
     def close(self) -> None:
+        self._closing.set()  # a write blocked on a device that stopped reading ends now
+        self.wake_writer()
+        if self._draining is not None and not self._draining.is_set():
+            with contextlib.suppress(Exception):  # discard what flow control held: releases tcdrain
+                self._ser.reset_output_buffer()
+        if self._write_busy.acquire(timeout=_CLOSE_WAIT):  # the woken writer has let go of the fd
+            self._write_busy.release()
         try:
             self._ser.close()
         finally:
-            for fd in (self._wake_r, self._wake_w):
+            for fd in (self._wake_r, self._wake_w, self._wake_wr, self._wake_ww):
                 try:
                     os.close(fd)
                 except OSError:
@@ -363,6 +492,16 @@ def classify_open_error(port: str, exc: BaseException) -> SerialMcpError:
     return SerialMcpError(
         "port_open_failed", messages.PORT_OPEN_FAILED.format(port=port, error=_explain(port, exc))
     )
+
+
+def _is_pty(fd: int | None) -> bool:
+    """A pseudo-terminal (Unix98 ``/dev/pts/N``): no modem-control lines behind it."""
+    if fd is None:
+        return False
+    try:
+        return 136 <= os.major(os.fstat(fd).st_rdev) <= 143
+    except OSError:
+        return False
 
 
 def _is_rfc2217(port: str) -> bool:

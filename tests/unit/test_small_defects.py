@@ -1,0 +1,69 @@
+"""Small defects found by agents at work: each with the call that showed it."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from mcp import Client
+
+from serial_mcp.mcp.server import build_server
+from serial_mcp.serial.fake import FakeOpener
+from serial_mcp.serial.manager import ConnectionManager
+from serial_mcp.serial.ports import PortInfo
+from serial_mcp.serial.system import SystemOpener
+from tests.tool_calls import call, error
+
+pytestmark = pytest.mark.anyio
+
+
+def one_port() -> list[PortInfo]:
+    return [PortInfo("dev", "ttyS0 serial", None, None, None, None, None, None, None, None, "native")]
+
+
+@pytest.mark.parametrize("port", ["", "   ", "a", "s"])
+async def test_empty_or_one_letter_port_never_picks_a_port(port: str) -> None:
+    opener = FakeOpener()
+    opener.add("dev")
+    manager = ConnectionManager(opener)
+    async with Client(build_server(manager, port_lister=one_port)) as c:
+        e = await error(c, "open", {"port": port})
+        assert e["code"] in ("invalid_argument", "port_not_found"), e
+        assert manager.list() == []
+
+
+async def test_open_virtual_ports_are_listed_and_open_names_its_protocol() -> None:
+    from serial_mcp.serial.openers import default_opener
+
+    async with Client(build_server(ConnectionManager(default_opener()), port_lister=list)) as c:
+        r = await c.call_tool("open", {"port": "sim://modem", "protocol": "at_command"})
+        assert not r.is_error and "protocol at_command" in r.content[0].text  # type: ignore[union-attr]
+        ports = await call(c, "list_ports", {})
+        assert [(p["name"], p["transport"], p["open_as"]) for p in ports["ports"]] == [("sim://modem", "virtual", "c1")]
+
+
+async def test_dtr_rts_and_break_on_a_pty_are_unsupported_not_io_errors() -> None:
+    master, slave = os.openpty()
+    try:
+        async with Client(build_server(ConnectionManager(SystemOpener()))) as c:
+            cid = (await call(c, "open", {"port": os.ttyname(slave)}))["connection_id"]
+            for tool, args in [("set_dtr_rts", {"dtr": False}), ("send_break", {"duration_ms": 10})]:
+                e = await error(c, tool, {"connection_id": cid, **args})
+                assert e["code"] == "unsupported", e
+            status = await call(c, "get_status", {"connection_id": cid})
+            assert status["state"] == "open"  # the port is fine
+    finally:
+        os.close(master)
+        os.close(slave)
+
+
+async def test_compute_checksum_gives_the_wire_bytes() -> None:
+    async with Client(build_server(ConnectionManager(FakeOpener()))) as c:
+        r = await call(c, "compute_checksum", {"data": "010300000002", "encoding": "hex", "algorithm": "crc16_modbus", "byte_order": "little"})
+        assert r["checksum_hex"] == "0bc4" and r["wire_hex"] == "c40b"
+
+
+async def test_delete_profile_is_marked_destructive() -> None:
+    async with Client(build_server(ConnectionManager(FakeOpener()))) as c:
+        tools = {t.name: t for t in (await c.list_tools()).tools}
+        assert tools["delete_profile"].annotations.destructive_hint is True  # type: ignore[union-attr]
