@@ -192,7 +192,7 @@ def serve(cfg: config.ServerConfig) -> int:
     profiles = ProfileStore(cfg.profiles_path or default_profiles_path())
     profiles.load()  # an unreadable, corrupt or future-version store stops the start, untouched
     server = build_server(
-        ConnectionManager(opener),
+        ConnectionManager(opener, max_ring_memory=cfg.max_ring_memory),
         captures=captures,
         read_only=cfg.read_only,
         profiles=profiles,

@@ -826,3 +826,5 @@ P_BYTE_ORDER = "Byte order of wire_hex: big (default) or little (e.g. CRC-16/MOD
 S_CHECKSUM_WIRE = ", on the wire ({order}-endian): {wire}"
 CHECKSUM_BAD_ORDER = "byte_order is {value!r}; use big or little."
 NO_MODEM_LINES = "{port} has no modem-control lines (a PTY or socket:// port), so {what} cannot be driven; nothing was changed."
+P_RECORD_DURATION = "With start: stop by itself after this many ms."
+RECORD_BAD_DURATION = "duration_ms must be a whole number of milliseconds from 1 to {max}."

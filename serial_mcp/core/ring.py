@@ -32,7 +32,16 @@ class RingRead:
 class RxRing:
     """Drop-oldest byte ring with absolute offsets, exact loss accounting and per-chunk arrival times."""
 
-    __slots__ = ("_buf", "_cap", "_end", "_stamp_ends", "_stamp_head", "_stamp_times", "dropped_total")
+    __slots__ = (
+        "__weakref__",
+        "_buf",
+        "_cap",
+        "_end",
+        "_stamp_ends",
+        "_stamp_head",
+        "_stamp_times",
+        "dropped_total",
+    )
 
     def __init__(self, capacity: int = DEFAULT_CAPACITY) -> None:
         if not MIN_CAPACITY <= capacity <= MAX_CAPACITY:

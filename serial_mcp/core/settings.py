@@ -9,7 +9,7 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any, Literal
 
 from serial_mcp import messages
-from serial_mcp.errors import InvalidArgument
+from serial_mcp.errors import InvalidArgument, Short
 
 Parity = Literal["none", "even", "odd", "mark", "space"]
 FlowControl = Literal["none", "software", "hardware"]
@@ -46,17 +46,21 @@ class SerialSettings:
 def validate_settings(s: SerialSettings) -> SerialSettings:
     """Check every field; normalise parity aliases (``N``/``E``/``O``) and integral stop bits."""
     if isinstance(s.baud_rate, bool) or not isinstance(s.baud_rate, int) or not 1 <= s.baud_rate <= MAX_BAUD:
-        raise InvalidArgument(messages.BAD_BAUD.format(value=s.baud_rate, max=MAX_BAUD))
-    if s.data_bits not in DATA_BITS:
-        raise InvalidArgument(messages.BAD_DATA_BITS.format(value=s.data_bits))
+        raise InvalidArgument(messages.BAD_BAUD.format(value=Short(s.baud_rate), max=MAX_BAUD))
+    if isinstance(s.data_bits, bool) or s.data_bits not in DATA_BITS:
+        raise InvalidArgument(messages.BAD_DATA_BITS.format(value=Short(s.data_bits)))
     parity = PARITY_ALIASES.get(str(s.parity).lower(), str(s.parity).lower())
     if parity not in PARITIES:
-        raise InvalidArgument(messages.BAD_PARITY.format(value=s.parity, allowed=", ".join(PARITIES)))
-    if s.stop_bits not in STOP_BITS:
-        raise InvalidArgument(messages.BAD_STOP_BITS.format(value=s.stop_bits))
+        raise InvalidArgument(messages.BAD_PARITY.format(value=Short(s.parity), allowed=", ".join(PARITIES)))
+    if (
+        isinstance(s.stop_bits, bool)
+        or not isinstance(s.stop_bits, int | float)
+        or s.stop_bits not in STOP_BITS
+    ):
+        raise InvalidArgument(messages.BAD_STOP_BITS.format(value=Short(s.stop_bits)))
     if s.flow_control not in FLOW_CONTROLS:
         raise InvalidArgument(
-            messages.BAD_FLOW.format(value=s.flow_control, allowed=", ".join(FLOW_CONTROLS))
+            messages.BAD_FLOW.format(value=Short(s.flow_control), allowed=", ".join(FLOW_CONTROLS))
         )
     stop = int(s.stop_bits) if float(s.stop_bits).is_integer() else s.stop_bits
     if s.rs485 is not None:

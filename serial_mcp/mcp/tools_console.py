@@ -19,8 +19,8 @@ def register(reg: ToolRegistry, svc: Services) -> None:
     @reg.tool(title="Detect the baud rate", description=messages.D_DETECT_BAUD, mutates=True)
     async def detect_baud(
         connection_id: params.ConnId,
-        candidates: Annotated[list[int] | None, Field(description=messages.P_CANDIDATES)] = None,
-        window_ms: Annotated[int, Field(description=messages.P_WINDOW_MS)] = 600,
+        candidates: Annotated[list[params.Int] | None, Field(description=messages.P_CANDIDATES)] = None,
+        window_ms: Annotated[params.Int, Field(description=messages.P_WINDOW_MS)] = 600,
         probe: Annotated[str | None, Field(description=messages.P_PROBE)] = None,
     ) -> results.BaudResult:
         return await console_ops.detect_baud(svc, current(), connection_id, candidates, window_ms, probe)

@@ -34,7 +34,7 @@ def register(reg: ToolRegistry, svc: Services) -> None:
     async def send_break(
         connection_id: params.ConnId,
         ctx: Context,
-        duration_ms: Annotated[int, Field(description=messages.P_BREAK_MS)] = 250,
+        duration_ms: Annotated[params.Int, Field(description=messages.P_BREAK_MS)] = 250,
     ) -> results.BreakResult:
         async def progress(done: float, total: float | None, message: str) -> None:
             await ctx.report_progress(done, total, message)

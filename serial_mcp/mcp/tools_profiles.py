@@ -14,7 +14,7 @@ from serial_mcp.mcp.callers import current
 from serial_mcp.mcp.toolkit import ToolRegistry
 
 ProfileName = Annotated[str, Field(description=messages.P_PROFILE)]
-Revision = Annotated[int | None, Field(description=messages.P_EXPECTED_REVISION)]
+Revision = Annotated[params.Int | None, Field(description=messages.P_EXPECTED_REVISION)]
 
 
 def register(reg: ToolRegistry, svc: Services) -> None:
@@ -61,7 +61,7 @@ def register(reg: ToolRegistry, svc: Services) -> None:
     @reg.tool(title="Restore an earlier profile revision", description=messages.D_ROLLBACK, mutates=True)
     async def rollback_profile(
         name: ProfileName,
-        to_revision: Annotated[int, Field(description=messages.P_TO_REVISION)],
+        to_revision: Annotated[params.Int, Field(description=messages.P_TO_REVISION)],
         expected_revision: Revision = None,
     ) -> results.ProfileResult:
         return await profile_ops.rollback_profile(svc, name, to_revision, expected_revision)

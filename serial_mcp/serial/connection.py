@@ -16,6 +16,7 @@ import contextlib
 import logging
 import threading
 import time
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -104,13 +105,22 @@ class Connection:
         self._pump = self._new_pump(handle)
 
     def _new_pump(self, handle: PortHandle) -> RxPump:
+        """The pump calls back through a weak reference: it never keeps a dropped connection (and
+        its ring) alive, and no cycle waits for the garbage collector."""
         gen = self._generation
-        return RxPump(
-            handle,
-            self._on_data,
-            lambda error: self._on_pump_stop(error, gen),
-            name=f"rx-pump-{self.id}",
-        )
+        me = weakref.ref(self)
+
+        def on_data(data: bytes, t: float) -> None:
+            conn = me()
+            if conn is not None:
+                conn._on_data(data, t)
+
+        def on_stop(error: BaseException | None) -> None:
+            conn = me()
+            if conn is not None:
+                conn._on_pump_stop(error, gen)
+
+        return RxPump(handle, on_data, on_stop, name=f"rx-pump-{self.id}")
 
     def start(self) -> None:
         self.record("open", port=self.port, settings=self.settings.as_dict())  # before any rx
@@ -147,14 +157,17 @@ class Connection:
             self._call_on_loop(self._wake)
 
     def _respond(self, responders: list[Any], data: bytes, offset: int) -> None:
+        end = offset + len(data)
         for r in responders:
-            if r.feed(data, offset):
+            more = r.feed(data, offset)
+            while more:  # one answer per occurrence, even several in one chunk
                 try:
                     self.tx.write_now(r.send)
                 except OSError as exc:  # the pump will see the port die on its next read
                     log.info("respond on %s failed: %s", self.id, exc)
-                    continue
+                    break
                 self.record("tx", r.send, respond=True)
+                more = not r.done and r.feed(b"", end)
 
     def _on_pump_stop(self, error: BaseException | None, generation: int) -> None:
         if error is not None:
@@ -366,10 +379,27 @@ class Connection:
             except Exception as exc:  # a clean-up failure must not keep the port open
                 log.info("closing %s: %s", self.id, exc)
         self._wake()
+        self._release()
+
+    def _release(self) -> None:
+        """Let go of everything that points back at this connection (mirror, responders, listeners,
+        closers): once the manager drops it, reference counting frees it and its ring at once."""
+        with self.lock:
+            self.listeners.clear()
+            self.responders.clear()
+        self.closers.clear()
+        self.mirror = None
+        self._cursor_locks.clear()
 
     def add_listener(self, listener: Listener) -> None:
         with self.lock:
             self.listeners.append(listener)
+
+    def remove_listener(self, listener: Listener) -> None:
+        """Detach ``listener`` (from any thread; a dead recorder detaches itself)."""
+        with self.lock:
+            if listener in self.listeners:
+                self.listeners.remove(listener)
 
     def start_recording(self, recorder: Any) -> None:
         with self.lock:

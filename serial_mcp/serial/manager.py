@@ -12,16 +12,18 @@ from typing import Any
 import anyio
 
 from serial_mcp import messages
+from serial_mcp.core.port_url import check_text
 from serial_mcp.core.reconnect import ReconnectPolicy
 from serial_mcp.core.ring import DEFAULT_CAPACITY, MAX_CAPACITY, MIN_CAPACITY
 from serial_mcp.core.settings import SerialSettings, validate_settings
-from serial_mcp.errors import InvalidArgument, SerialMcpError
+from serial_mcp.errors import InvalidArgument, SerialMcpError, Short
 from serial_mcp.serial.connection import Connection
 from serial_mcp.serial.handle import Opener
 
 log = logging.getLogger(__name__)
 
 MAX_CONNECTIONS = 64
+DEFAULT_MAX_RING_MEMORY = 1 << 30  # all connections' RX rings together (``--max-ring-memory``)
 
 
 def port_key(port: str) -> str:
@@ -37,8 +39,9 @@ def port_key(port: str) -> str:
 class ConnectionManager:
     """Every open connection of this server; the opener decides where bytes come from."""
 
-    def __init__(self, opener: Opener) -> None:
+    def __init__(self, opener: Opener, max_ring_memory: int = DEFAULT_MAX_RING_MEMORY) -> None:
         self.opener = opener
+        self.max_ring_memory = max_ring_memory
         self._connections: dict[str, Connection] = {}
         self._ids = itertools.count(1)
         self._open_lock = asyncio.Lock()
@@ -56,37 +59,44 @@ class ConnectionManager:
         """Open ``port``; refuses a port this server already has open (``port_busy``)."""
         if not port or not port.strip():
             raise InvalidArgument(messages.OPEN_NO_PORT)
+        check_text(port)  # a NUL byte (realpath would crash on it) or a lone surrogate
         settings = validate_settings(settings or SerialSettings())
         size = DEFAULT_CAPACITY if rx_buffer_size is None else rx_buffer_size
         if isinstance(size, bool) or not MIN_CAPACITY <= size <= MAX_CAPACITY:
             raise InvalidArgument(
-                messages.BAD_RX_BUFFER.format(value=size, min=MIN_CAPACITY, max=MAX_CAPACITY)
+                messages.BAD_RX_BUFFER.format(value=Short(size), min=MIN_CAPACITY, max=MAX_CAPACITY)
             )
         async with self._open_lock:
             key = port_key(port)
             for conn in self._connections.values():
                 if port_key(conn.port) == key:
                     raise SerialMcpError(
-                        "port_busy", messages.PORT_BUSY_HERE.format(port=port, id=conn.id, state=conn.state)
+                        "port_busy",
+                        messages.PORT_BUSY_HERE.format(port=Short(port), id=conn.id, state=conn.state),
                     )
             if len(self._connections) >= MAX_CONNECTIONS:
                 raise SerialMcpError(
                     "too_many_connections", messages.TOO_MANY_CONNECTIONS.format(max=MAX_CONNECTIONS)
                 )
+            self._check_ring_memory(size)
             handle = await anyio.to_thread.run_sync(self.opener.open, port, settings)
             conn_id = f"c{next(self._ids)}"
             opener = self.opener
-            conn = Connection(
-                conn_id,
-                port,
-                handle,
-                settings,
-                size,
-                asyncio.get_running_loop(),
-                options,
-                reopen=lambda s: opener.open(port, s),
-                reconnect_policy=reconnect,
-            )
+            try:
+                conn = Connection(
+                    conn_id,
+                    port,
+                    handle,
+                    settings,
+                    size,
+                    asyncio.get_running_loop(),
+                    options,
+                    reopen=lambda s: opener.open(port, s),
+                    reconnect_policy=reconnect,
+                )
+            except MemoryError:  # the ring could not be allocated: say so, and let the port go
+                await anyio.to_thread.run_sync(handle.close)
+                raise SerialMcpError("resource_limit", messages.RING_ALLOC_FAILED.format(size=size)) from None
             self._connections[conn_id] = conn
             conn.start()
             self._notify("open", conn)
@@ -103,8 +113,22 @@ class ConnectionManager:
             return by_port[0]
         known = ", ".join(f"{c.id} ({c.port})" for c in self._connections.values()) or "none"
         raise SerialMcpError(
-            "connection_not_found", messages.CONNECTION_NOT_FOUND.format(id=connection_id, known=known)
+            "connection_not_found", messages.CONNECTION_NOT_FOUND.format(id=Short(connection_id), known=known)
         )
+
+    def ring_memory(self) -> int:
+        """Bytes held by the RX rings of every connection this manager has."""
+        return sum(c.ring.capacity for c in self._connections.values())
+
+    def _check_ring_memory(self, size: int) -> None:
+        used = self.ring_memory()
+        if used + size > self.max_ring_memory:
+            raise SerialMcpError(
+                "resource_limit",
+                messages.RING_MEMORY_LIMIT.format(
+                    size=size, used=used, limit=self.max_ring_memory, free=max(0, self.max_ring_memory - used)
+                ),
+            )
 
     def list(self) -> list[Connection]:
         return list(self._connections.values())

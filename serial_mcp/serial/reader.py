@@ -19,7 +19,7 @@ from serial_mcp.core.decode import DecodedFrame, StreamDecoder
 from serial_mcp.core.encoding import ENCODINGS, utf8_complete_length
 from serial_mcp.core.framing.base import FramingError
 from serial_mcp.core.match import Matcher, Span
-from serial_mcp.errors import InvalidArgument, SerialMcpError
+from serial_mcp.errors import InvalidArgument, SerialMcpError, Short
 from serial_mcp.serial.connection import Connection
 
 DEFAULT_TIMEOUT_MS = 1000
@@ -92,6 +92,11 @@ class ReadRequest:
         return None if self.matcher is not None else DEFAULT_IDLE_MS
 
 
+def _is_int(value: object) -> bool:
+    """A whole number, and not a boolean (``True`` is an ``int`` to Python, never a count or a time)."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 def build_read_request(
     *,
     from_: Any = "cursor",
@@ -113,23 +118,23 @@ def build_read_request(
         if isinstance(from_, str) and from_.isdigit():
             from_ = int(from_)
         else:
-            raise InvalidArgument(messages.READ_BAD_FROM.format(value=from_))
+            raise InvalidArgument(messages.READ_BAD_FROM.format(value=Short(from_)))
     t = DEFAULT_TIMEOUT_MS if timeout_ms is None else timeout_ms
-    if not 0 <= t <= MAX_TIMEOUT_MS:
-        raise InvalidArgument(messages.READ_BAD_TIMEOUT.format(value=t, max=MAX_TIMEOUT_MS))
-    if idle_ms is not None and not 1 <= idle_ms <= MAX_TIMEOUT_MS:
-        raise InvalidArgument(messages.READ_BAD_IDLE.format(value=idle_ms, max=MAX_TIMEOUT_MS))
+    if not _is_int(t) or not 0 <= t <= MAX_TIMEOUT_MS:
+        raise InvalidArgument(messages.READ_BAD_TIMEOUT.format(value=Short(t), max=MAX_TIMEOUT_MS))
+    if idle_ms is not None and (not _is_int(idle_ms) or not 1 <= idle_ms <= MAX_TIMEOUT_MS):
+        raise InvalidArgument(messages.READ_BAD_IDLE.format(value=Short(idle_ms), max=MAX_TIMEOUT_MS))
     mb = DEFAULT_MAX_BYTES if max_bytes is None else max_bytes
-    if not 1 <= mb <= MAX_MAX_BYTES:
-        raise InvalidArgument(messages.READ_BAD_MAX_BYTES.format(value=mb, max=MAX_MAX_BYTES))
+    if not _is_int(mb) or not 1 <= mb <= MAX_MAX_BYTES:
+        raise InvalidArgument(messages.READ_BAD_MAX_BYTES.format(value=Short(mb), max=MAX_MAX_BYTES))
     enc = encoding or "utf8"
     if enc not in ENCODINGS:
         raise InvalidArgument(
-            messages.BAD_ENCODING.format(field="encoding", value=enc, allowed=", ".join(ENCODINGS))
+            messages.BAD_ENCODING.format(field="encoding", value=Short(enc), allowed=", ".join(ENCODINGS))
         )
     mf = DEFAULT_MAX_FRAMES if max_frames is None else max_frames
-    if not 1 <= mf <= MAX_MAX_FRAMES:
-        raise InvalidArgument(messages.READ_BAD_MAX_FRAMES.format(value=mf, max=MAX_MAX_FRAMES))
+    if not _is_int(mf) or not 1 <= mf <= MAX_MAX_FRAMES:
+        raise InvalidArgument(messages.READ_BAD_MAX_FRAMES.format(value=Short(mf), max=MAX_MAX_FRAMES))
     matcher = Matcher.from_spec(match) if match is not None else None
     return ReadRequest(from_, cursor or DEFAULT_CURSOR, t, idle_ms, mb, matcher, enc, decode, mf)
 

@@ -8,7 +8,10 @@ marker, and fsyncs on stop. The file is valid JSON Lines at every flush.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import logging
+import os
 import queue
 import threading
 import time
@@ -16,10 +19,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
-from serial_mcp import __version__
+from serial_mcp import __version__, messages
 from serial_mcp.core.capture import CaptureEvent, CaptureHeader, event_line, header_line, settings_to_header
 from serial_mcp.core.eventlog import LogEvent
 from serial_mcp.serial.connection import Connection
+from serial_mcp.store.captures import storage_error
 
 log = logging.getLogger(__name__)
 
@@ -61,7 +65,12 @@ def header_for(conn: Connection, created: float, note: str | None = None) -> Cap
 
 
 class Recorder:
-    """One recording of one connection into one open file."""
+    """One recording of one connection into one open file.
+
+    If the file fails (ENOSPC, EROFS, EIO) the recording stops at once: it detaches itself from the
+    connection, drops what was queued, closes the file, logs one line and says why in
+    ``stopped_reason`` (``storage error: ...``) — the port carries on untouched.
+    """
 
     def __init__(
         self, conn: Connection, file: IO[bytes], path: Path, max_bytes: int, note: str | None = None
@@ -76,15 +85,31 @@ class Recorder:
         self._file = file
         self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._done = threading.Event()
+        self._dead = False  # the file failed: take nothing more
         self._base = self.started
-        self._write(header_line(header_for(conn, self._base, note)) + "\n")
-        self._file.flush()
+        try:
+            self._write(header_line(header_for(conn, self._base, note)) + "\n")
+            self._file.flush()
+        except OSError as exc:  # the disk refused the very first line: nothing to record on
+            with contextlib.suppress(Exception):
+                file.close()
+            raise storage_error(exc) from exc
         self._thread = threading.Thread(target=self._run, name=f"recorder-{conn.id}", daemon=True)
         self._thread.start()
 
     def on_event(self, event: LogEvent, payload: bytes | None) -> None:
         """Listener hook: called with the connection's lock held, so it only enqueues."""
-        self._queue.put((event, payload))
+        if not self._dead:
+            self._queue.put((event, payload))
+
+    @property
+    def queued(self) -> int:
+        """Events waiting for the writer thread."""
+        return self._queue.qsize()
+
+    @property
+    def thread_alive(self) -> bool:
+        return self._thread.is_alive()
 
     def _write(self, text: str) -> bool:
         data = text.encode("utf-8")
@@ -96,44 +121,76 @@ class Recorder:
 
     def _run(self) -> None:
         try:
-            while True:
-                item = self._queue.get()
-                if item is _STOP:
-                    break
-                if self.stopped_reason is None:
-                    event, payload = item
-                    line = event_line(to_capture_event(event, payload, self._base)) + "\n"
-                    if self._write(line):
-                        self.events_written += 1
-                    else:
-                        self.stopped_reason = "quota"
-                        marker = CaptureEvent(
-                            max(0.0, time.time() - self._base),
-                            "marker",
-                            None,
-                            None,
-                            {"label": "recording stopped: file quota reached"},
-                        )
-                        self._file.write((event_line(marker) + "\n").encode())
-                if self._queue.empty():
-                    self._file.flush()  # caught up: make it durable against a crash of this process
-        except Exception:  # a broken disk must not take the server down; the status says it stopped
-            log.exception("recorder for %s failed", self.conn.id)
-            self.stopped_reason = self.stopped_reason or "error"
+            self._write_until_stopped()
+        except Exception as exc:  # a full or read-only disk must not take the server down, nor grow it
+            self._die(exc)
         finally:
-            try:
-                self._file.flush()
-                import os
+            self._finish()
 
-                os.fsync(self._file.fileno())
-            finally:
-                self._file.close()
-                self._done.set()
+    def _write_until_stopped(self) -> None:
+        while True:
+            item = self._queue.get()
+            if item is _STOP:
+                return
+            if self.stopped_reason is None:
+                event, payload = item
+                line = event_line(to_capture_event(event, payload, self._base)) + "\n"
+                if self._write(line):
+                    self.events_written += 1
+                else:
+                    self.stopped_reason = "quota"
+                    marker = CaptureEvent(
+                        max(0.0, time.time() - self._base),
+                        "marker",
+                        None,
+                        None,
+                        {"label": "recording stopped: file quota reached"},
+                    )
+                    self._file.write((event_line(marker) + "\n").encode())
+            if self._queue.empty():
+                self._file.flush()  # caught up: make it durable against a crash of this process
+
+    def _die(self, exc: BaseException) -> None:
+        """Stop taking events, let go of the connection's listener and of everything queued."""
+        self._dead = True
+        error = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc) or type(exc).__name__
+        self.stopped_reason = f"storage error: {error}"
+        log.warning(messages.RECORDER_STORAGE_STOPPED, self.conn.id, error)
+        self.conn.remove_listener(self.on_event)
+        while True:
+            try:
+                self._queue.get_nowait()
+            except queue.Empty:
+                break
+
+    def _finish(self) -> None:
+        """Flush, fsync and close — each step may fail on a broken disk; none of them may hang ``stop``."""
+        try:
+            for step in (self._file.flush, self._fsync, self._file.close):
+                try:
+                    step()
+                except (OSError, ValueError) as exc:
+                    if not self._dead:
+                        self._die(exc)
+            if not self._file.closed:
+                with contextlib.suppress(Exception):
+                    self._file.close()
+        finally:
+            self._done.set()
+
+    def _fsync(self) -> None:
+        try:
+            fd = self._file.fileno()
+        except io.UnsupportedOperation:  # an in-memory file: nothing to make durable
+            return
+        os.fsync(fd)
 
     def stop(self, reason: str = "stopped") -> None:
-        """Finish writing everything queued, fsync and close (blocking; call off the event loop)."""
-        self._queue.put(_STOP)
-        self._done.wait(30)
+        """Finish writing everything queued, fsync and close (blocking; call off the event loop).
+        After the file failed the writer has already ended: this returns at once."""
+        if not self._done.is_set():
+            self._queue.put(_STOP)
+            self._done.wait(30)
         self.stopped_reason = self.stopped_reason or reason
 
     @property

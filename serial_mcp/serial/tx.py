@@ -1,15 +1,57 @@
-"""TxSession: serialized, FIFO writes for one connection, run off the event loop, optionally paced."""
+"""TxSession: serialized, FIFO writes for one connection, run off the event loop, optionally paced.
+
+Every write is bounded: a device that stopped reading (a full PTY, XOFF, CTS low) makes the write
+stop at its deadline and report how many bytes went out (``WriteOutcome``), instead of hanging the
+call, every later write queued behind it and the shutdown. Closing the port wakes a stuck write.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import threading
 import time
+from dataclasses import dataclass
 
 import anyio
 
 from serial_mcp.core.pace import Pace, pace_chunks
 from serial_mcp.serial.handle import PortHandle
+
+DEFAULT_WRITE_TIMEOUT_MS = 10_000  # plus the bytes' time on the wire, when no timeout is given
+MAX_WRITE_TIMEOUT_MS = 3_600_000
+BITS_PER_CHAR = 11  # start + 8 data + parity + stop: a safe upper bound for the wire time
+
+
+class WriteStopped(TimeoutError):
+    """A bounded write ended before all its bytes went out: ``written`` of them did."""
+
+    def __init__(self, written: int, reason: str = "timeout") -> None:
+        super().__init__(f"write stopped ({reason}) after {written} bytes")
+        self.written = written
+        self.reason = reason
+
+
+@dataclass(frozen=True, slots=True)
+class WriteOutcome:
+    """What a write did: how many bytes went out, and whether it stopped at its deadline."""
+
+    bytes_written: int
+    timed_out: bool = False
+    closed: bool = False  # the port closed under it
+
+
+def write_budget_s(
+    nbytes: int, baud_rate: int, pace: Pace | None = None, timeout_ms: int | None = None
+) -> float:
+    """The deadline of a write, in seconds: ``timeout_ms`` if given, else the default plus the time the
+    bytes take on the wire at ``baud_rate`` plus the pauses of ``pace``."""
+    if timeout_ms is not None:
+        return timeout_ms / 1000
+    wire = nbytes * BITS_PER_CHAR / max(1, baud_rate)
+    pauses = 0.0
+    if pace is not None:
+        pauses = sum(pause for _, pause in pace_chunks(b"\0" * min(nbytes, 1 << 20), pace))
+    return DEFAULT_WRITE_TIMEOUT_MS / 1000 + wire + pauses
 
 
 class TxSession:
@@ -24,54 +66,106 @@ class TxSession:
         self._io_lock = threading.Lock()
         self.tx_bytes = 0
 
-    def write_now(self, data: bytes) -> int:
-        """Blocking write from any thread, atomic with respect to other writes (not FIFO-queued)."""
-        with self._io_lock:
-            n = self.handle.write(data)
-            self.tx_bytes += n
-            return n
+    def write_now(self, data: bytes, timeout_s: float | None = None) -> int:
+        """Blocking write from any thread, atomic with respect to other writes (not FIFO-queued);
+        bounded like every write (raises ``WriteStopped``, a ``TimeoutError``, at the deadline)."""
+        budget = DEFAULT_WRITE_TIMEOUT_MS / 1000 if timeout_s is None else timeout_s
+        try:
+            n = self._write_io(data, time.monotonic() + budget, None)
+        except WriteStopped as stopped:
+            self.tx_bytes += stopped.written
+            raise
+        self.tx_bytes += n
+        return n
 
-    def _write_io(self, data: bytes) -> int:
-        with self._io_lock:
+    def _write_io(self, data: bytes, deadline: float, cancel: threading.Event | None) -> int:
+        """Write under the I/O lock before ``deadline`` (a handle without a bounded write is trusted
+        to return); raises ``WriteStopped`` with the count that went out."""
+        if not self._io_lock.acquire(timeout=max(0.0, deadline - time.monotonic())):
+            raise WriteStopped(0)
+        try:
+            bounded = getattr(self.handle, "write_within", None)
+            if bounded is not None:
+                n: int = bounded(data, max(0.0, deadline - time.monotonic()), cancel)
+                return n
             return self.handle.write(data)
+        finally:
+            self._io_lock.release()
+
+    def _wake_writer(self) -> None:
+        wake = getattr(self.handle, "wake_writer", None)
+        if wake is not None:
+            wake()
 
     @property
     def lock(self) -> asyncio.Lock:
         """Held across a write; ``transact`` holds it across mark + write so replies can't interleave."""
         return self._lock
 
-    async def write_locked(self, data: bytes, pace: Pace | None = None) -> int:
-        """Write ``data``; the caller must hold ``lock``. A paced write stops early if cancelled."""
-        if pace is None:
-            n = await anyio.to_thread.run_sync(self._write_io, data)
-            self.tx_bytes += n
-            return n
-        stop = threading.Event()
-        done = threading.Event()
-        written = [0]
+    async def acquire_within(self, timeout_s: float) -> bool:
+        """Take ``lock`` (FIFO), waiting at most ``timeout_s``: a write queued behind a stuck one
+        times out too, instead of waiting for ever. True if taken (the caller releases it)."""
+        try:
+            with anyio.fail_after(max(timeout_s, 0.001)):
+                await self._lock.acquire()
+        except TimeoutError:
+            return False
+        return True
 
-        def paced() -> None:
+    async def write_locked(
+        self, data: bytes, pace: Pace | None = None, timeout_s: float | None = None
+    ) -> WriteOutcome:
+        """Write ``data`` within ``timeout_s`` (default: ``write_budget_s`` at 115200 baud); the caller
+        must hold ``lock``. A cancelled write stops at once: the worker is woken, then waited for."""
+        budget = write_budget_s(len(data), 115200, pace) if timeout_s is None else timeout_s
+        deadline = time.monotonic() + budget
+        stop = threading.Event()
+        finished = threading.Event()
+        written = [0]
+        timed_out = [False]
+        closed = [False]
+
+        def run() -> None:
             try:
-                for piece, pause in pace_chunks(data, pace):
+                pieces = [(data, 0.0)] if pace is None else pace_chunks(data, pace)
+                for piece, pause in pieces:
                     if stop.is_set():
                         return
-                    written[0] += self._write_io(piece)
-                    if pause:
-                        time.sleep(pause)
+                    written[0] += self._write_io(piece, deadline, stop)
+                    if pause and written[0] < len(data):
+                        if stop.wait(max(0.0, min(pause, deadline - time.monotonic()))):
+                            return
+                        if time.monotonic() >= deadline:
+                            timed_out[0] = True
+                            return
+            except WriteStopped as stopped:
+                written[0] += stopped.written
+                timed_out[0] = stopped.reason == "timeout"
+                closed[0] = stopped.reason == "closed"
             finally:
-                done.set()
+                finished.set()
 
         try:
-            await anyio.to_thread.run_sync(paced, abandon_on_cancel=True)
+            await anyio.to_thread.run_sync(run, abandon_on_cancel=True)
         except anyio.get_cancelled_exc_class():
             stop.set()
+            self._wake_writer()
             with anyio.CancelScope(shield=True):  # never leave a writer running behind the lock
-                await anyio.to_thread.run_sync(done.wait)
+                await anyio.to_thread.run_sync(finished.wait)
             raise
         finally:
             self.tx_bytes += written[0]
-        return written[0]
+        return WriteOutcome(written[0], timed_out[0], closed[0])
 
-    async def write(self, data: bytes, pace: Pace | None = None) -> int:
-        async with self._lock:
-            return await self.write_locked(data, pace)
+    async def write(
+        self, data: bytes, pace: Pace | None = None, timeout_s: float | None = None
+    ) -> WriteOutcome:
+        """Queue (FIFO) and write, all within one deadline."""
+        budget = write_budget_s(len(data), 115200, pace) if timeout_s is None else timeout_s
+        start = time.monotonic()
+        if not await self.acquire_within(budget):
+            return WriteOutcome(0, True)
+        try:
+            return await self.write_locked(data, pace, max(0.0, budget - (time.monotonic() - start)))
+        finally:
+            self._lock.release()

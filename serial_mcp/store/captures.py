@@ -10,11 +10,12 @@ shared by every process using the directory.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import re
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
@@ -122,6 +123,10 @@ class CaptureStore:
     def export(self, name: str, lines: Iterable[str]) -> tuple[Path, int]:
         """Write a whole capture atomically under ``name``; never overwrites. Returns (path, bytes)."""
         body = "".join(line + "\n" for line in lines).encode("utf-8")
+        with storage_errors():
+            return self._export(name, body)
+
+    def _export(self, name: str, body: bytes) -> tuple[Path, int]:
         final = self.path_of(name)
         with self._lock, self._file_lock():
             if os.path.lexists(final):
@@ -135,6 +140,10 @@ class CaptureStore:
 
     def create_recording(self, name: str) -> tuple[IO[bytes], Path, int]:
         """A new, empty file for continuous recording, plus how many bytes it may grow to."""
+        with storage_errors():
+            return self._create_recording(name)
+
+    def _create_recording(self, name: str) -> tuple[IO[bytes], Path, int]:
         final = self.path_of(name)
         with self._lock, self._file_lock():
             room = self._check_quota(0)
@@ -150,7 +159,7 @@ class CaptureStore:
                 raise
         return os.fdopen(fd, "wb"), final, room
 
-    def list(self) -> list[CaptureInfo]:
+    def _list(self) -> list[CaptureInfo]:
         out: list[CaptureInfo] = []
         for entry in sorted(os.scandir(self._dir()), key=lambda e: e.name):
             if not (entry.name.endswith(".jsonl") and entry.is_file(follow_symlinks=False)):
@@ -168,6 +177,25 @@ class CaptureStore:
             except (SerialMcpError, OSError, ValueError) as exc:
                 out.append(CaptureInfo(entry.name, size, None, None, None, None, str(exc)))
         return out
+
+    def list(self) -> list[CaptureInfo]:
+        with storage_errors():
+            return self._list()
+
+
+def storage_error(exc: OSError) -> SerialMcpError:
+    """A failure of the capture directory's disk (ENOSPC, EROFS, EACCES, EIO): ``storage_error``,
+    never the port's ``io_error`` — the port is fine."""
+    return SerialMcpError("storage_error", messages.STORAGE_ERROR.format(error=exc.strerror or exc))
+
+
+@contextlib.contextmanager
+def storage_errors() -> Iterator[None]:
+    """Turn an ``OSError`` of the capture directory into ``storage_error``."""
+    try:
+        yield
+    except OSError as exc:
+        raise storage_error(exc) from exc
 
 
 def read_capture_file(path: Path) -> Capture:

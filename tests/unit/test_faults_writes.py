@@ -1,0 +1,126 @@
+"""Writes that return: a device that stopped reading (a full PTY) or sent XOFF ends a write at its
+deadline with the count that went out; later writes are not stuck behind it; closing the port ends a
+write that would otherwise wait for ever. Real PTYs through the production SystemOpener."""
+
+from __future__ import annotations
+
+import os
+import sys
+import termios
+import tty
+from collections.abc import AsyncIterator, Iterator
+
+import anyio
+import pytest
+from mcp import Client
+
+from serial_mcp.mcp.server import build_server
+from serial_mcp.serial.manager import ConnectionManager
+from serial_mcp.serial.system import SystemOpener
+from tests.tool_calls import call, error
+
+if not sys.platform.startswith("linux"):
+    pytest.skip("needs Linux PTYs", allow_module_level=True)
+
+pytestmark = pytest.mark.anyio
+FLOOD = "00" * 1_000_000  # 1 MB, hex: far more than a PTY buffers
+
+
+@pytest.fixture
+def far_end() -> Iterator[tuple[int, str]]:
+    """A PTY whose far end (the "device") never reads: (master fd, slave path)."""
+    master, slave = os.openpty()
+    tty.setraw(master)
+    path = os.ttyname(slave)
+    os.close(slave)
+    yield master, path
+    os.close(master)
+
+
+@pytest.fixture
+async def client() -> AsyncIterator[tuple[Client, ConnectionManager]]:
+    manager = ConnectionManager(SystemOpener())
+    async with Client(build_server(manager)) as c:
+        yield c, manager
+    await manager.close_all()
+
+
+async def test_a_write_to_a_device_that_stopped_reading_returns_with_the_count(
+    far_end: tuple[int, str], client: tuple[Client, ConnectionManager]
+) -> None:
+    _, path = far_end
+    c, _ = client
+    cid = (await call(c, "open", {"port": path}))["connection_id"]
+    with anyio.fail_after(30):  # a hang guard, not a timing assertion
+        r = await call(
+            c, "write", {"connection_id": cid, "data": FLOOD, "encoding": "hex", "timeout_ms": 300}
+        )
+    assert r["stop_reason"] == "timeout"
+    assert 0 < r["bytes_written"] < 1_000_000
+    assert r["tx_bytes"] == r["bytes_written"]
+    with anyio.fail_after(30):  # the next write is not stuck behind the first
+        again = await call(c, "write", {"connection_id": cid, "data": "more", "timeout_ms": 200})
+    assert again["stop_reason"] == "timeout" and again["bytes_written"] == 0
+    err = await error(
+        c, "transact", {"connection_id": cid, "data": FLOOD, "encoding": "hex", "write_timeout_ms": 200}
+    )
+    assert err["code"] == "write_timeout" and "of 1000000 bytes" in err["message"]
+    assert (await call(c, "get_status", {"connection_id": cid}))["state"] == "open"  # the port is fine
+
+
+async def test_a_write_held_by_xoff_times_out_and_goes_on_after_xon(
+    far_end: tuple[int, str], client: tuple[Client, ConnectionManager]
+) -> None:
+    master, path = far_end
+    c, _ = client
+    cid = (await call(c, "open", {"port": path, "flow_control": "software"}))["connection_id"]
+    os.write(master, b"\x13")  # XOFF
+    await call(c, "read", {"connection_id": cid, "timeout_ms": 200})  # let the tty see it
+    with anyio.fail_after(30):
+        r = await call(c, "write", {"connection_id": cid, "data": "hello", "timeout_ms": 300})
+    assert r == {**r, "stop_reason": "timeout", "bytes_written": 0}
+    os.write(master, b"\x11")  # XON
+    await call(c, "read", {"connection_id": cid, "timeout_ms": 200})
+    r = await call(c, "write", {"connection_id": cid, "data": "hello", "timeout_ms": 5000})
+    assert r["stop_reason"] == "complete" and r["bytes_written"] == 5
+    with anyio.fail_after(10):
+        got = b""
+        while b"hello" not in got:
+            await anyio.wait_readable(master)
+            got += os.read(master, 100)
+
+
+async def test_closing_ends_a_stuck_write_at_once(
+    far_end: tuple[int, str], client: tuple[Client, ConnectionManager]
+) -> None:
+    _, path = far_end
+    c, manager = client
+    cid = (await call(c, "open", {"port": path}))["connection_id"]
+    outcome: dict[str, object] = {}
+
+    async def stuck_write() -> None:
+        r = await c.call_tool(
+            "write", {"connection_id": cid, "data": FLOOD, "encoding": "hex", "timeout_ms": 600_000}
+        )
+        outcome.update(r.structured_content or {})
+
+    with anyio.fail_after(30):  # the write's own bound is 10 minutes: only close can end it this soon
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(stuck_write)
+            conn = manager.get(cid)
+            while conn.tx.tx_bytes == 0 and not conn.tx.lock.locked():
+                await anyio.sleep(0.01)
+            await anyio.sleep(0.2)
+            await manager.close_all()
+    assert outcome["error"] == {**outcome["error"], "code": "connection_closed"}  # type: ignore[dict-item]
+
+
+def test_termios_kept_the_pty_raw() -> None:
+    """The fixture's far end is raw: XON/XOFF bytes are data to it (sanity check of the setup)."""
+    master, slave = os.openpty()
+    try:
+        tty.setraw(master)
+        assert not termios.tcgetattr(master)[0] & termios.IXON
+    finally:
+        os.close(master)
+        os.close(slave)
