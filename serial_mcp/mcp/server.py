@@ -14,6 +14,7 @@ from serial_mcp.engine.access import AccessPolicy
 from serial_mcp.engine.services import Services
 from serial_mcp.mcp import (
     prompts,
+    request_guard,
     resources,
     tools_capture,
     tools_console,
@@ -79,6 +80,7 @@ def build_server(
     tools_console.register(reg, svc)
     tools_util.register(reg)
     server.middleware.append(reg.guard())
+    request_guard.install(server)  # malformed requests answered, not dropped
     slim_tool_schemas(server)
     server.notifier = notifier  # type: ignore[attr-defined]  # for tests and diagnostics
     return server

@@ -1,0 +1,249 @@
+"""Every request gets an answer: malformed JSON-RPC is refused clearly instead of being dropped.
+
+Two layers:
+
+* ``ArgumentGuard`` (server middleware, every transport): a request whose params hold a lone
+  surrogate (``"\\ud800"`` is valid JSON but not text: it cannot be encoded to bytes or echoed
+  back) or are nested deeper than ``MAX_DEPTH`` is refused before any tool sees it, a
+  ``tools/call`` with an ``invalid_argument`` tool error, anything else with JSON-RPC
+  ``-32602``.
+* ``run_stdio`` (the stdio transport): the SDK parses each stdin line with pydantic-core, which
+  rejects lone surrogates and nesting past ~200 levels, and then drops the line without a reply
+  (it cannot know the id). Lines are screened with the same parser first; a line it would drop
+  is answered here, with the id recovered by a shallow scan of the line.
+
+Over HTTP the SDK answers unparseable bodies itself (400 / ``-32700``), and the middleware covers
+what its parser lets through.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from collections.abc import AsyncIterable, AsyncIterator
+from functools import partial
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp.server.mcpserver import MCPServer
+from mcp.server.stdio import stdio_server
+from mcp.shared.exceptions import MCPError
+from mcp.shared.message import SessionMessage
+from pydantic import ValidationError
+
+from serial_mcp import messages
+from serial_mcp.mcp.toolkit import error_result
+
+MAX_DEPTH = 64  # containers inside params; real tool arguments are two or three deep
+
+
+def _quoted(text: str) -> str:
+    """``text`` safe to put in a reply: surrogates and non-ASCII as JSON escapes."""
+    return json.dumps(text)[1:-1]
+
+
+def _lone_surrogate(text: str) -> str | None:
+    if text.isascii():
+        return None
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        return _quoted(text[exc.start])
+    return None
+
+
+def _path(parts: tuple[str | int, ...]) -> str:
+    out = ""
+    for p in parts:
+        out += f"[{p}]" if isinstance(p, int) else (f".{_quoted(p)}" if out else _quoted(p))
+    return out or "(top)"
+
+
+def find_unsafe(value: Any, where: str) -> str | None:
+    """Why ``value`` (parsed JSON) cannot be served, or None. ``where`` formats with ``path``.
+
+    Iterative, so a deep value cannot exhaust the Python stack here.
+    """
+    stack: list[tuple[Any, tuple[str | int, ...], int]] = [(value, (), 0)]
+    while stack:
+        item, parts, depth = stack.pop()
+        if isinstance(item, str):
+            char = _lone_surrogate(item)
+            if char is not None:
+                return messages.REQUEST_LONE_SURROGATE.format(
+                    where=where.format(path=_path(parts)), char=char
+                )
+            continue
+        if not isinstance(item, dict | list):
+            continue
+        if depth >= MAX_DEPTH:
+            return messages.REQUEST_TOO_DEEP.format(where=where.format(path=_path(parts)), max=MAX_DEPTH)
+        if isinstance(item, dict):
+            for key, sub in item.items():
+                key_char = _lone_surrogate(key) if isinstance(key, str) else None
+                if key_char is not None:
+                    return messages.REQUEST_LONE_SURROGATE.format(
+                        where=where.format(path=_path(parts)), char=key_char
+                    )
+                stack.append((sub, (*parts, str(key)), depth + 1))
+        else:
+            stack.extend((sub, (*parts, i), depth + 1) for i, sub in enumerate(item))
+    return None
+
+
+def _problem(method: str | None, params: Any) -> str | None:
+    if method == "tools/call" and isinstance(params, dict):
+        args = params.get("arguments")
+        problem = find_unsafe(args, messages.REQUEST_WHERE_ARGUMENT) if args is not None else None
+        rest = {k: v for k, v in params.items() if k != "arguments"}
+        return problem or find_unsafe(rest, messages.REQUEST_WHERE_PARAMS)
+    return find_unsafe(params, messages.REQUEST_WHERE_PARAMS)
+
+
+class ArgumentGuard:
+    """Server middleware: refuse params with lone surrogates or absurd nesting, with a clear error."""
+
+    async def __call__(self, ctx: Any, call_next: Any) -> Any:
+        method = getattr(ctx, "method", None)
+        params = getattr(ctx, "params", None)
+        if params is None or (isinstance(method, str) and method.startswith("notifications/")):
+            return await call_next(ctx)
+        problem = _problem(method, params)
+        if problem is None:
+            return await call_next(ctx)
+        if method == "tools/call":
+            return error_result("invalid_argument", problem)
+        raise MCPError(code=types.INVALID_PARAMS, message=problem)
+
+
+# --- stdio: answer the lines the SDK would drop ------------------------------------------------
+
+_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\]:,]|[^\s{}\[\]:,"]+')
+_WANTED = {("id",), ("method",), ("params", "name")}
+
+
+def envelope(line: str) -> dict[tuple[str, ...], Any]:
+    """``id``, ``method`` and ``params.name`` of a JSON-RPC line, found without parsing it whole
+    (so a line too deep or otherwise unparseable still says which request it was)."""
+    found: dict[tuple[str, ...], Any] = {}
+    stack: list[list[Any]] = []  # [is_object, current key, expecting a key]
+    for m in _TOKEN.finditer(line):
+        t = m.group()
+        top = stack[-1] if stack else None
+        if t in ("{", "["):
+            stack.append([t == "{", None, t == "{"])
+        elif t in ("}", "]"):
+            if not stack:
+                break
+            stack.pop()
+        elif t == ":":
+            if top is not None:
+                top[2] = False
+        elif t == ",":
+            if top is not None and top[0]:
+                top[1], top[2] = None, True
+        elif top is not None:
+            try:
+                value = json.loads(t)
+            except ValueError:
+                continue
+            if top[0] and top[2]:
+                top[1] = value if isinstance(value, str) else None
+                continue
+            path = tuple(entry[1] for entry in stack)
+            if path in _WANTED and path not in found:
+                found[path] = value
+                if len(found) == len(_WANTED):
+                    break
+    return found
+
+
+def _sdk_accepts(line: str) -> bool:
+    try:
+        types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+    except ValidationError:
+        return False
+    return True
+
+
+def answer_for_rejected_line(line: str) -> types.JSONRPCMessage | None:
+    """The reply to a stdin line the SDK cannot parse; None when no reply is due (blank line,
+    notification)."""
+    if not line.strip():
+        return None
+    env = envelope(line)
+    rid, method, name = env.get(("id",)), env.get(("method",)), env.get(("params", "name"))
+    if not isinstance(rid, int | str) or isinstance(rid, bool):
+        rid = None
+    code, problem = types.INVALID_REQUEST, messages.REQUEST_NOT_JSON_RPC
+    try:
+        parsed = json.loads(line)
+    except RecursionError:
+        code = types.INVALID_PARAMS
+        problem = messages.REQUEST_TOO_DEEP.format(where=messages.REQUEST_WHERE_WHOLE, max=MAX_DEPTH)
+    except ValueError as exc:
+        code, problem = types.PARSE_ERROR, messages.REQUEST_NOT_JSON.format(error=_quoted(str(exc)))
+    else:
+        found = _problem(method, parsed.get("params")) if isinstance(parsed, dict) else None
+        if found is not None:
+            code, problem = types.INVALID_PARAMS, found
+    if rid is None:
+        if isinstance(method, str) and code != types.PARSE_ERROR:
+            return None  # a notification: JSON-RPC never answers those
+        return types.JSONRPCError(jsonrpc="2.0", id=None, error=types.ErrorData(code=code, message=problem))
+    if method == "tools/call" and isinstance(name, str) and code == types.INVALID_PARAMS:
+        result = error_result("invalid_argument", problem)
+        dumped = result.model_dump(by_alias=True, mode="json", exclude_none=True)
+        return types.JSONRPCResponse(jsonrpc="2.0", id=rid, result=dumped)
+    return types.JSONRPCError(jsonrpc="2.0", id=rid, error=types.ErrorData(code=code, message=problem))
+
+
+class ScreenedLines:
+    """stdin for the SDK's stdio transport: lines it would drop are answered here instead."""
+
+    def __init__(self, source: AsyncIterable[str]) -> None:
+        self._source = source
+        self._replies: Any = None
+        self._ready = anyio.Event()
+
+    def reply_with(self, write_stream: Any) -> None:
+        self._replies = write_stream
+        self._ready.set()
+
+    def __aiter__(self) -> AsyncIterator[str]:
+        return self._lines()
+
+    async def _lines(self) -> AsyncIterator[str]:
+        async for line in self._source:
+            if _sdk_accepts(line):
+                yield line
+                continue
+            reply = answer_for_rejected_line(line)
+            if reply is not None:
+                await self._ready.wait()
+                await self._replies.send(SessionMessage(reply))
+
+
+async def run_stdio(server: MCPServer) -> None:
+    """``MCPServer.run_stdio_async`` with screened stdin (fd 0 claimed as the SDK does)."""
+    from mcp.server import stdio as sdk_stdio  # the SDK's private helpers (mcp is pinned)
+
+    buffer, restore = sdk_stdio._claim_fd(0, sys.stdin, "rb", sdk_stdio._open_stdin_diversion)
+    try:
+        text = sdk_stdio._UnownedTextWrapper(buffer, encoding="utf-8", errors="replace")
+        lines = ScreenedLines(anyio.wrap_file(text))
+        async with stdio_server(stdin=lines) as (read_stream, write_stream):  # type: ignore[arg-type]
+            lines.reply_with(write_stream)
+            low = server._lowlevel_server
+            await low.run(read_stream, write_stream, low.create_initialization_options())
+    finally:
+        if restore is not None:
+            restore()
+
+
+def install(server: MCPServer) -> None:
+    """Guard ``server``: the argument middleware outermost, and screened stdio."""
+    server.middleware.insert(0, ArgumentGuard())
+    server.run_stdio_async = partial(run_stdio, server)  # type: ignore[method-assign]
