@@ -17,7 +17,7 @@ from serial_mcp.core.framing.binary_config import BINARY_KEYS, parse_binary
 from serial_mcp.core.framing.checksum import ChecksumSpec, parse_checksum
 from serial_mcp.core.framing.cobs import CobsDecoder, CobsEncoder
 from serial_mcp.core.framing.delimiter import DelimiterDecoder, DelimiterEncoder
-from serial_mcp.core.framing.gnss import UBX_LAYOUT, GnssDecoder, NmeaLineDecoder, rtcm3_decoder, ubx_decoder
+from serial_mcp.core.framing.gnss import GnssDecoder, NmeaLineDecoder, UbxEncoder, rtcm3_decoder, ubx_decoder
 from serial_mcp.core.framing.length_prefixed import (
     DEFAULT_MAX_PREFIXED,
     LengthPrefixedDecoder,
@@ -210,7 +210,7 @@ _TX_BUILDERS: Final[dict[str, Callable[[Options], FrameEncoder]]] = {
     "nmea": lambda o: NmeaEncoder(),
     "modbus_ascii": lambda o: ModbusAsciiEncoder(),
     "binary": lambda o: BinaryEncoder(parse_binary(o)),
-    "ubx": lambda o: BinaryEncoder(UBX_LAYOUT),
+    "ubx": lambda o: UbxEncoder(),
     "modbus_rtu": lambda o: ModbusRtuEncoder(),
 }
 

@@ -16,11 +16,13 @@ from __future__ import annotations
 import re
 from typing import Final
 
+from serial_mcp import messages
 from serial_mcp.core import checksums
 from serial_mcp.core.framing.base import DEFAULT_MAX_LENGTH, Frame, FrameEvent
 from serial_mcp.core.framing.binary import BinaryLayout, FrameChecksum, LengthField
 from serial_mcp.core.framing.line import LineDecoder
 from serial_mcp.core.framing.scan import NEED, REJECT, ScanDecoder
+from serial_mcp.errors import InvalidArgument
 
 __all__ = [
     "NMEA_MAX",
@@ -30,6 +32,7 @@ __all__ = [
     "NmeaLineDecoder",
     "NmeaRule",
     "Rtcm3Layout",
+    "UbxEncoder",
     "rtcm3_decoder",
     "ubx_decoder",
 ]
@@ -114,6 +117,18 @@ class GnssDecoder(ScanDecoder):
 
     def __init__(self, offset: int = 0) -> None:
         super().__init__([NmeaRule(), UBX_LAYOUT, RTCM3_LAYOUT], offset)
+
+
+class UbxEncoder:
+    """TX framing ``ubx``: ``class id payload`` in, the UBX frame (sync, length, checksum) out."""
+
+    __slots__ = ()
+
+    def encode(self, payload: bytes) -> bytes:
+        """See :meth:`BinaryLayout.build`; at least class and id are needed."""
+        if len(payload) < 2:
+            raise InvalidArgument(messages.UBX_TX_TOO_SHORT.format(length=len(payload)))
+        return UBX_LAYOUT.build(payload)
 
 
 def ubx_decoder(offset: int = 0) -> ScanDecoder:
