@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
     from serial_mcp.engine.services import Services
 
 MAX_LOG_LIMIT = 1000
+MAX_RECORD_MS = 24 * 3600 * 1000
 RecordAction = Literal["start", "stop", "status"]
 
 
@@ -133,18 +135,47 @@ async def record(
     action: RecordAction = "status",
     path: str | None = None,
     note: str | None = None,
+    duration_ms: int | None = None,
 ) -> results.RecordResult:
+    """Start, stop or look at a recording; ``duration_ms`` makes a started one stop by itself."""
     conn = svc.connection(caller, connection_id)
+    if duration_ms is not None and (
+        isinstance(duration_ms, bool)
+        or not isinstance(duration_ms, int)
+        or not 1 <= duration_ms <= MAX_RECORD_MS
+    ):
+        raise InvalidArgument(messages.RECORD_BAD_DURATION.format(max=MAX_RECORD_MS))
     if action == "start":
         if not path:
             raise SerialMcpError("invalid_argument", messages.RECORD_NEEDS_PATH)
-        start_recording(conn, svc.captures, path, note)
+        rec = start_recording(conn, svc.captures, path, note)
+        if duration_ms is not None:
+            _stop_later(conn, rec, duration_ms / 1000)
+            result = _record_result(conn, rec, active=True)
+            result.stops_in_ms = duration_ms
+            return result
     elif action == "stop":
         rec = await conn.stop_recording("stopped")
         if rec is None:
             raise SerialMcpError("not_recording", messages.NOT_RECORDING.format(id=conn.id))
         return _record_result(conn, rec, active=False)
     return _record_result(conn, conn.recorder, active=conn.recorder is not None)
+
+
+def _stop_later(conn: Connection, rec: Recorder, delay: float) -> None:
+    """Stop this recording after ``delay`` seconds (not a later one on the same connection)."""
+    loop = asyncio.get_running_loop()
+
+    def stop() -> None:
+        if conn.recorder is rec:
+            task = loop.create_task(conn.stop_recording("duration"))
+            _timers.add(task)
+            task.add_done_callback(_timers.discard)
+
+    loop.call_later(delay, stop)
+
+
+_timers: set[asyncio.Task[Any]] = set()
 
 
 def list_captures(svc: Services) -> results.CapturesResult:
@@ -184,6 +215,7 @@ def _record_result(conn: Connection, rec: Recorder | None, active: bool) -> resu
         connection_id=conn.id,
         recording=active and rec.active,
         path=rec.path.name,
+        absolute_path=str(rec.path.resolve()),
         events_written=rec.events_written,
         bytes_written=rec.bytes_written,
         stopped_reason=rec.stopped_reason,

@@ -94,6 +94,9 @@ def get_status(svc: Services, caller: Caller, connection_id: str) -> results.Sta
     status.responders = respond_ops.statuses(conn) or None
     status.owner = "you" if conn.owner == caller.key else "another session"
     status.share = conn.share
+    replay = getattr(conn.handle, "status", None)  # a replay:// device reports its progress
+    if callable(replay):
+        status.replay = replay()
     return status
 
 

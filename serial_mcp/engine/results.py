@@ -133,6 +133,7 @@ class StatusResult(BaseModel):
     last_error: str | None
     opened_at: str
     responders: list[dict[str, Any]] | None = None  # armed respond rules: {on, sent, times, standing}
+    replay: dict[str, Any] | None = None  # replay:// progress; "finished": true once the capture ended
     owner: str | None = None  # "you" or "another session"
     share: str | None = None
 
@@ -360,13 +361,19 @@ class RecordResult(BaseModel):
     events_written: int = 0
     bytes_written: int = 0
     stopped_reason: str | None = None
+    absolute_path: str | None = None  # where the capture file is on this machine
+    stops_in_ms: int | None = None  # record(duration_ms=...): it stops by itself
 
     def summary(self) -> str:
         if self.path is None:
             return messages.S_NOT_RECORDING.format(id=self.connection_id)
         state = "recording" if self.recording else f"stopped ({self.stopped_reason or 'stopped'})"
         return messages.S_RECORD.format(
-            id=self.connection_id, state=state, path=self.path, n=self.events_written, b=self.bytes_written
+            id=self.connection_id,
+            state=state,
+            path=self.absolute_path or self.path,
+            n=self.events_written,
+            b=self.bytes_written,
         )
 
 

@@ -20,8 +20,8 @@ def register(reg: ToolRegistry, svc: Services) -> None:
     @reg.tool(title="Connection event log", description=messages.D_GET_LOG, read_only=True, idempotent=True)
     async def get_log(
         connection_id: params.ConnId,
-        limit: Annotated[int, Field(description=messages.P_LOG_LIMIT)] = 100,
-        since: Annotated[int | None, Field(description=messages.P_LOG_SINCE)] = None,
+        limit: Annotated[params.Int, Field(description=messages.P_LOG_LIMIT)] = 100,
+        since: Annotated[params.Int | None, Field(description=messages.P_LOG_SINCE)] = None,
         payloads: Annotated[bool, Field(description=messages.P_LOG_PAYLOADS)] = True,
         encoding: params.EncOut = None,
     ) -> results.LogResult:
@@ -51,8 +51,9 @@ def register(reg: ToolRegistry, svc: Services) -> None:
         ] = "status",
         path: Annotated[str | None, Field(description=messages.P_CAPTURE_NAME)] = None,
         note: Annotated[str | None, Field(description=messages.P_NOTE)] = None,
+        duration_ms: Annotated[int | None, Field(description=messages.P_RECORD_DURATION)] = None,
     ) -> results.RecordResult:
-        return await log_ops.record(svc, current(), connection_id, action, path, note)
+        return await log_ops.record(svc, current(), connection_id, action, path, note, duration_ms)
 
     @reg.tool(
         title="List capture files", description=messages.D_LIST_CAPTURES, read_only=True, idempotent=True

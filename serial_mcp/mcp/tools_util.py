@@ -20,6 +20,8 @@ def register(reg: ToolRegistry) -> None:
         data: Annotated[str, Field(description=messages.P_CHECKSUM_DATA)],
         algorithm: Annotated[str, Field(description=messages.P_ALGORITHM)],
         encoding: params.EncIn = None,
-        byte_order: Annotated[Literal["big", "little"] | None, Field(description=messages.P_BYTE_ORDER)] = None,
+        byte_order: Annotated[
+            Literal["big", "little"] | None, Field(description=messages.P_BYTE_ORDER)
+        ] = None,
     ) -> results.ChecksumResult:
         return checksum_ops.compute_checksum(data, algorithm, encoding, byte_order)

@@ -67,3 +67,36 @@ async def test_delete_profile_is_marked_destructive() -> None:
     async with Client(build_server(ConnectionManager(FakeOpener()))) as c:
         tools = {t.name: t for t in (await c.list_tools()).tools}
         assert tools["delete_profile"].annotations.destructive_hint is True  # type: ignore[union-attr]
+
+
+async def test_record_stops_by_itself_and_gives_its_absolute_path(tmp_path: object) -> None:
+    from pathlib import Path
+
+    import anyio
+
+    from serial_mcp.store.captures import CaptureStore
+
+    opener = FakeOpener()
+    dev = opener.add("dev")
+    store = CaptureStore(Path(str(tmp_path)))
+    async with Client(build_server(ConnectionManager(opener), captures=store)) as c:
+        cid = (await call(c, "open", {"port": "dev"}))["connection_id"]
+        r = await call(c, "record", {"connection_id": cid, "action": "start", "path": "s.jsonl", "duration_ms": 200})
+        assert r["recording"] and r["absolute_path"] == str(Path(str(tmp_path)) / "s.jsonl")
+        dev.feed(b"hello\n")
+        with anyio.fail_after(5):
+            while (await call(c, "record", {"connection_id": cid}))["recording"]:
+                await anyio.sleep(0.05)
+        assert b"hello" in (Path(str(tmp_path)) / "s.jsonl").read_bytes() or "68656c6c6f" in (Path(str(tmp_path)) / "s.jsonl").read_text()
+
+
+async def test_a_replay_that_reached_its_end_says_so() -> None:
+    import anyio
+
+    from serial_mcp.serial.openers import default_opener
+
+    async with Client(build_server(ConnectionManager(default_opener()), port_lister=list)) as c:
+        cid = (await call(c, "open", {"port": "replay://captures/at-modem-session.jsonl?mode=instant"}))["connection_id"]
+        with anyio.fail_after(5):
+            while not (await call(c, "get_status", {"connection_id": cid}))["replay"]["finished"]:
+                await anyio.sleep(0.05)
