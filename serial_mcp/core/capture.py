@@ -20,7 +20,6 @@ import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any, Final
 
 from serial_mcp import messages
@@ -41,7 +40,6 @@ __all__ = [
     "header_line",
     "parse_capture",
     "parse_header",
-    "read_capture",
     "settings_from_header",
     "settings_to_header",
     "utc_created",
@@ -417,9 +415,3 @@ def decode_lines(raw: bytes) -> list[str]:
                 messages.CAPTURE_NOT_UTF8.format(line=number, position=exc.start + 1), number
             ) from None
     return lines
-
-
-def read_capture(path: str | Path) -> Capture:
-    """Read and validate a capture file; an unterminated, non-JSON last line is tolerated."""
-    raw = Path(path).read_bytes()
-    return parse_capture(decode_lines(raw), torn_tail_ok=not raw.endswith(b"\n"))

@@ -13,6 +13,7 @@ import os
 from pathlib import Path
 
 from serial_mcp import messages
+from serial_mcp.core.capture import Capture, decode_lines, parse_capture
 from serial_mcp.errors import SerialMcpError
 from serial_mcp.store.atomic import replace_atomic
 
@@ -47,3 +48,9 @@ def write_report(path: str | Path, text: str) -> int:
             "file_unwritable", messages.VIEW_CANNOT_WRITE.format(path=path, reason=exc.strerror or exc)
         ) from None
     return len(data)
+
+
+def read_capture(path: str | Path) -> Capture:
+    """Read and validate a capture file; an unterminated, non-JSON last line is tolerated."""
+    raw = Path(path).read_bytes()
+    return parse_capture(decode_lines(raw), torn_tail_ok=not raw.endswith(b"\n"))

@@ -20,13 +20,13 @@ from serial_mcp.core.capture import (
     header_line,
     parse_capture,
     parse_header,
-    read_capture,
     settings_from_header,
     settings_to_header,
     utc_created,
 )
 from serial_mcp.core.settings import SerialSettings
 from serial_mcp.errors import InvalidArgument
+from serial_mcp.store.capture_files import read_capture
 
 CREATED = "2026-11-30T10:15:02.123456Z"
 HEADER = json.dumps({"format": FORMAT_NAME, "version": 1, "created": CREATED})

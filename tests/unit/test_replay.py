@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import serial
 
-from serial_mcp.core.capture import Capture, CaptureEvent, CaptureHeader, capture_text, read_capture
+from serial_mcp.core.capture import Capture, CaptureEvent, CaptureHeader, capture_text
 from serial_mcp.core.settings import SerialSettings
 from serial_mcp.errors import InvalidArgument, SerialMcpError
 from serial_mcp.pyserial_replay import register
@@ -27,6 +27,7 @@ from serial_mcp.serial.replay import (
     ReplaySpec,
     parse_replay_url,
 )
+from serial_mcp.store.capture_files import read_capture
 
 REPO = Path(__file__).resolve().parents[2]
 CAPTURES = REPO / "captures"
