@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from serial_mcp.core.capture import read_capture
 from serial_mcp.engine.results import ListPortsResult, ReadResult, TransactResult
+from serial_mcp.store.capture_files import read_capture
 
 CAPTURES = Path(__file__).parents[2] / "captures"
 

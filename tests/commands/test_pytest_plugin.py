@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 import serial
 
-from serial_mcp.core.capture import read_capture
+from serial_mcp.store.capture_files import read_capture
 
 HERE = Path(__file__).parent
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import serial
 
-from serial_mcp.core.capture import read_capture
+from serial_mcp.store.capture_files import read_capture
 from tests.pty.devices import PtyDevice
 
 CAPTURES = Path(__file__).parents[2] / "captures"

@@ -10,7 +10,7 @@ from pathlib import Path
 import serial
 
 from serial_mcp.api import replay_url, serve_pty
-from serial_mcp.core.capture import read_capture
+from serial_mcp.store.capture_files import read_capture
 
 CAPTURES = Path(__file__).parents[2] / "captures"
 

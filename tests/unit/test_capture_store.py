@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 from mcp import Client
 
-from serial_mcp.core.capture import read_capture
 from serial_mcp.errors import InvalidArgument, SerialMcpError
 from serial_mcp.mcp.server import build_server
 from serial_mcp.serial.fake import FakeDevice, FakeOpener
 from serial_mcp.serial.manager import ConnectionManager
+from serial_mcp.store.capture_files import read_capture
 from serial_mcp.store.captures import CaptureStore, Quotas, read_capture_file, validate_name
 from tests.tool_calls import call
 

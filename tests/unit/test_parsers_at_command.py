@@ -81,3 +81,15 @@ def test_transcript_through_the_preset_marks_the_final_line() -> None:
     kinds = [(f.parsed or {}).get("kind") for f in frames if isinstance(f, DecodedFrame)]
     assert kinds == ["echo", "response", "final", "urc"]
     assert [f.final for f in frames if isinstance(f, DecodedFrame)] == [False, False, True, False]
+
+
+def test_a_response_with_another_commands_prefix_is_a_urc() -> None:
+    from serial_mcp.core.parsers.at_command import AtCommandParser
+
+    p = AtCommandParser()
+    kinds = [p.parse(line).fields["kind"] for line in (b"AT+CSQ", b"+CSQ: 20,99", b"+CREG: 1", b"OK")]
+    assert kinds == ["echo", "response", "urc", "final"]
+    q = AtCommandParser()  # no echo (ATE0): nothing to tell replies from URCs by
+    assert q.parse(b"+CREG: 1").fields["kind"] == "response"
+    assert p.parse(b"AT+CSQ;+CREG?").fields["kind"] == "echo"
+    assert p.parse(b"+CREG: 0,1").fields["kind"] == "response"

@@ -3,7 +3,10 @@
 Kinds: ``echo`` (our own command echoed back), ``response`` (``+CMD: a,b``, also ``^``,
 ``%``, ``$``, ``#`` and ``*`` vendor prefixes, solicited or not), ``final`` (OK, ERROR,
 +CME/+CMS ERROR, BUSY, NO ANSWER, NO DIALTONE, CONNECT: ends the exchange), ``urc``
-(RING, NO CARRIER, module ready notices) and ``text`` (everything else, e.g. ATI lines).
+(RING, NO CARRIER, module ready notices, and a ``+CMD:`` line whose prefix is not one of the
+command's — ``+CREG: 1`` arriving inside an ``AT+CSQ`` reply) and ``text`` (everything else, e.g.
+ATI lines). The parser remembers the last echoed command to tell replies from URCs; without an
+echo (``ATE0``) every ``+CMD:`` line is a ``response``.
 """
 
 from __future__ import annotations
@@ -48,13 +51,22 @@ def split_values(text: str) -> list[str]:
     return [value.strip() for value in row]
 
 
+_COMMAND_PREFIX: Final = re.compile(r"[+^%$#*][A-Za-z0-9_]+")
+
+
+def command_prefixes(echo: str) -> frozenset[str]:
+    """``AT+CSQ;+CREG?`` -> ``{"+CSQ", "+CREG"}``: the response prefixes a command line asks for."""
+    return frozenset(m.group(0).upper() for m in _COMMAND_PREFIX.finditer(echo[2:]))
+
+
 class AtCommandParser:
     """Classifies one AT line; ``final`` frames end a command/response exchange."""
 
-    __slots__ = ("validate",)
+    __slots__ = ("_expected", "validate")
 
     def __init__(self, validate: bool = False) -> None:
         self.validate = validate
+        self._expected: frozenset[str] | None = None  # prefixes the last echoed command asks for
 
     def parse(self, payload: bytes) -> Parsed:
         """See the module docstring for the kinds and their fields."""
@@ -81,8 +93,12 @@ class AtCommandParser:
         if upper in _URCS:
             return Parsed({"kind": "urc", "text": text})
         if upper.startswith("AT"):
+            self._expected = command_prefixes(text)
             return Parsed({"kind": "echo", "command": text})
         m = _RESPONSE_RE.match(text)
         if m:
-            return Parsed({"kind": "response", "command": m.group(1), "values": split_values(m.group(2))})
+            prefix = m.group(1)
+            solicited = self._expected is None or prefix.upper() in self._expected
+            kind = "response" if solicited else "urc"
+            return Parsed({"kind": kind, "command": prefix, "values": split_values(m.group(2))})
         return Parsed({"kind": "text", "text": text})
