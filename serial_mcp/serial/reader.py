@@ -21,6 +21,7 @@ from serial_mcp.core.framing.base import FramingError
 from serial_mcp.core.match import Matcher, Span
 from serial_mcp.errors import InvalidArgument, SerialMcpError, Short
 from serial_mcp.serial.connection import Connection
+from serial_mcp.serial.pattern_search import find_in_window
 
 DEFAULT_TIMEOUT_MS = 1000
 MAX_TIMEOUT_MS = 600_000
@@ -243,8 +244,8 @@ async def _read(conn: Connection, req: ReadRequest, start: int | None) -> ReadOu
         first = False
         buf += rr.data
         if req.matcher is not None and len(buf) > searched:
-            span = req.matcher.find(bytes(buf), searched)
-            searched = len(buf)
+            # linear (RE2), resumes near the new bytes; a big search runs in a worker thread
+            span, searched = await find_in_window(req.matcher, buf, searched, deadline)
             if span is not None:
                 del buf[span.end :]
                 stop = "match"
