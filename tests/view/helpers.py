@@ -6,7 +6,8 @@ import functools
 import re
 from pathlib import Path
 
-from serial_mcp.core.capture import CaptureEvent, CaptureHeader, capture_text, read_capture
+from serial_mcp.core.capture import CaptureEvent, CaptureHeader, capture_text
+from serial_mcp.store.capture_files import read_capture
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLES = REPO / "captures"

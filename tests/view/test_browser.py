@@ -12,11 +12,13 @@ from typing import Any
 
 import pytest
 
-from serial_mcp.core.capture import read_capture
+from serial_mcp.store.capture_files import read_capture
 from serial_mcp.view.command import run_view
 from tests.view.helpers import DATA, SAMPLES, capture_from_raw, data_event_counts, nmea_sentences
 
 LOAD_TIMEOUT_MS = 60_000  # a bound on a failure, not a speed requirement
+# Conditions to wait for are functions: a string expression would be eval()ed in the page, which
+# the page's Content-Security-Policy (rightly) refuses.
 
 
 @dataclass
@@ -167,11 +169,11 @@ def test_timeline_zooms_pans_and_links_to_the_transcript(open_page: Any) -> None
     for _ in range(5):
         loaded.page.mouse.wheel(0, -400)
     loaded.page.wait_for_function(
-        f"Number(document.getElementById('timeline').dataset.drawnEvents) < {total}"
+        f"() => Number(document.getElementById('timeline').dataset.drawnEvents) < {total}"
     )
     loaded.page.locator("#tl-fit").click()
     loaded.page.wait_for_function(
-        f"Number(document.getElementById('timeline').dataset.drawnEvents) == {total}"
+        f"() => Number(document.getElementById('timeline').dataset.drawnEvents) == {total}"
     )
     # click on the first TX mark: the transcript selects that command
     x = loaded.js(

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from serial_mcp.commands import decode as decode_command
-from serial_mcp.core.capture import read_capture
+from serial_mcp.store.capture_files import read_capture
 from serial_mcp.view.model import ViewOptions, build_view
 from serial_mcp.view.transcript import MAX_ROW
 from tests.view.helpers import DATA, SAMPLES, capture_from_raw, data_event_counts, frame_list, nmea_sentences
