@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from serial_mcp.core import checksums
 from serial_mcp.core.decode import DecodedFrame, StreamDecoder
@@ -150,3 +152,34 @@ def test_ubx_and_rtcm3_only_framings() -> None:
     frame = ubx(0x0A, 0x04, b"")
     events = build_decoder({"type": "ubx"}).feed(b"$GPGLL*00\r\n" + frame)
     assert events == [Frame(frame, 11, 11 + len(frame), True)]
+
+
+def _feed_in_pieces(config: dict[str, Any], data: bytes, cuts: list[int]) -> tuple[list[Any], int]:
+    decoder = build_decoder(config)
+    events: list[Any] = []
+    prev = 0
+    for cut in [*sorted({c % (len(data) + 1) for c in cuts}), len(data)]:
+        events += decoder.feed(data[prev:cut])
+        prev = cut
+    events += decoder.flush()
+    return events, getattr(decoder, "bytes_skipped", -1)
+
+
+@needs_data
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    start=st.integers(0, 6000),
+    flips=st.lists(st.tuples(st.integers(0, 2999), st.integers(0, 7)), max_size=8),
+    cuts=st.lists(st.integers(0, 3000), max_size=20),
+)
+def test_corrupted_mixed_stream_any_chunking(
+    start: int, flips: list[tuple[int, int]], cuts: list[int]
+) -> None:
+    data = bytearray((GNSS_DATA / "ublox-f9p-rtcm.log").read_bytes()[start : start + 3000])
+    for at, bit in flips:
+        if at < len(data):
+            data[at] ^= 1 << bit
+    whole, skipped = _feed_in_pieces({"type": "gnss"}, bytes(data), [])
+    pieces, skipped_pieces = _feed_in_pieces({"type": "gnss"}, bytes(data), cuts)
+    assert pieces == whole and skipped_pieces == skipped
+    assert sum(f.end - f.start for f in whole) + skipped == len(data)

@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from serial_mcp.core.decode import DecodedFrame, StreamDecoder
 from serial_mcp.core.framing import Frame, build_decoder, build_encoder
@@ -129,3 +131,30 @@ def test_modbus_ascii_parser_decodes_registers_too() -> None:
     parsed = build_parser({"type": "modbus_ascii"}).parse(b":010304000A0102EB\r\n")
     assert parsed.fields["registers"] == [10, 258] and parsed.fields["direction"] == "response"
     assert parsed.fields["data"] == "04000a0102"  # the raw data stays
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    order=st.permutations(range(len(REQUEST_RESPONSE))),
+    flips=st.lists(st.tuples(st.integers(0, 400), st.integers(0, 7)), max_size=3),
+    cuts=st.lists(st.integers(0, 400), max_size=20),
+)
+def test_any_chunking_of_a_corrupted_stream_gives_the_same_frames(
+    order: list[int], flips: list[tuple[int, int]], cuts: list[int]
+) -> None:
+    data = bytearray(b"".join(rtu(REQUEST_RESPONSE[i][0]) for i in order))
+    for at, bit in flips:
+        if at < len(data):
+            data[at] ^= 1 << bit
+    whole = build_decoder({"type": "modbus_rtu"})
+    expected = whole.feed(bytes(data)) + whole.flush()
+    decoder = build_decoder({"type": "modbus_rtu"})
+    events: list[Any] = []
+    prev = 0
+    for cut in [*sorted({c % (len(data) + 1) for c in cuts}), len(data)]:
+        events += decoder.feed(bytes(data[prev:cut]))
+        prev = cut
+    events += decoder.flush()
+    assert events == expected
+    if not flips:
+        assert len(events) == len(order) and all(isinstance(e, Frame) and e.checksum_valid for e in events)
