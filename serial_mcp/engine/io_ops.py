@@ -45,6 +45,7 @@ async def read(
     respond: Any = None,
     strip_ansi: bool = False,
     screen: dict[str, int] | None = None,
+    frames: str | None = None,
 ) -> results.ReadResult:
     """Read what arrived (from the caller's cursor unless ``from_`` says otherwise)."""
     respond_ops.check(svc, "read", respond)
@@ -65,7 +66,7 @@ async def read(
     start = reader.resolve_start(conn, req)  # a respond rule sees the unread bytes from here on
     async with respond_ops.armed(svc, "read", conn, respond, start) as responder:
         outcome = await reader.read(conn, req)
-    result = shaping.read_result(conn, outcome, req.encoding, responder, strip_ansi=strip_ansi)
+    result = shaping.read_result(conn, outcome, req.encoding, responder, strip_ansi=strip_ansi, view=frames)
     if outcome.cursor is not None:
         result.cursor = caller.shown_cursor(outcome.cursor)
     if term is not None:
@@ -127,6 +128,7 @@ async def transact(
     read_echo: bool = False,
     write_timeout_ms: int | None = None,
     strip_ansi: bool = False,
+    frames: str | None = None,
 ) -> results.TransactResult:
     """Write, then read the reply from an RX mark taken before the write (a fast reply is never
     missed); on RS-485 our own echo is skipped unless ``read_echo``."""
@@ -157,7 +159,9 @@ async def transact(
             if conn.settings.rs485 is not None and not read_echo:
                 start = await skip_echo(conn, mark, body, req.timeout_ms)
             outcome = await reader.read(conn, req, start=start)
-    read_part = shaping.read_result(conn, outcome, req.encoding, responder, strip_ansi=strip_ansi)
+    read_part = shaping.read_result(
+        conn, outcome, req.encoding, responder, strip_ansi=strip_ansi, view=frames
+    )
     if read_part.cursor is not None:
         read_part.cursor = caller.shown_cursor(read_part.cursor)
     return results.TransactResult(

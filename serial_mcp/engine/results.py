@@ -164,10 +164,27 @@ class Frame(BaseModel):
     parsed: dict[str, Any] | None = None
     checksum_valid: bool | None = None
 
+    def line(self, view: str = "both") -> str:
+        """One frame for the one-line text: its kind and checksum verdict first, so a model reading
+        only text can tell good frames from bad; then the raw frame or its parsed fields."""
+        kind = ""
+        if self.parsed:
+            kind = str(
+                self.parsed.get("kind") or self.parsed.get("type") or self.parsed.get("protocol") or ""
+            )
+        verdict = {True: " ok", False: " BAD", None: ""}[self.checksum_valid]
+        head = f"#{self.index}{' ' + kind if kind else ''}{verdict}"
+        if view == "parsed" and self.parsed:
+            body = json.dumps(self.parsed, ensure_ascii=False, separators=(",", ":"))
+        else:
+            body = _q(self.data)
+        return f"{head}: {body}"
+
 
 class ReadResult(BaseModel):
     data: str
     encoding: str
+    frames_view: str | None = None  # frames= of the call: parsed | raw | both
     stop_reason: str
     from_offset: int
     next_offset: int
@@ -188,9 +205,7 @@ class ReadResult(BaseModel):
     def summary(self) -> str:
         lost = messages.S_LOST.format(n=self.bytes_lost) if self.bytes_lost else ""
         if self.frames is not None:
-            shown = "; ".join(
-                (json.dumps(f.parsed, ensure_ascii=False) if f.parsed else _q(f.data)) for f in self.frames
-            )
+            shown = "; ".join(f.line(self.frames_view or "both") for f in self.frames)
             return messages.S_READ_FRAMES.format(
                 k=len(self.frames),
                 start=self.from_offset,
@@ -323,18 +338,21 @@ class LogResult(BaseModel):
     events: list[dict[str, Any]]
     last_seq: int
     evicted_events: int
+    truncated: bool = False  # cut at the response size cap: more events follow
+    next_since: int | None = None  # with truncated: call again with since=next_since
 
     def summary(self) -> str:
         kinds: dict[str, int] = {}
         for e in self.events:
             kinds[str(e.get("type"))] = kinds.get(str(e.get("type")), 0) + 1
-        return messages.S_LOG.format(
+        text = messages.S_LOG.format(
             n=len(self.events),
             id=self.connection_id,
             kinds=json.dumps(kinds),
             last=self.last_seq,
             evicted=messages.S_EVICTED.format(n=self.evicted_events) if self.evicted_events else "",
         )
+        return text + messages.S_LOG_TRUNCATED.format(since=self.next_since) if self.truncated else text
 
 
 class ClearLogResult(BaseModel):

@@ -219,7 +219,12 @@ def read_result(
     responder: Responder | None = None,
     *,
     strip_ansi: bool = False,
+    view: str | None = None,
 ) -> models.ReadResult:
+    """Shape a read; ``view`` (frames=): ``raw`` drops parsed fields, ``parsed`` drops the raw text of
+    frames that were parsed (the cheap forms), ``both`` (default) keeps both."""
+    if view not in (None, "both", "raw", "parsed"):
+        raise InvalidArgument(messages.FRAMES_VIEW_BAD.format(value=str(view)[:80]))
     stripped = 0
     data = o.data
     if strip_ansi:
@@ -238,16 +243,16 @@ def read_result(
             frames.append(
                 models.Frame(
                     index=i,
-                    data=ftext,
+                    data="" if view == "parsed" and f.parsed else ftext,
                     encoding=fenc,
                     offset=f.start,
                     t=t,
-                    parsed=f.parsed,
+                    parsed=None if view == "raw" else f.parsed,
                     checksum_valid=f.checksum_valid,
                 )
             )
     matched = o.match is not None or o.match_frame is not None
-    return models.ReadResult(
+    result = models.ReadResult(
         data=text,
         encoding=used,
         stop_reason=o.stop_reason,
@@ -268,6 +273,8 @@ def read_result(
         responded=None if responder is None else responder.sent,
         ansi_stripped=stripped if strip_ansi else None,
     )
+    result.frames_view = view if frames is not None and view not in (None, "both") else None
+    return result
 
 
 def screen_for(conn: Connection, cursor: str, spec: dict[str, int]) -> TerminalScreen:

@@ -13,6 +13,8 @@ from serial_mcp.mcp import params
 from serial_mcp.mcp.callers import current
 from serial_mcp.mcp.toolkit import ToolRegistry
 
+FramesView = Literal["parsed", "raw", "both"]
+
 
 def register(reg: ToolRegistry, svc: Services) -> None:
     @reg.tool(title="Read received data", description=messages.D_READ)
@@ -32,6 +34,7 @@ def register(reg: ToolRegistry, svc: Services) -> None:
         respond: params.RespondArg = None,
         strip_ansi: Annotated[bool, Field(description=messages.P_STRIP_ANSI)] = False,
         screen: Annotated[dict[str, params.Int] | None, Field(description=messages.P_SCREEN)] = None,
+        frames: Annotated[FramesView | None, Field(description=messages.P_FRAMES_VIEW)] = None,
     ) -> results.ReadResult:
         return await io_ops.read(
             svc,
@@ -51,6 +54,7 @@ def register(reg: ToolRegistry, svc: Services) -> None:
             respond=respond,
             strip_ansi=strip_ansi,
             screen=screen,
+            frames=frames,
         )
 
     @reg.tool(title="Write data", description=messages.D_WRITE, destructive=True, mutates=True)
@@ -102,6 +106,7 @@ def register(reg: ToolRegistry, svc: Services) -> None:
         steps: Annotated[list[dict[str, Any]] | None, Field(description=messages.P_STEPS)] = None,
         keys: Annotated[list[str] | None, Field(description=messages.P_KEYS)] = None,
         strip_ansi: Annotated[bool, Field(description=messages.P_AS_IN_READ)] = False,
+        frames: Annotated[FramesView | None, Field(description=messages.P_AS_IN_READ)] = None,
     ) -> results.TransactResult:
         return await dialog_ops.transact(
             svc,
@@ -111,6 +116,7 @@ def register(reg: ToolRegistry, svc: Services) -> None:
             steps=steps,
             keys=keys,
             strip_ansi=strip_ansi,
+            frames=frames,
             encoding=encoding,
             cursor=cursor,
             timeout_ms=timeout_ms,
