@@ -21,6 +21,8 @@ if TYPE_CHECKING:
     from serial_mcp.engine.services import Services
 
 MAX_LOG_LIMIT = 1000
+MAX_LOG_RESPONSE_BYTES = 4 * 1024 * 1024  # as read's max_bytes: more is paged with since=next_since
+EVENT_OVERHEAD = 160  # the JSON of one event besides its payload
 MAX_RECORD_MS = 24 * 3600 * 1000
 RecordAction = Literal["start", "stop", "status"]
 
@@ -70,10 +72,25 @@ def get_log(
         raise InvalidArgument(messages.LOG_BAD_SINCE)
     with conn.lock:
         events = conn.log.tail(limit) if since is None else conn.log.since(since, limit)
-        items = [event_dict(conn, e, payloads, encoding or "utf8") for e in events]
+        items: list[dict[str, Any]] = []
+        size = 0
+        for e in events:  # oldest first, until the answer is as big as an answer may be
+            item = event_dict(conn, e, payloads, encoding or "utf8")
+            size += EVENT_OVERHEAD + len(item.get("data", ""))
+            if items and size > MAX_LOG_RESPONSE_BYTES:
+                break
+            items.append(item)
         evicted = conn.log.evicted_events
-        next_seq = events[-1].seq if events else (since or 0)
-    return results.LogResult(connection_id=conn.id, events=items, last_seq=next_seq, evicted_events=evicted)
+    truncated = len(items) < len(events)
+    next_seq = items[-1]["seq"] if items else (since or 0)
+    return results.LogResult(
+        connection_id=conn.id,
+        events=items,
+        last_seq=next_seq,
+        evicted_events=evicted,
+        truncated=truncated,
+        next_since=next_seq if truncated else None,
+    )
 
 
 def clear_log(svc: Services, caller: Caller, connection_id: str) -> results.ClearLogResult:

@@ -22,7 +22,7 @@ from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import MCPServer
 
 from serial_mcp import messages
-from serial_mcp.errors import SerialMcpError
+from serial_mcp.errors import SerialMcpError, capped
 from serial_mcp.mcp import callers
 
 log = logging.getLogger(__name__)
@@ -31,7 +31,9 @@ KEYWORD_ALIASES = {"from": "from_"}
 
 
 def error_result(code: str, message: str) -> types.CallToolResult:
-    """The one shape of a tool failure."""
+    """The one shape of a tool failure (the message capped: pydantic's report of a 10,000-item list
+    would otherwise be half a megabyte)."""
+    message = capped(message)
     return types.CallToolResult(
         content=[types.TextContent(type="text", text=f"{message} [{code}]")],
         structured_content={"error": {"code": code, "message": message}},

@@ -51,7 +51,7 @@ def register(reg: ToolRegistry, svc: Services) -> None:
         ] = "status",
         path: Annotated[str | None, Field(description=messages.P_CAPTURE_NAME)] = None,
         note: Annotated[str | None, Field(description=messages.P_NOTE)] = None,
-        duration_ms: Annotated[int | None, Field(description=messages.P_RECORD_DURATION)] = None,
+        duration_ms: Annotated[params.Int | None, Field(description=messages.P_RECORD_DURATION)] = None,
     ) -> results.RecordResult:
         return await log_ops.record(svc, current(), connection_id, action, path, note, duration_ms)
 

@@ -80,7 +80,7 @@ async def recording_on_a_full_disk(
     manager = ConnectionManager(opener)
     conn = await manager.open("board")
     raw = DiskFull(room=4096)
-    rec = Recorder(conn, io.BufferedWriter(raw, buffer_size=8192), tmp_path / "r.jsonl", 1 << 30)
+    rec = Recorder(conn, io.BufferedWriter(raw, buffer_size=8192), tmp_path / "r.jsonl", 1 << 30)  # type: ignore[type-var]
     conn.start_recording(rec)
     for _ in range(40):  # buffered fine, then the flush finds the disk full: the writer dies on ENOSPC
         dev.feed(b"x" * 200)
@@ -182,7 +182,7 @@ async def test_a_failing_capture_disk_is_a_storage_error_not_the_port(
 
     from mcp import Client
 
-    import serial_mcp.store.captures as captures
+    import serial_mcp.store.captures as captures  # its create_atomic: an export's write
     from serial_mcp.mcp.server import build_server
     from serial_mcp.store.captures import CaptureStore
     from tests.tool_calls import call, error
@@ -195,7 +195,7 @@ async def test_a_failing_capture_disk_is_a_storage_error_not_the_port(
     async with Client(build_server(ConnectionManager(opener), captures=CaptureStore(tmp_path))) as c:
         cid = (await call(c, "open", {"port": "board"}))["connection_id"]
         monkeypatch.setattr(captures, "create_atomic", refuse)
-        monkeypatch.setattr(captures.os, "open", refuse)
+        monkeypatch.setattr(os, "open", refuse)  # the capture store opens a recording with os.open
         for tool, args in (
             ("export_log", {"path": "a.jsonl"}),
             ("record", {"action": "start", "path": "b.jsonl"}),
@@ -205,3 +205,37 @@ async def test_a_failing_capture_disk_is_a_storage_error_not_the_port(
             assert os.strerror(code) in err["message"] and "port is fine" in err["message"]
         monkeypatch.undo()
         assert (await call(c, "get_status", {"connection_id": cid}))["state"] == "open"
+
+
+async def test_get_log_answers_are_capped_and_page_with_since() -> None:
+    from mcp import Client
+
+    from serial_mcp.mcp.server import build_server
+    from tests.tool_calls import call
+
+    opener = FakeOpener()
+    dev = opener.add("board")
+    manager = ConnectionManager(opener)
+    async with Client(build_server(manager)) as c:
+        cid = (await call(c, "open", {"port": "board", "rx_buffer_size": 16 << 20}))["connection_id"]
+        conn = manager.get(cid)
+        for i in range(200):  # 10 MB of payloads, all still in the ring
+            dev.feed(b"x" * 50_000)
+            with anyio.fail_after(10):
+                while conn.ring.end_offset < (i + 1) * 50_000:
+                    await conn.wait_change(1.0, conn.ring.end_offset)
+        r = await c.call_tool("get_log", {"connection_id": cid, "limit": 1000})
+        assert len(r.model_dump_json()) < 5 << 20  # was 10 MB here (48.9 MB at limit 1000 in the issue)
+        page = r.structured_content
+        assert page is not None and page["truncated"] and page["next_since"] == page["last_seq"]
+        assert "since=" in r.content[0].text  # type: ignore[union-attr]
+        received = sum(e["length"] for e in page["events"] if e["type"] == "rx")
+        pages = 1
+        while page["truncated"]:
+            page = await call(
+                c, "get_log", {"connection_id": cid, "limit": 1000, "since": page["next_since"]}
+            )
+            received += sum(e["length"] for e in page["events"] if e["type"] == "rx")
+            pages += 1
+        assert received == 10_000_000 and pages >= 3
+        assert page["next_since"] is None
