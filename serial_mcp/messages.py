@@ -240,10 +240,10 @@ D_READ = (
     "Read received bytes from a cursor or offset. Ends on match, max_bytes, idle_ms quiet, or timeout_ms."
 )
 D_WRITE = "Send bytes (utf8 text, or hex/base64); add line endings yourself."
-D_TRANSACT = "Write, then read the reply from a mark taken just before the write (never misses a fast reply)."
+D_TRANSACT = "Write, then read the reply from a mark taken just before the write (never misses a fast reply). Read options as in read."
 D_FLUSH = "Discard unread input of a cursor, the OS output queue, or both."
 
-D_CAPTURE_BOOT = "Reset (optional DTR/RTS pulse) and capture only the output that follows, atomically."
+D_CAPTURE_BOOT = "Reset (DTR/RTS pulse or send) and capture only the output that follows, atomically. Read options as in read."
 D_RECONNECT = (
     "Reopen the port of a connection (after an unplug or to recover); the ring and offsets carry on."
 )
@@ -307,7 +307,6 @@ P_RTS = "RTS level: true = asserted."
 P_BREAK_MS = "How long to hold BREAK, ms (default 250)."
 P_FLOW = "none, software (XON/XOFF) or hardware (RTS/CTS)."
 P_ALGORITHM = "e.g. crc16_modbus, crc32, crc16_ccitt_false, crc8, xor, lrc, sum8, fletcher16, adler32, or a CRC catalogue name."
-P_AS_IN_READ = "As in read."
 P_RECORD_OPEN = "Record the session to this capture file (needs --capture-dir)."
 P_RESPOND = "Answer a pattern at once while this call waits: {on, send, encoding, times}."
 P_MIRROR = "ro|rw: also show the device on a PTY for a person (rw: they can type)."

@@ -37,7 +37,7 @@ StopBits = Number | None
 FlowControl = Annotated[Literal["none", "software", "hardware"] | None, Field()]
 
 # The same read options on transact and capture_boot: described once, on read.
-SeeRead = Field(description=messages.P_AS_IN_READ)
+SeeRead = Field()  # described once, on read (the tool descriptions say "read options as in read")
 CursorR = Annotated[str | None, SeeRead]
 TimeoutR = Annotated[Int | None, SeeRead]
 IdleR = Annotated[Int | None, SeeRead]

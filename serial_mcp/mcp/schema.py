@@ -24,8 +24,8 @@ def slim(schema: Any, *, keep_null: bool) -> Any:
     for key, value in schema.items():
         if key == "title" and isinstance(value, str):
             continue
-        if key == "default" and (value is None or keep_null):
-            continue  # output schemas validate, they need no defaults
+        if key == "default" and (value is None or value is False or value == "" or keep_null):
+            continue  # false/"" are what an absent optional means anyway; outputs need no defaults
         if key == "additionalProperties" and value is True:
             continue  # the JSON Schema default
         if key == "required" and keep_null:

@@ -105,8 +105,8 @@ def register(reg: ToolRegistry, svc: Services) -> None:
         write_timeout_ms: params.WriteTimeout = None,
         steps: Annotated[list[dict[str, Any]] | None, Field(description=messages.P_STEPS)] = None,
         keys: Annotated[list[str] | None, Field(description=messages.P_KEYS)] = None,
-        strip_ansi: Annotated[bool, Field(description=messages.P_AS_IN_READ)] = False,
-        frames: Annotated[FramesView | None, Field(description=messages.P_AS_IN_READ)] = None,
+        strip_ansi: Annotated[bool, params.SeeRead] = False,
+        frames: Annotated[FramesView | None, params.SeeRead] = None,
     ) -> results.TransactResult:
         return await dialog_ops.transact(
             svc,
