@@ -11,7 +11,6 @@ from __future__ import annotations
 BAD_HEX = "{field} is not valid hex: use pairs of hex digits such as '41 54 0d' (spaces allowed)."
 BAD_BASE64 = "{field} is not valid base64: check the padding and alphabet, or send encoding 'hex'."
 MATCH_EMPTY = "match.pattern is empty; give the text (or bytes) to wait for."
-MATCH_BAD_REGEX = "match.pattern is not a valid regular expression ({error}); fix it or use mode 'literal'."
 MATCH_NOT_OBJECT = 'match must be an object like {"pattern": "OK", "mode": "literal"} or a plain string.'
 MATCH_UNKNOWN_KEY = "match has an unknown key {key!r}; allowed keys: {allowed}."
 MATCH_NO_PATTERN = "match.pattern is required and must be a string."
@@ -693,7 +692,7 @@ VIEW_PROGRESS_EVENTS = "view: {n} events"
 VIEW_PROGRESS_FRAMES = "view: decoded {n} frame(s), {bad} bad"
 VIEW_FIELDS_MISSING = "view: no numeric field named {names}; available: {available}"
 VIEW_WROTE = "wrote {path} ({kb} kB): open it in any browser, no network needed"
-# For export_log / record results (to be wired by the lead): how to see a capture.
+# For export_log / record results: how to see a capture.
 VIEW_HINT = "See it in a browser: serial-mcp view {path} (timeline, transcript, decoded frames, plots)."
 
 # --- URL schemes, allowlist facts and replay confinement (core/port_url.py, serial/policy.py, serial/replay.py)

@@ -142,7 +142,9 @@ def export_log(
         raise SerialMcpError("capture_disabled", messages.CAPTURE_DISABLED)
     lines, n = export_lines(conn, note)
     written_path, size = svc.captures.export(path, lines)
-    return results.ExportResult(path=written_path.name, events_written=n, bytes_written=size)
+    return results.ExportResult(
+        path=written_path.name, events_written=n, bytes_written=size, view=str(written_path.resolve())
+    )
 
 
 async def record(

@@ -367,9 +367,11 @@ class ExportResult(BaseModel):
     path: str
     events_written: int
     bytes_written: int
+    view: str | None = None  # the command that shows the capture as an HTML page
 
     def summary(self) -> str:
-        return messages.S_EXPORT.format(path=self.path, n=self.events_written, b=self.bytes_written)
+        hint = " " + messages.VIEW_HINT.format(path=self.view) if self.view else ""
+        return messages.S_EXPORT.format(path=self.path, n=self.events_written, b=self.bytes_written) + hint
 
 
 class RecordResult(BaseModel):
@@ -386,12 +388,16 @@ class RecordResult(BaseModel):
         if self.path is None:
             return messages.S_NOT_RECORDING.format(id=self.connection_id)
         state = "recording" if self.recording else f"stopped ({self.stopped_reason or 'stopped'})"
-        return messages.S_RECORD.format(
-            id=self.connection_id,
-            state=state,
-            path=self.absolute_path or self.path,
-            n=self.events_written,
-            b=self.bytes_written,
+        hint = " " + messages.VIEW_HINT.format(path=self.absolute_path) if self.absolute_path else ""
+        return (
+            messages.S_RECORD.format(
+                id=self.connection_id,
+                state=state,
+                path=self.absolute_path or self.path,
+                n=self.events_written,
+                b=self.bytes_written,
+            )
+            + hint
         )
 
 
