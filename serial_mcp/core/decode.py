@@ -80,6 +80,12 @@ class StreamDecoder:
         """Consume ``data``; return decoded frames and framing errors, in stream order."""
         return self._process(self._decoder.feed(data))
 
+    def silence(self) -> list[DecodedEvent]:
+        """The line went quiet (Modbus RTU: 3.5 characters, see ``modbus_rtu.silence_seconds``):
+        framings that end frames at a silence do so; the others ignore it."""
+        silence = getattr(self._decoder, "silence", None)
+        return self._process(silence()) if callable(silence) else []
+
     def flush(self) -> list[DecodedEvent]:
         """End of stream (offline decode): emit a trailing unterminated frame where meaningful."""
         return self._process(self._decoder.flush())

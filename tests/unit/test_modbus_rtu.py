@@ -158,3 +158,18 @@ def test_any_chunking_of_a_corrupted_stream_gives_the_same_frames(
     assert events == expected
     if not flips:
         assert len(events) == len(order) and all(isinstance(e, Frame) and e.checksum_valid for e in events)
+
+
+def test_a_reply_ends_the_exchange_and_a_request_does_not() -> None:
+    frames, _ = decode(rtu("01030000000A") + rtu("010304000A0102") + rtu("018302"))
+    assert [f.final for f in frames] == [False, True, True]
+
+
+def test_silence_ends_an_unknown_functions_frame_in_the_pipeline() -> None:
+    decoder = preset_decoder()
+    frame = rtu("014100")  # function 0x41: no known length; its CRC checks at 5 bytes
+    assert decoder.feed(frame[:3]) == []
+    assert decoder.silence() == []  # a partial frame at a silence is given up...
+    assert decoder.bytes_skipped == 3  # ...and counted
+    out = decoder.feed(frame)
+    assert [e.data for e in out] == [frame[:-2]]

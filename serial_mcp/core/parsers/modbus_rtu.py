@@ -4,6 +4,7 @@ With ``modbus_rtu`` framing the CRC has been checked and removed (``Frame.checks
 fed a raw frame with its CRC (``include_terminators`` or another framing) the parser checks
 the CRC itself. Fields: ``address``, ``function``, ``data`` (hex) and the decoded PDU
 (``function_name``, ``direction``, ``registers``, ``bits``, ``exception_code``...).
+Every frame not recognised as a request is ``final``: it ends a request/response exchange.
 """
 
 from __future__ import annotations
@@ -46,4 +47,6 @@ class ModbusRtuParser:
             "data": body[2:].hex(),
         }
         fields.update(decode_pdu(body[1], body[2:]))
-        return Parsed(fields, valid)
+        # A reply ends its request/response exchange (a transact returns on it); a frame read
+        # as a request (a bus echo of our own, or another master's) does not.
+        return Parsed(fields, valid, final=fields.get("direction") != "request")
