@@ -58,6 +58,33 @@ class DecodeSpec:
     def new_decoder(self, offset: int) -> StreamDecoder:
         return StreamDecoder(self.rx_framing, self.rx_parser, offset)
 
+    @property
+    def final_aware(self) -> bool:
+        """The parser knows what ends an exchange (AT result codes, grbl ok/error, a shell prompt,
+        a REPL's ``>``): a read then ends on that final, not on a short silence."""
+        return _type_of(self.rx_parser) in FINAL_AWARE_PARSERS
+
+    def silence_s(self, baud_rate: int) -> float | None:
+        """How long the line must be quiet before the decoder is told so (``StreamDecoder.silence``):
+        Modbus RTU's 3.5 characters; a console's unterminated prompt once output pauses."""
+        if _type_of(self.rx_framing) == "modbus_rtu":
+            from serial_mcp.core.framing.modbus_rtu import silence_seconds
+
+            return max(silence_seconds(baud_rate), MIN_SILENCE_S)
+        if _type_of(self.rx_parser) == "shell_prompt":
+            return PROMPT_QUIET_S
+        return None
+
+
+FINAL_AWARE_PARSERS = frozenset({"at_command", "grbl", "shell_prompt", "micropython"})
+PROMPT_QUIET_S = 0.05  # a prompt is the unterminated tail once the console has been quiet this long
+MIN_SILENCE_S = 0.005  # USB adapters' latency timers blur shorter gaps
+
+
+def _type_of(spec: Any) -> str | None:
+    kind = spec.get("type") if isinstance(spec, dict) else None
+    return kind if isinstance(kind, str) else None
+
 
 def build_decode_spec(rx_framing: Any, rx_parser: Any) -> DecodeSpec | None:
     """Validate a framing/parser pair (building it once); None means a raw byte read."""
@@ -87,10 +114,13 @@ class ReadRequest:
 
     @property
     def effective_idle_ms(self) -> int | None:
-        """Silence that ends a read: explicit, or a short default for a plain read without ``match``."""
+        """Silence that ends a read: explicit, or a short default for a plain read without ``match``
+        — but never before the final when the parser knows what a final looks like."""
         if self.idle_ms is not None:
             return self.idle_ms
-        return None if self.matcher is not None else DEFAULT_IDLE_MS
+        if self.matcher is not None or (self.decode is not None and self.decode.final_aware):
+            return None
+        return DEFAULT_IDLE_MS
 
 
 def _is_int(value: object) -> bool:
@@ -176,9 +206,15 @@ def resolve_start(conn: Connection, req: ReadRequest) -> int:
 
 
 async def _wait_or_stop(
-    conn: Connection, seen_end: int, deadline: float, idle: int | None, have: bool
+    conn: Connection,
+    seen_end: int,
+    deadline: float,
+    idle: int | None,
+    have: bool,
+    wake_in: float | None = None,
 ) -> StopReason | None:
-    """Nothing new past ``seen_end``: say why the read ends, or sleep until something changes."""
+    """Nothing new past ``seen_end``: say why the read ends, or sleep until something changes
+    (at most ``wake_in`` seconds: a silence the decoder must hear about)."""
     snap = conn.snapshot()
     if snap.end_offset > seen_end:
         return None  # more arrived while we worked
@@ -193,6 +229,8 @@ async def _wait_or_stop(
         wait = min(wait, idle / 1000 - quiet)
     if wait <= 0:
         return "timeout"
+    if wake_in is not None:
+        wait = min(wait, max(wake_in, 0.001))
     await conn.wait_change(wait, snap.end_offset)
     return None
 
@@ -306,6 +344,8 @@ async def _read_framed(
     dropped_before = decoder.frames_dropped
     deadline = time.monotonic() + req.timeout_ms / 1000
     idle = req.effective_idle_ms
+    silence = spec.silence_s(conn.settings.baud_rate)
+    told_quiet_at: int | None = None  # the stream end at which the decoder last heard a silence
     frames: list[DecodedFrame] = []
     size = 0
     lost = 0
@@ -341,7 +381,19 @@ async def _read_framed(
         fed = rr.next_offset
         if rr.data or rr.bytes_lost:
             continue
-        stop = await _wait_or_stop(conn, fed, deadline, idle, bool(frames))
+        wake_in: float | None = None
+        if silence is not None and decoder.pending_start < fed and told_quiet_at != fed:
+            last = conn.snapshot().last_rx_time
+            quiet = 0.0 if last is None else time.time() - last
+            if quiet >= silence:  # a frame that ends at a silence (RTU, a console's prompt) ends now
+                told_quiet_at = fed
+                events = decoder.silence()
+                if events:
+                    pending.extend(events)
+                    continue
+            else:
+                wake_in = silence - quiet
+        stop = await _wait_or_stop(conn, fed, deadline, idle, bool(frames), wake_in)
 
     next_offset = (
         frames[-1].end if pending and frames else (from_offset if pending else decoder.pending_start)

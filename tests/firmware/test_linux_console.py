@@ -87,9 +87,6 @@ def step_data(step: dict[str, Any]) -> str:
     return str(read.get("data", ""))
 
 
-@pytest.mark.xfail(
-    strict=False, reason="issue 13: transact(steps=[...]) runs a dialog server-side in one call"
-)
 async def test_log_in_and_run_uname_in_one_dialog_call(
     agent: Agent, linux_url: str, record_property: Callable[[str, object], None]
 ) -> None:

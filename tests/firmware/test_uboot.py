@@ -82,9 +82,6 @@ async def test_measure_stop_and_printenv_when_the_first_call_is_late_today(
     print(f"issue 13 (b) today: {agent.tally()}")
 
 
-@pytest.mark.xfail(
-    strict=False, reason="issue 13: standing responders open(respond=[...]) armed from the first byte"
-)
 async def test_a_standing_responder_stops_autoboot_when_the_first_read_is_late(
     agent: Agent, uboot_url: str, record_property: Callable[[str, object], None]
 ) -> None:

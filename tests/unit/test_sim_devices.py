@@ -70,9 +70,6 @@ async def test_slow_modem_echo_can_be_turned_off(agent: Agent) -> None:
     assert "ERROR" in (await transact(agent, conn, "AT+NOPE\r", match="ERROR"))["data"]
 
 
-@pytest.mark.xfail(
-    strict=False, reason="issue 13: with an at_command parser a read ends on the final OK, not idle"
-)
 async def test_slow_modem_reply_ends_on_ok_not_on_idle(agent: Agent) -> None:
     conn = await opened(agent, "sim://slow-modem", protocol="at_command")
     for cmd in ("ATI", "AT+CGSN"):  # gaps of 150 ms and 110 ms inside these replies
@@ -81,7 +78,6 @@ async def test_slow_modem_reply_ends_on_ok_not_on_idle(agent: Agent) -> None:
         assert read["frames"][-1]["parsed"].get("kind") in ("final", "result", "ok"), read["frames"][-1]
 
 
-@pytest.mark.xfail(strict=False, reason="issue 13: the AT parser labels an unsolicited +CREG as kind urc")
 async def test_slow_modem_urc_inside_a_reply_is_labelled(agent: Agent) -> None:
     conn = await opened(agent, "sim://slow-modem", protocol="at_command")
     read = await transact(agent, conn, "AT+CSQ\r", match="OK")
@@ -122,9 +118,6 @@ async def test_reboot_board_reboots_on_command(agent: Agent) -> None:
     assert r["stop_reason"] == "match" and "Starting kernel" not in r["data"]
 
 
-@pytest.mark.xfail(
-    strict=False, reason="issue 13: standing responders open(respond=[...]) armed from the first byte"
-)
 async def test_reboot_board_standing_responder_stops_autoboot_for_a_late_agent(agent: Agent) -> None:
     conn = await opened(agent, "sim://reboot-board?bootdelay=2", respond=[{"on": "Hit any key", "send": " "}])
     await anyio.sleep(AGENT_LATENCY_S)  # the agent thinking: the countdown is over before its first read
