@@ -40,6 +40,7 @@ _PARITY = {
 }
 _READ_SIZE = 65536
 _DRAIN_LIMIT = 256 * 1024
+_DIRECT_WRITE_MODULES = ("serial.serialposix", "serial.urlhandler.protocol_socket")
 _CLOSE_WAIT = 5.0  # a woken writer returns at once; never close a descriptor a writer still uses
 _GENERIC_TIMEOUT = (
     0.25  # ports without a file descriptor or cancel_read (rfc2217://): bounds interrupt latency
@@ -85,6 +86,9 @@ class SystemPortHandle:
         self._write_busy = threading.Lock()  # held while a write uses the descriptor
         self._draining: threading.Event | None = None  # set once a helper thread's tcdrain returned
         self._is_tty = self._fd is not None and os.isatty(self._fd)
+        # A device path or socket:// is written on its descriptor (bounded, wakeable); any other
+        # handler (spy://, hwgrep:// ...) has its own write, which must not be bypassed.
+        self._direct_write = type(ser).__module__ in _DIRECT_WRITE_MODULES
         if self._fd is not None and os.get_blocking(self._fd):
             os.set_blocking(self._fd, False)  # writes wait in select, never inside os.write
         self._interrupted = threading.Event()
@@ -187,7 +191,7 @@ class SystemPortHandle:
         no bound). A device that stops taking data (a full PTY, XOFF, CTS low), ``cancel`` being set or
         the port closing makes it raise ``WriteStopped`` with the count that went out."""
         deadline = None if timeout is None else time.monotonic() + timeout
-        if self._fd is None:
+        if self._fd is None or not self._direct_write:
             return self._write_generic(data)
         with self._write_busy:  # close() waits for this before it lets the descriptor go
             return self._write_fd(self._fd, data, deadline, cancel)

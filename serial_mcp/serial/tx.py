@@ -19,6 +19,7 @@ from serial_mcp.serial.handle import PortHandle
 
 DEFAULT_WRITE_TIMEOUT_MS = 10_000  # plus the bytes' time on the wire, when no timeout is given
 MAX_WRITE_TIMEOUT_MS = 3_600_000
+ABANDON_GRACE_S = 2.0  # past its deadline a write is given up on, even if its thread still runs
 BITS_PER_CHAR = 11  # start + 8 data + parity + stop: a safe upper bound for the wire time
 
 
@@ -146,12 +147,18 @@ class TxSession:
                 finished.set()
 
         try:
-            await anyio.to_thread.run_sync(run, abandon_on_cancel=True)
+            # The backstop for a handle that cannot bound its own write (pyserial URL handlers): the
+            # worker is left behind (holding the I/O lock until it returns), the call is not.
+            with anyio.move_on_after(budget + ABANDON_GRACE_S) as backstop:
+                await anyio.to_thread.run_sync(run, abandon_on_cancel=True)
+            if backstop.cancelled_caught:
+                stop.set()
+                timed_out[0] = True
         except anyio.get_cancelled_exc_class():
             stop.set()
             self._wake_writer()
-            with anyio.CancelScope(shield=True):  # never leave a writer running behind the lock
-                await anyio.to_thread.run_sync(finished.wait)
+            with anyio.move_on_after(ABANDON_GRACE_S, shield=True):  # a woken writer stops at once
+                await anyio.to_thread.run_sync(finished.wait, abandon_on_cancel=True)
             raise
         finally:
             self.tx_bytes += written[0]
