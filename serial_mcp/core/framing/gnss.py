@@ -42,7 +42,8 @@ NMEA_MAX: Final = 256
 UBX_MAX_PAYLOAD: Final = 8192
 _CR, _LF = 0x0D, 0x0A
 _NOT_PRINTABLE = re.compile(rb"[^\x20-\x7e]")
-_HEX = frozenset(b"0123456789abcdefABCDEF")
+_HEX_DIGITS = "0123456789abcdefABCDEF"
+_CHECKSUM_FIELD: Final = {(a + b).encode(): int(a + b, 16) for a in _HEX_DIGITS for b in _HEX_DIGITS}
 _xor = checksums.function("xor")
 
 
@@ -75,8 +76,8 @@ class NmeaRule:
         star = line.find(b"*")
         valid: bool | None = None
         if star >= 0:
-            digits = line[star + 1 : star + 3]
-            valid = len(digits) == 2 and _HEX.issuperset(digits) and _xor(line[1:star]) == int(digits, 16)
+            given = _CHECKSUM_FIELD.get(line[star + 1 : star + 3])
+            valid = given is not None and _xor(line[1:star]) == given
         return Frame(line, base + s, base + e, valid)
 
 

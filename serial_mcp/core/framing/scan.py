@@ -21,7 +21,7 @@ kept for the next feed.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Final, Protocol
 
 from serial_mcp.core.framing._receivebuffer import ReceiveBuffer, as_bytes
@@ -58,10 +58,16 @@ class FrameRule(Protocol):
         ...
 
 
+# (sync word, rule.measure, rule.frame, rule): bound methods looked up once, not per frame.
+_Measure = Callable[[bytes, int, int, bool], int]
+_Make = Callable[[bytes, int, int, int], "Frame | None"]
+_Entry = tuple[bytes, _Measure, _Make, FrameRule]
+
+
 class ScanDecoder:
     """Incremental decoder over one or more :class:`FrameRule`; see the module docstring."""
 
-    __slots__ = ("_lead", "_max_sync", "_prefixes", "_rules", "_rx", "_search")
+    __slots__ = ("_entries", "_lead", "_max_sync", "_prefixes", "_rules", "_rx", "_search")
 
     def __init__(self, rules: Sequence[FrameRule], offset: int = 0) -> None:
         if not rules or not all(rule.syncs for rule in rules):
@@ -79,9 +85,10 @@ class ScanDecoder:
         self._max_sync = max(len(s) for s in syncs)
         self._prefixes = frozenset(s[:k] for s in syncs for k in range(1, len(s)))
         # Fast path for back-to-back frames: a first byte that begins exactly one sync word.
+        self._entries: list[_Entry] = [(b"", r.measure, r.frame, r) for r in self._rules]
         firsts = [s[0] for s in syncs]
-        self._lead = {
-            s[0]: (s, i) for i, rule in enumerate(self._rules) for s in rule.syncs if firsts.count(s[0]) == 1
+        self._lead: dict[int, _Entry] = {
+            s[0]: (s, r.measure, r.frame, r) for r in self._rules for s in r.syncs if firsts.count(s[0]) == 1
         }
         self._rx = ReceiveBuffer(offset)
 
@@ -145,17 +152,18 @@ class ScanDecoder:
         base = rx.base
         n = len(work)
         search = self._search
-        rules = self._rules
+        entries = self._entries
+        lead = self._lead
         prefixes = self._prefixes
         max_sync = self._max_sync
+        append = out.append
         pos = done = 0  # search position; bytes before ``done`` are emitted or counted
-        need = 0
-        lead = self._lead
+        need = skipped = 0
         while True:
             hit = lead.get(work[pos]) if pos < n else None
             if hit is not None and work.startswith(hit[0], pos):  # the next frame follows at once
                 s = pos
-                rule = rules[hit[1]]
+                _, measure, make, rule = hit
             else:
                 m = search(work, pos)
                 if m is None:
@@ -165,30 +173,26 @@ class ScanDecoder:
                 if not final and n - s < max_sync and work[s:n] in prefixes:
                     cut = s  # a longer sync alternative may still arrive here
                     break
-                rule = rules[m.lastindex - 1]  # type: ignore[operator]  # a group always matched
-            length = rule.measure(work, s, n, final)
-            if length == REJECT or (final and (length == NEED or s + length > n)):
-                pos = s + 1
-                continue
-            if length == NEED or s + length > n:
+                _, measure, make, rule = entries[m.lastindex - 1]  # type: ignore[operator]  # a group matched
+            length = measure(work, s, n, final)
+            e = s + length
+            if length <= 0 or e > n:  # REJECT, NEED, or not all here yet
+                if length == REJECT or final:
+                    pos = s + 1
+                    continue
                 cut, need = s, (0 if length == NEED else length)
                 break
-            e = s + length
-            frame = rule.frame(work, s, e, base)
-            if (
-                frame is not None
-                and frame.checksum_valid is False
-                and rule.resync_on_bad
-                and self._sync_inside(work, s, e)
-            ):
-                pos = s + 1
-                continue
-            if s > done:
-                rx.skipped += s - done
+            frame = make(work, s, e, base)
             if frame is not None:
-                out.append(frame)
+                if frame.checksum_valid is False and rule.resync_on_bad and self._sync_inside(work, s, e):
+                    pos = s + 1
+                    continue
+                append(frame)
+            if s > done:
+                skipped += s - done
             pos = done = e
         if cut > done:
-            rx.skipped += cut - done
+            skipped += cut - done
             done = cut
+        rx.skipped += skipped
         rx.keep(work, done, need)
