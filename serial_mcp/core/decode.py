@@ -84,7 +84,16 @@ class StreamDecoder:
         """The line went quiet (Modbus RTU: 3.5 characters, see ``modbus_rtu.silence_seconds``):
         framings that end frames at a silence do so; the others ignore it."""
         silence = getattr(self._decoder, "silence", None)
-        return self._process(silence()) if callable(silence) else []
+        if callable(silence):
+            return self._process(silence())
+        # A console's prompt is the unterminated tail: when the parser recognises it, it is a frame.
+        judge = getattr(self._parser, "is_prompt", None)
+        tail_of = getattr(self._decoder, "tail", None)
+        if callable(judge) and callable(tail_of):
+            tail = tail_of()
+            if tail and judge(tail):
+                return self._process(self._decoder.flush())
+        return []
 
     def flush(self) -> list[DecodedEvent]:
         """End of stream (offline decode): emit a trailing unterminated frame where meaningful."""

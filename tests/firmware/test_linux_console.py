@@ -109,9 +109,6 @@ async def test_log_in_and_run_uname_in_one_dialog_call(
     print(f"issue 13 (c) with transact steps: {agent.tally()}")
 
 
-@pytest.mark.xfail(
-    strict=False, reason="issue 13: shell_prompt ends the read on `root@board:~# ` followed by ESC[6n (final)"
-)
 async def test_a_read_ends_on_the_real_busybox_prompt(agent: Agent, linux_url: str) -> None:
     conn = await wait_for_login(agent, linux_url)
     await log_in_today(agent, conn)

@@ -103,9 +103,6 @@ async def test_a_standing_responder_stops_autoboot_when_the_first_read_is_late(
     print(f"issue 13 (b) with a standing responder: {tally}")
 
 
-@pytest.mark.xfail(
-    strict=False, reason="issue 13: the shell_prompt parser ends a read on the real `=> ` (final)"
-)
 async def test_a_read_ends_on_the_real_prompt_with_the_shell_prompt_parser(
     agent: Agent, uboot_url: str
 ) -> None:

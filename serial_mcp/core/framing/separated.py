@@ -36,6 +36,10 @@ class SeparatorDecoder:
         self._rx.reset(offset)
         self._discarding = False
 
+    def tail(self) -> bytes:
+        """The unterminated bytes held now (a parser judges them when the line goes quiet)."""
+        return b"" if self._discarding else bytes(self._rx.buf)
+
     def _find_separator(self, buf: bytearray, start: int) -> tuple[int, int] | None:
         i = buf.find(self._sep, start)
         return None if i < 0 else (i, len(self._sep))

@@ -11,8 +11,8 @@ A custom ``prompt`` regex is searched anywhere in the line instead; it runs on R
 no backreferences or lookaround, size-limited like ``match`` patterns). A prompt frame is
 ``final``: the device is waiting for the next command.
 
-Note: a prompt usually has no line terminator, so with line framing it arrives as a frame
-only once more output follows; wait for it with ``match`` or ``idle_ms`` on the raw stream.
+A prompt usually has no line terminator: once the console has been quiet for a moment after an
+unterminated tail that is a prompt, the tail becomes a (final) frame, so a read ends on it.
 """
 
 from __future__ import annotations
@@ -63,6 +63,12 @@ class ShellPromptParser:
         if prompt is None:
             return Parsed({"kind": "output", "text": text})
         return Parsed({"kind": "prompt", "prompt": prompt, "text": text}, final=True)
+
+    def is_prompt(self, tail: bytes) -> bool:
+        """Is this unterminated tail (the console went quiet after it) a prompt? ANSI sequences
+        around it — busybox sends ``ESC[6n`` after every prompt — do not hide it."""
+        text = ANSI_RE.sub("", text_of(tail))
+        return "\n" not in text and "\r" not in text and self._find(text) is not None
 
     def _find(self, text: str) -> str | None:
         if self._custom is not None:
