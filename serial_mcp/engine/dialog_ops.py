@@ -11,14 +11,26 @@ from __future__ import annotations
 from typing import Any
 
 from serial_mcp import messages
+from serial_mcp.core.encoding import encode_output
 from serial_mcp.core.keys import encode_keys
-from serial_mcp.engine import io_ops, results
+from serial_mcp.engine import io_ops, micropython_ops, results, shaping
 from serial_mcp.engine.access import Caller
 from serial_mcp.engine.services import Services
-from serial_mcp.errors import InvalidArgument
+from serial_mcp.errors import InvalidArgument, SerialMcpError
 
 MAX_STEPS = 32
-STEP_KEYS = ("send", "keys", "encoding", "expect", "timeout_ms", "idle_ms", "respond")
+STEP_KEYS = (
+    "send",
+    "keys",
+    "encoding",
+    "expect",
+    "timeout_ms",
+    "idle_ms",
+    "respond",
+    "micropython",
+    "interrupt",
+)
+MPY_TIMEOUT_MS = 10_000
 
 
 async def transact(
@@ -65,6 +77,18 @@ def parse_steps(steps: Any) -> list[dict[str, Any]]:
             raise InvalidArgument(messages.STEP_BAD.format(i=i, problem="send must be a string"))
         if keys is not None and not (isinstance(keys, list) and all(isinstance(k, str) for k in keys)):
             raise InvalidArgument(messages.STEP_BAD.format(i=i, problem="keys must be a list of key names"))
+        code = step.get("micropython")
+        if code is not None:
+            if (
+                not isinstance(code, str)
+                or not code.strip()
+                or send
+                or keys
+                or step.get("expect") is not None
+            ):
+                raise InvalidArgument(messages.STEP_BAD.format(i=i, problem=messages.MPY_STEP_ALONE))
+            out.append(step)
+            continue
         if not send and not keys and step.get("expect") is None:
             raise InvalidArgument(messages.STEP_BAD.format(i=i, problem="give send, keys or expect"))
         out.append(step)
@@ -94,7 +118,8 @@ async def run_steps(
     strip_ansi …) applied to every step unless the step overrides timeout/idle."""
     parsed = parse_steps(steps)
     for step in parsed:  # validate payloads and keys before the first byte goes out
-        _step_bytes(step)
+        if step.get("micropython") is None:
+            _step_bytes(step)
     done: list[results.StepResult] = []
     total_written = 0
     last: results.TransactResult | None = None
@@ -105,6 +130,13 @@ async def run_steps(
         for key in ("timeout_ms", "idle_ms"):
             if step.get(key) is not None:
                 options[key] = step[key]
+        if step.get("micropython") is not None:
+            result = await _micropython_step(svc, caller, connection_id, i, step)
+            total_written += result.bytes_written
+            done.append(result)
+            if not result.ok:
+                break
+            continue
         data, encoding = _step_bytes({**step, "encoding": step.get("encoding") or common.get("encoding")})
         if data:
             last = await io_ops.transact(svc, caller, connection_id, data, encoding=encoding, **options)
@@ -161,3 +193,47 @@ def final_connection(last: results.TransactResult | None, connection_id: str) ->
 
 def _tx(last: results.TransactResult | None) -> int:
     return last.write.tx_bytes if last is not None else 0
+
+
+async def _micropython_step(
+    svc: Services, caller: Caller, connection_id: str, index: int, step: dict[str, Any]
+) -> results.StepResult:
+    """Run a script through the raw REPL (``micropython_ops``); ok when it raised nothing."""
+    conn = svc.connection(caller, connection_id, "write")
+    shaping.require_open(conn)
+    timeout_ms = step.get("timeout_ms") or MPY_TIMEOUT_MS
+    interrupt = step.get("interrupt", True) is not False
+
+    async def send(data: bytes) -> int:
+        out = await shaping.write_locked(conn, data, None)
+        if out.timed_out:
+            raise SerialMcpError("write_timeout", messages.WRITE_TIMEOUT.format(id=conn.id))
+        return out.bytes_written
+
+    code = step["micropython"].encode()
+    async with conn.tx.lock:
+        outcome = await micropython_ops.run_script(
+            conn, code, timeout_s=timeout_ms / 1000, interrupt=interrupt, write=send
+        )
+    stdout, stdout_enc = encode_output(outcome.stdout, "utf8")
+    stderr, _ = encode_output(outcome.stderr, "utf8")
+    read = results.ReadResult(
+        data=stdout,
+        encoding=stdout_enc,
+        stop_reason="final",
+        from_offset=outcome.mark_offset,
+        next_offset=outcome.end_offset,
+        bytes_lost=0,
+        buffered_remaining=0,
+        matched=True,
+        state=conn.state,
+    )
+    return results.StepResult(
+        step=index,
+        ok=not outcome.stderr,
+        bytes_written=outcome.bytes_written,
+        read=read,
+        stdout=stdout,
+        stderr=stderr,
+        mode=outcome.mode,
+    )

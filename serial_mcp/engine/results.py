@@ -243,6 +243,9 @@ class StepResult(BaseModel):
     ok: bool
     bytes_written: int
     read: ReadResult
+    stdout: str | None = None  # a micropython step: the script's output, and its traceback apart
+    stderr: str | None = None
+    mode: str | None = None  # raw-paste | raw
 
 
 class TransactResult(BaseModel):
@@ -256,7 +259,15 @@ class TransactResult(BaseModel):
         if self.steps is not None:
             ok = sum(1 for s in self.steps if s.ok)
             head = messages.S_STEPS.format(ok=ok, n=len(self.steps))
-            return f"{head}; " + " | ".join(f"{s.step}: {s.read.summary()}" for s in self.steps)
+            return f"{head}; " + " | ".join(
+                f"{s.step}: "
+                + (
+                    messages.S_MPY.format(out=_q(s.stdout), err=_q(s.stderr or ""))
+                    if s.stdout is not None
+                    else s.read.summary()
+                )
+                for s in self.steps
+            )
         return f"{self.write.summary()}; {self.read.summary()}"
 
 
