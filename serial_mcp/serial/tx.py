@@ -122,11 +122,13 @@ class TxSession:
         deadline = time.monotonic() + budget
         stop = threading.Event()
         finished = threading.Event()
+        started = threading.Event()  # the worker picked the job up (a call cancelled first never runs it)
         written = [0]
         timed_out = [False]
         closed = [False]
 
         def run() -> None:
+            started.set()
             try:
                 pieces = [(data, 0.0)] if pace is None else pace_chunks(data, pace)
                 for piece, pause in pieces:
@@ -157,8 +159,9 @@ class TxSession:
         except anyio.get_cancelled_exc_class():
             stop.set()
             self._wake_writer()
-            with anyio.move_on_after(ABANDON_GRACE_S, shield=True):  # a woken writer stops at once
-                await anyio.to_thread.run_sync(finished.wait, abandon_on_cancel=True)
+            if started.is_set():  # a woken writer stops at once; a worker never waits unbounded
+                with anyio.CancelScope(shield=True):
+                    await anyio.to_thread.run_sync(finished.wait, ABANDON_GRACE_S)
             raise
         finally:
             self.tx_bytes += written[0]

@@ -124,3 +124,61 @@ def test_termios_kept_the_pty_raw() -> None:
     finally:
         os.close(master)
         os.close(slave)
+
+
+def test_the_server_exits_when_stdin_closes_during_a_stuck_write(far_end: tuple[int, str]) -> None:
+    """Was: the process never exited (and kept the port locked). The write's own bound is 10 minutes."""
+    import json
+    import subprocess
+
+    _, path = far_end
+    rpc = [
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "t", "version": "0"},
+            },
+        },
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "open", "arguments": {"port": path}},
+        },
+    ]
+    write = {"connection_id": "c1", "data": FLOOD, "encoding": "hex", "timeout_ms": 600_000}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "serial_mcp"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdin and proc.stdout
+    try:
+        for msg in rpc:
+            proc.stdin.write(json.dumps(msg).encode() + b"\n")
+            proc.stdin.flush()
+            if "id" in msg:
+                while json.loads(proc.stdout.readline()).get("id") != msg["id"]:
+                    pass
+        call = {
+            "jsonrpc": "2.0",
+            "id": 3,
+            "method": "tools/call",
+            "params": {"name": "write", "arguments": write},
+        }
+        proc.stdin.write(json.dumps(call).encode() + b"\n")
+        proc.stdin.flush()
+        proc.stdin.close()
+        proc.wait(timeout=60)  # a hang guard: the write alone would hold it for 10 minutes
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    stderr = proc.stderr.read().decode() if proc.stderr else ""
+    assert "Traceback" not in stderr, stderr
