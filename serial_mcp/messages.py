@@ -287,7 +287,7 @@ P_CURSOR = "Cursor name (default 'default'); a new name starts its own cursor."
 P_TIMEOUT_MS = "Longest wait, ms (default 1000; 0 = no wait)."
 P_IDLE_MS = "Return once quiet this long after data (default 100 without match)."
 P_MAX_BYTES = "Most bytes to return (default 65536)."
-P_MATCH = "Stop at this: a string or {pattern, mode: literal|regex|glob, pattern_encoding}."
+P_MATCH = "Stop at this: a string or {pattern, mode: literal|regex|glob, pattern_encoding, ansi: keep|ignore}."
 P_ENCODING_OUT = "utf8 (default; invalid UTF-8 comes back as hex), hex or base64."
 P_ENCODING_IN = "Encoding of data: utf8 (default; file_transfer: base64), hex or base64."
 P_ENCODING_BOTH = "Encoding of data and of the reply: utf8 (default), hex or base64."
@@ -797,7 +797,7 @@ STORAGE_ERROR = (
 )
 RECORDER_STORAGE_STOPPED = "recording of %s stopped: %s (the port is fine; the capture file keeps what was written)"
 RESPOND_LIST_BAD = "respond must be a list of at most {max} rules {{on, send, encoding, times}}."
-P_RESPOND_OPEN = "Standing rules [{on, send, encoding, times}] answered from the first byte (configure changes them)."
+P_RESPOND_OPEN = "Standing rules [{on, send, encoding, times} | \"terminal\" (answers ESC[6n)] armed from the first byte; configure changes them."
 S_STATUS_RESPONDED = "; respond rules answered {n} time(s)"
 
 # --- pytest plugin (pytest_plugin.py) -------------------------------------------------------------
@@ -836,3 +836,4 @@ MPY_NOT_OK = "the board answered {got} where the raw REPL protocol expected its 
 MPY_TIMEOUT = "the script did not finish in time (last heard {got}); raise timeout_ms, or interrupt it with keys ['ctrl-c']."
 MPY_STEP_ALONE = "a micropython step holds the script alone (with timeout_ms and interrupt), without send, keys or expect"
 S_MPY = "stdout {out} stderr {err}"
+MATCH_BAD_ANSI = "match.ansi is {value!r}; use keep (default) or ignore (match the text without ANSI sequences)."

@@ -16,8 +16,9 @@ Bytes are matched as bytes (RE2's Latin-1 mode), ``^``/``$`` at line ends (multi
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 import re2
 
@@ -27,7 +28,7 @@ from serial_mcp.errors import InvalidArgument
 
 MatchMode = Literal["literal", "regex", "glob"]
 MATCH_MODES: tuple[MatchMode, ...] = ("literal", "regex", "glob")
-MATCH_KEYS = ("pattern", "mode", "pattern_encoding")
+MATCH_KEYS = ("pattern", "mode", "pattern_encoding", "ansi")
 
 MAX_PATTERN_BYTES = 4096
 MAX_PROGRAM_SIZE = 2000  # RE2 instructions; NFA fallback costs ~8 ns per byte per instruction
@@ -185,6 +186,11 @@ class Matcher:
         if mode not in MATCH_MODES:
             raise InvalidArgument(messages.MATCH_BAD_MODE.format(value=mode, allowed=", ".join(MATCH_MODES)))
         raw = decode_input(pattern, str(spec.get("pattern_encoding", "utf8")), field="match.pattern")
+        ansi = spec.get("ansi", "keep")
+        if ansi not in ("keep", "ignore"):
+            raise InvalidArgument(messages.MATCH_BAD_ANSI.format(value=str(ansi)[:80]))
+        if ansi == "ignore":
+            return AnsiBlindMatcher(raw, mode)
         return cls(raw, mode)
 
     def resume_at(self, searched: int) -> int:
@@ -204,3 +210,41 @@ class Matcher:
             return None if i < 0 else Span(i, i + len(self._literal))
         m = self._regex.search(window, begin, stop)
         return None if m is None else Span(m.start(), m.end())
+
+
+# A fixed pattern of ours (CSI, OSC, two-byte ESC sequences), not a user's: safe on Python's re.
+_ANSI_SEQUENCE: Final = re.compile(
+    rb"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]"
+)
+ANSI_BLIND_WINDOW = 64 * 1024  # how much of the newest history an ANSI-blind match searches
+
+
+def strip_with_positions(data: bytes) -> tuple[bytes, list[int]]:
+    """``data`` without ANSI escape sequences, and for each kept byte its index in ``data``."""
+    out = bytearray()
+    where: list[int] = []
+    pos = 0
+    for m in _ANSI_SEQUENCE.finditer(data):
+        out += data[pos : m.start()]
+        where.extend(range(pos, m.start()))
+        pos = m.end()
+    out += data[pos:]
+    where.extend(range(pos, len(data)))
+    return bytes(out), where
+
+
+class AnsiBlindMatcher(Matcher):
+    """``match: {..., "ansi": "ignore"}``: the pattern is looked for in the text with colour codes and
+    terminal queries removed (``\x1b[1;32mroot\x1b[0m# `` matches ``root# ``), and the match is
+    reported at its place in the raw bytes (from its first to its last matched byte)."""
+
+    __slots__ = ()
+
+    def find(self, window: bytes | bytearray, searched: int = 0, end: int | None = None) -> Span | None:
+        stop = len(window) if end is None else end
+        low = max(0, stop - ANSI_BLIND_WINDOW)
+        text, where = strip_with_positions(bytes(window[low:stop]))
+        span = super().find(text, 0)
+        if span is None or span.end <= span.start:
+            return None
+        return Span(low + where[span.start], low + where[span.end - 1] + 1)

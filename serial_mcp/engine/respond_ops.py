@@ -17,6 +17,7 @@ from typing import Any
 import anyio
 
 from serial_mcp import messages
+from serial_mcp.core.match import Matcher
 from serial_mcp.engine.access import Caller
 from serial_mcp.engine.services import Services
 from serial_mcp.errors import InvalidArgument
@@ -24,6 +25,9 @@ from serial_mcp.serial.connection import Connection
 from serial_mcp.serial.responder import Responder, answer, disarm, prime
 
 MAX_STANDING = 16
+TERMINAL = "terminal"  # the shorthand rule: answer ESC[6n (cursor position query) with ESC[24;80R
+CURSOR_REPORT = b"\x1b[24;80R"
+UNLIMITED = 1 << 30
 
 
 def check(svc: Services, tool: str, spec: Any) -> None:
@@ -61,8 +65,11 @@ def parse_standing(spec: Any) -> list[Responder]:
         raise InvalidArgument(messages.RESPOND_LIST_BAD.format(max=MAX_STANDING))
     out = []
     for rule in rules:
-        r = Responder.from_spec(rule)
-        r.standing = True
+        if rule == TERMINAL:  # answer terminal queries: shells that ask for the cursor get a reply
+            r = Responder(Matcher(b"\x1b[6n"), CURSOR_REPORT, times=UNLIMITED, standing=True, on="ESC[6n")
+        else:
+            r = Responder.from_spec(rule)
+            r.standing = True
         out.append(r)
     return out
 

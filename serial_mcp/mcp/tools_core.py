@@ -13,6 +13,8 @@ from serial_mcp.mcp import params
 from serial_mcp.mcp.callers import current
 from serial_mcp.mcp.toolkit import ToolRegistry
 
+Rule = dict[str, Any] | str  # a respond rule, or "terminal"
+
 
 def register(reg: ToolRegistry, svc: Services) -> None:
     @reg.tool(title="List serial ports", description=messages.D_LIST_PORTS, read_only=True, idempotent=True)
@@ -36,7 +38,7 @@ def register(reg: ToolRegistry, svc: Services) -> None:
         parity: params.ParityArg = None,
         stop_bits: params.StopBits = None,
         flow_control: params.FlowControl = None,
-        rx_buffer_size: Annotated[int | None, Field(description=messages.P_RX_BUFFER)] = None,
+        rx_buffer_size: Annotated[params.Int | None, Field(description=messages.P_RX_BUFFER)] = None,
         protocol: params.Protocol = None,
         rx_framing: params.RxFraming = None,
         tx_framing: params.TxFraming = None,
@@ -49,6 +51,7 @@ def register(reg: ToolRegistry, svc: Services) -> None:
         rs485: Annotated[dict[str, Any] | None, Field(description=messages.P_RS485)] = None,
         low_latency: Annotated[bool | None, Field(description=messages.P_LOW_LATENCY)] = None,
         share: Annotated[Literal["read", "write"] | None, Field(description=messages.P_SHARE)] = None,
+        respond: Annotated[list[Rule] | None, Field(description=messages.P_RESPOND_OPEN)] = None,
     ) -> results.OpenResult:
         fields = {
             "baud_rate": baud_rate,
@@ -75,6 +78,7 @@ def register(reg: ToolRegistry, svc: Services) -> None:
             record=record,
             mirror=mirror,
             share=share,
+            respond=respond,
         )
 
     @reg.tool(title="Close a connection", description=messages.D_CLOSE, destructive=True)
