@@ -16,7 +16,8 @@ from serial_mcp.errors import InvalidArgument
 
 DEFAULT_CURSOR = "default"
 MAX_CURSORS = 64
-_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}(?:@[A-Za-z0-9]{1,32})?")  # @key: a session's own default
+# "@key": a session's own default cursor (a name no client can give)
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}(?:@[A-Za-z0-9]{1,32})?")
 
 
 @dataclass

@@ -30,6 +30,7 @@ import platformdirs
 
 from serial_mcp import messages
 from serial_mcp.core.identity import most_recent_first, selector_matches, validate_selector
+from serial_mcp.core.port_info import PortInfo
 from serial_mcp.core.profile_model import (
     DEFAULT_FIELDS,
     HISTORY_LIMIT,
@@ -58,7 +59,6 @@ from serial_mcp.core.profile_revisions import (
     with_profile,
 )
 from serial_mcp.errors import InvalidArgument, SerialMcpError
-from serial_mcp.core.port_info import PortInfo
 from serial_mcp.store.atomic import remove_stale_temps, replace_atomic
 from serial_mcp.store.profile_toml import document_text, verify_failed
 
