@@ -48,7 +48,7 @@ async def test_read_respond_answers_a_prompt_that_arrived_before_the_call() -> N
 
 
 async def test_standing_responder_answers_from_the_first_byte_even_if_the_agent_is_late() -> None:
-    client, dev, manager = await _client()
+    client, dev, _ = await _client()
     dev.feed(BANNER)  # the board starts printing the moment the port opens
     async with client as c:
         opened = await call(c, "open", {"port": "dev", "respond": [{"on": "Hit any key", "send": "\r"}]})
@@ -72,7 +72,7 @@ async def test_standing_responder_answers_from_the_first_byte_even_if_the_agent_
 
 
 async def test_bad_standing_rules_fail_the_open_cleanly() -> None:
-    client, dev, manager = await _client()
+    client, _, manager = await _client()
     async with client as c:
         e = await error(c, "open", {"port": "dev", "respond": [{"on": "x"}]})
         assert e["code"] == "invalid_argument"
