@@ -13,13 +13,14 @@ from typing import Any
 import anyio
 
 from serial_mcp import messages
+from serial_mcp.core.framing.config import check_tx_framing
 from serial_mcp.core.identity import OpenPlan, generated_selector, plan_bare_open
 from serial_mcp.core.pace import parse_pace
 from serial_mcp.core.port_url import check_text
 from serial_mcp.core.presets import effective
 from serial_mcp.core.reconnect import parse_policy
 from serial_mcp.core.settings import SerialSettings
-from serial_mcp.engine import respond_ops, shaping
+from serial_mcp.engine import respond_ops
 from serial_mcp.engine.access import Caller, check_share
 from serial_mcp.engine.log_ops import start_recording
 from serial_mcp.engine.services import Services
@@ -132,7 +133,7 @@ class Opener:
         defaults: dict[str, Any] = {k: merged.get(k) for k in CODEC_FIELDS}
         resolved = effective({}, defaults)  # validate now: a bad framing fails the open, not the first read
         reader.build_decode_spec(resolved.rx_framing, resolved.rx_parser)
-        shaping.payload("x", "utf8", resolved.tx_framing)
+        check_tx_framing(resolved.tx_framing)  # validated as a framing, nothing encoded
         defaults["pace"] = parse_pace(merged.get("pace"))
         policy = parse_policy(merged.get("reconnect"))
         if mirror not in (None, "ro", "rw"):

@@ -197,6 +197,7 @@ class ReadResult(BaseModel):
     state: str = "open"
     frames: list[Frame] | None = None
     frames_dropped: int | None = None
+    bytes_skipped: int | None = None  # framed reads: bytes between frames that belong to none
     error: str | None = None
     responded: int | None = None
     ansi_stripped: int | None = None
@@ -212,7 +213,8 @@ class ReadResult(BaseModel):
                 end=self.next_offset,
                 stop=self.stop_reason,
                 lost=lost,
-                dropped=messages.S_DROPPED.format(n=self.frames_dropped) if self.frames_dropped else "",
+                dropped=(messages.S_DROPPED.format(n=self.frames_dropped) if self.frames_dropped else "")
+                + (messages.S_SKIPPED.format(n=self.bytes_skipped) if self.bytes_skipped else ""),
                 error=f" error: {self.error}" if self.error else "",
                 frames=shown,
             )

@@ -269,6 +269,7 @@ def read_result(
         state=conn.state,
         frames=frames,
         frames_dropped=o.frames_dropped,
+        bytes_skipped=o.bytes_skipped or None,
         error=o.error,
         responded=None if responder is None else responder.sent,
         ansi_stripped=stripped if strip_ansi else None,

@@ -185,6 +185,7 @@ class ReadOutcome:
     frames: list[DecodedFrame] | None = None  # framed reads only
     frame_times: list[float | None] | None = None  # arrival time of each frame's last byte
     frames_dropped: int | None = None
+    bytes_skipped: int | None = None  # framed reads: bytes that went into no frame (garbage, resync)
     error: str | None = None
     match_frame: int | None = None  # index of the frame that matched
 
@@ -342,6 +343,7 @@ async def _read_framed(
         from_offset = resolve_start(conn, req) if start is None else start
         decoder, pending, fed = spec.new_decoder(from_offset), [], from_offset
     dropped_before = decoder.frames_dropped
+    skipped_before = decoder.bytes_skipped
     deadline = time.monotonic() + req.timeout_ms / 1000
     idle = req.effective_idle_ms
     silence = spec.silence_s(conn.settings.baud_rate)
@@ -417,6 +419,7 @@ async def _read_framed(
         frames=frames,
         frame_times=times,
         frames_dropped=decoder.frames_dropped - dropped_before,
+        bytes_skipped=decoder.bytes_skipped - skipped_before,
         error=error,
         match_frame=match_index,
     )

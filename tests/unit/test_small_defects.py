@@ -100,3 +100,22 @@ async def test_a_replay_that_reached_its_end_says_so() -> None:
         with anyio.fail_after(5):
             while not (await call(c, "get_status", {"connection_id": cid}))["replay"]["finished"]:
                 await anyio.sleep(0.05)
+
+
+@pytest.mark.parametrize(
+    ("protocol", "data", "sent"),
+    [
+        ("at_command", "AT\r", b"AT\r"),
+        ("at_command", "AT", b"AT\r"),
+        ("grbl", "$$\n", b"$$\n"),
+        ("json_lines", '{"a":1}\n', b'{"a":1}\n'),
+        ("modbus_ascii", ":010300000002FA\r\n", b":010300000002FA\r\n"),
+    ],
+)
+async def test_presets_do_not_frame_an_already_framed_write_again(protocol: str, data: str, sent: bytes) -> None:
+    opener = FakeOpener()
+    dev = opener.add("dev")
+    async with Client(build_server(ConnectionManager(opener))) as c:
+        cid = (await call(c, "open", {"port": "dev", "protocol": protocol}))["connection_id"]  # opens (modbus_ascii did not)
+        await call(c, "write", {"connection_id": cid, "data": data})
+        assert bytes(dev.written) == sent

@@ -186,7 +186,8 @@ class LineDecoder(SeparatorDecoder):
 
 
 class LineEncoder:
-    """Appends the line ending to each payload."""
+    """Appends the line ending to each payload, unless it already ends with it (``AT\r`` under a
+    CR framing is sent as is, not as ``AT\r\r``)."""
 
     __slots__ = ("ending",)
 
@@ -194,5 +195,5 @@ class LineEncoder:
         self.ending = ENDINGS[ending]
 
     def encode(self, payload: bytes) -> bytes:
-        """``payload`` followed by the line ending."""
-        return payload + self.ending
+        """``payload`` followed by the line ending (once)."""
+        return payload if payload.endswith(self.ending) else payload + self.ending

@@ -64,5 +64,17 @@ class ModbusAsciiEncoder:
     __slots__ = ()
 
     def encode(self, payload: bytes) -> bytes:
-        """See :func:`modbus_ascii_encode`."""
+        """See :func:`modbus_ascii_encode`; a payload that is already a whole ASCII frame
+        (``:0103…FA\r\n``, its LRC checked) is sent as is."""
+        if payload.startswith(b":") and payload.endswith(b"\r\n"):
+            body = payload[1:-2]
+            try:
+                raw = bytes.fromhex(body.decode("ascii"))
+            except ValueError:
+                raw = b""
+            if len(raw) >= 3 and checksums.compute("lrc", raw[:-1]) == raw[-1]:
+                return payload
+            raise InvalidArgument(
+                messages.MODBUS_ASCII_FRAME_BAD.format(frame=payload[:80].decode("ascii", "replace"))
+            )
         return modbus_ascii_encode(payload)
