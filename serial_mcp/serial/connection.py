@@ -37,6 +37,7 @@ from serial_mcp.serial.tx import TxSession
 log = logging.getLogger(__name__)
 
 State = Literal["open", "reconnecting", "disconnected", "closed"]
+STABLE_S = 2.0  # a reconnected port that stays up this long (or delivers data) is back for real
 # A listener sees every event as it happens, with the rx/tx bytes; it must not block (enqueue only).
 Listener = Callable[[LogEvent, bytes | None], None]
 
@@ -85,7 +86,9 @@ class Connection:
         self.bytes_lost_total = 0  # bytes that reads were told they lost (ring overrun before they read)
         self.opened_at = time.time()
         self.reconnect_policy = reconnect_policy
-        self.reconnect_attempts = 0  # attempts since the last loss of the port
+        self.reconnect_attempts = 0  # attempts since the port was last up for real (see _stayed_up)
+        self._attached_at: float | None = None  # when the last reconnect attached a new handle
+        self._rx_at_attach = 0
         self.reconnects = 0  # successful reconnects over the connection's life
         self.log = EventLog()
         self.listeners: list[Listener] = []
@@ -201,11 +204,19 @@ class Connection:
             self.handle.close()
         if self.reconnect_policy is not None and self._reopen is not None:
             self.state = "reconnecting"
-            self.reconnect_attempts = 0
+            if self._stayed_up():  # a far end that accepts and drops at once is not "back"
+                self.reconnect_attempts = 0
             self._reconnect_task = self.loop.create_task(self._reconnect_loop(self.reconnect_policy))
         else:
             self.state = "disconnected"
         self._wake()
+
+    def _stayed_up(self) -> bool:
+        """Was the port re-established for real: up for ``STABLE_S`` or delivered data since the last
+        reconnect? Only then do the attempt counter and backoff start over."""
+        if self._attached_at is None:
+            return True  # the first loss since open
+        return time.monotonic() - self._attached_at >= STABLE_S or self.ring.end_offset > self._rx_at_attach
 
     def note_write_error(self, error: BaseException) -> None:
         """A write failed at the OS level: the port is gone, same as a read error."""
@@ -247,6 +258,8 @@ class Connection:
         self._pump = self._new_pump(handle)
         self.state = "open"
         self.reconnects += 1
+        self._attached_at = time.monotonic()
+        self._rx_at_attach = self.ring.end_offset
         self._pump.start()
         self.record("reconnect", attempts=self.reconnect_attempts, offset=self.ring.end_offset)
         log.info(

@@ -119,3 +119,21 @@ async def test_presets_do_not_frame_an_already_framed_write_again(protocol: str,
         cid = (await call(c, "open", {"port": "dev", "protocol": protocol}))["connection_id"]  # opens (modbus_ascii did not)
         await call(c, "write", {"connection_id": cid, "data": data})
         assert bytes(dev.written) == sent
+
+
+async def test_reconnect_gives_up_on_a_far_end_that_accepts_and_drops_at_once() -> None:
+    """ser2net up, its device gone: every reopen succeeds and EOFs at once. That is not "back":
+    the attempt counter carries over and the policy gives up after max_attempts."""
+    import anyio
+
+    opener = FakeOpener()
+    dev = opener.add("dev")
+    async with Client(build_server(ConnectionManager(opener))) as c:
+        policy = {"initial_delay_ms": 5, "max_delay_ms": 5, "max_attempts": 3}
+        cid = (await call(c, "open", {"port": "dev", "reconnect": policy}))["connection_id"]
+        dev.unplug(eof=True, gone=False)  # reopening works, reading ends at once
+        with anyio.fail_after(10):
+            r = await call(c, "read", {"connection_id": cid, "timeout_ms": 60_000, "match": "never"})
+        assert r["stop_reason"] == "disconnected"
+        status = await call(c, "get_status", {"connection_id": cid})
+        assert status["state"] == "disconnected" and status["reconnects"] <= 3
