@@ -52,14 +52,11 @@ def register(
 ) -> None:
     captures = svc.captures
 
-    def ports_json() -> list[dict[str, Any]]:
-        open_as = {c.connection_id: c.port for c in port_ops.list_connections(svc).connections}
-        by_port = {port: cid for cid, port in open_as.items()}
-        return [{**asdict(p), "open_as": by_port.get(p.name)} for p in svc.port_lister()]
-
     @server.resource(PORTS, name="ports", mime_type="application/json", description=messages.R_PORTS)
-    def ports() -> str:
-        return _json({"ports": ports_json()})
+    async def ports() -> str:
+        """The same port records as the list_ports tool (one model, serialised one way)."""
+        listed = await port_ops.list_ports(svc)
+        return _json({"ports": [p.model_dump(mode="json") for p in listed.ports]})
 
     @server.resource(
         CONNECTIONS, name="connections", mime_type="application/json", description=messages.R_CONNECTIONS
