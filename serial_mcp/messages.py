@@ -12,7 +12,6 @@ BAD_HEX = "{field} is not valid hex: use pairs of hex digits such as '41 54 0d' 
 BAD_BASE64 = "{field} is not valid base64: check the padding and alphabet, or send encoding 'hex'."
 MATCH_EMPTY = "match.pattern is empty; give the text (or bytes) to wait for."
 MATCH_NOT_OBJECT = 'match must be an object like {"pattern": "OK", "mode": "literal"} or a plain string.'
-MATCH_UNKNOWN_KEY = "match has an unknown key {key!r}; allowed keys: {allowed}."
 MATCH_NO_PATTERN = "match.pattern is required and must be a string."
 MATCH_BAD_MODE = "match.mode {value!r} is not known; use one of: {allowed}."
 BAD_BAUD = "baud_rate {value!r} is not valid; give a whole number from 1 to {max} (e.g. 9600 or 115200)."
@@ -77,7 +76,6 @@ RECONNECT_BAD = (
     'reconnect must be true, false, or an object like {"max_attempts": 10, '
     '"initial_delay_ms": 200, "max_delay_ms": 5000, "backoff": 2}.'
 )
-RECONNECT_UNKNOWN_KEY = "reconnect has an unknown key {key!r}; allowed keys: {allowed}."
 RECONNECT_RANGE = (
     "reconnect values out of range: max_attempts 0..10000 (0 = until closed), "
     "1 <= initial_delay_ms <= max_delay_ms <= 600000, backoff 1..10."
@@ -88,12 +86,10 @@ RECONNECT_GAVE_UP = (
 RECONNECT_UNSUPPORTED = "connection {id!r} cannot be reopened by this server."
 RECONNECT_FAILED = "reopening {id!r} failed: {error}"
 PACE_BAD = 'pace must be an object like {"inter_byte_us": 500} or {"inter_line_ms": 20}.'
-PACE_UNKNOWN_KEY = "pace has an unknown key {key!r}; allowed keys: {allowed}."
 PACE_RANGE = "pace values must be whole numbers: inter_byte_us 0..{byte}, inter_line_ms 0..{line}."
 RESET_BAD = (
     'reset must be null or an object like {"dtr": false, "rts": true, "hold_ms": 100} with true/false levels.'
 )
-RESET_UNKNOWN_KEY = "reset has an unknown key {key!r}; allowed keys: {allowed}."
 RESET_NO_LINE = "reset names no line; give dtr and/or rts (the level held during the pulse), or pass reset: null to only arm the capture."
 RESET_HOLD = "reset.hold_ms must be a whole number from 1 to {max}."
 LINES_NONE = "give dtr and/or rts (true = asserted)."
@@ -134,7 +130,6 @@ RESPOND_BAD = (
     'respond must be an object like {"on": "Hit any key", "send": " ", "times": 1} '
     "(on = a match, send = non-empty data)."
 )
-RESPOND_UNKNOWN_KEY = "respond has an unknown key {key!r}; allowed keys: {allowed}."
 RESPOND_TIMES = "respond.times must be a whole number from 1 to {max}."
 PROFILES_DISABLED = "device profiles are not available on this server."
 PROFILE_NO_SUCH = "no profile named {name!r}; list_profiles shows the stored ones."
@@ -839,3 +834,4 @@ S_MPY = "stdout {out} stderr {err}"
 MATCH_BAD_ANSI = "match.ansi is {value!r}; use keep (default) or ignore (match the text without ANSI sequences)."
 S_SKIPPED = " skipped {n} byte(s) between frames"
 MODBUS_ASCII_FRAME_BAD = "{frame!r} looks like a whole Modbus ASCII frame but its hex or LRC is wrong; send the address + PDU bytes instead (the LRC is added for you)."
+UNKNOWN_KEY = "{field} has an unknown key {key!r}.{hint} Allowed keys: {allowed}."

@@ -17,8 +17,8 @@ from datetime import UTC, datetime
 from typing import Any, Literal, Protocol, TypeVar
 
 from serial_mcp import messages
-from serial_mcp.core.framing.options import did_you_mean
 from serial_mcp.core.port_info import PortInfo
+from serial_mcp.core.unknown_keys import did_you_mean
 from serial_mcp.errors import InvalidArgument
 
 Confidence = Literal["high", "medium", "low", "none"]

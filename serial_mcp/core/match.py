@@ -24,6 +24,7 @@ import re2
 
 from serial_mcp import messages
 from serial_mcp.core.encoding import decode_input
+from serial_mcp.core.unknown_keys import reject_unknown_keys
 from serial_mcp.errors import InvalidArgument
 
 MatchMode = Literal["literal", "regex", "glob"]
@@ -174,11 +175,7 @@ class Matcher:
             spec = {"pattern": spec}
         if not isinstance(spec, dict):
             raise InvalidArgument(messages.MATCH_NOT_OBJECT)
-        unknown = sorted(set(spec) - set(MATCH_KEYS))
-        if unknown:
-            raise InvalidArgument(
-                messages.MATCH_UNKNOWN_KEY.format(key=unknown[0], allowed=", ".join(MATCH_KEYS))
-            )
+        reject_unknown_keys(spec, MATCH_KEYS, "match")
         pattern = spec.get("pattern")
         if not isinstance(pattern, str):
             raise InvalidArgument(messages.MATCH_NO_PATTERN)

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from serial_mcp import messages
+from serial_mcp.core.unknown_keys import reject_unknown_keys
 from serial_mcp.errors import InvalidArgument
 
 PACE_KEYS = ("inter_byte_us", "inter_line_ms")
@@ -34,9 +35,7 @@ def parse_pace(spec: Any) -> Pace | None:
         return None
     if not isinstance(spec, dict):
         raise InvalidArgument(messages.PACE_BAD)
-    unknown = sorted(set(spec) - set(PACE_KEYS))
-    if unknown:
-        raise InvalidArgument(messages.PACE_UNKNOWN_KEY.format(key=unknown[0], allowed=", ".join(PACE_KEYS)))
+    reject_unknown_keys(spec, PACE_KEYS, "pace")
     byte_us = spec.get("inter_byte_us", 0)
     line_ms = spec.get("inter_line_ms", 0)
     for value, top in ((byte_us, MAX_INTER_BYTE_US), (line_ms, MAX_INTER_LINE_MS)):

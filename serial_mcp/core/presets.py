@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Final, Literal
 
 from serial_mcp import messages
-from serial_mcp.core.framing.options import did_you_mean
+from serial_mcp.core.unknown_keys import did_you_mean
 from serial_mcp.errors import InvalidArgument
 
 __all__ = ["FIELDS", "PRESETS", "Preset", "Resolved", "get_preset", "preset_names", "resolve", "resolve_all"]

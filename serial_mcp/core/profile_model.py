@@ -19,12 +19,12 @@ from datetime import time as dtime
 from typing import Any, Final
 
 from serial_mcp import messages
-from serial_mcp.core.framing.options import did_you_mean
 from serial_mcp.core.identity import NAME_RE, validate_selector
 from serial_mcp.core.pace import parse_pace
 from serial_mcp.core.reconnect import parse_policy
 from serial_mcp.core.ring import MAX_CAPACITY, MIN_CAPACITY
 from serial_mcp.core.settings import SerialSettings, validate_settings
+from serial_mcp.core.unknown_keys import did_you_mean
 from serial_mcp.errors import InvalidArgument, SerialMcpError
 
 __all__ = [

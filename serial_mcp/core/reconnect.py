@@ -6,6 +6,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from serial_mcp import messages
+from serial_mcp.core.unknown_keys import reject_unknown_keys
 from serial_mcp.errors import InvalidArgument
 
 POLICY_KEYS = ("enabled", "max_attempts", "initial_delay_ms", "max_delay_ms", "backoff")
@@ -38,11 +39,7 @@ def parse_policy(spec: Any) -> ReconnectPolicy | None:
         return ReconnectPolicy()
     if not isinstance(spec, dict):
         raise InvalidArgument(messages.RECONNECT_BAD)
-    unknown = sorted(set(spec) - set(POLICY_KEYS))
-    if unknown:
-        raise InvalidArgument(
-            messages.RECONNECT_UNKNOWN_KEY.format(key=unknown[0], allowed=", ".join(POLICY_KEYS))
-        )
+    reject_unknown_keys(spec, POLICY_KEYS, "reconnect")
     policy = ReconnectPolicy(**spec)
     ints = (policy.max_attempts, policy.initial_delay_ms, policy.max_delay_ms)
     if any(isinstance(v, bool) or not isinstance(v, int) for v in ints) or not isinstance(

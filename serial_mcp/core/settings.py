@@ -9,6 +9,7 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any, Literal
 
 from serial_mcp import messages
+from serial_mcp.core.unknown_keys import reject_unknown_keys
 from serial_mcp.errors import InvalidArgument, Short
 
 Parity = Literal["none", "even", "odd", "mark", "space"]
@@ -73,9 +74,7 @@ def validate_settings(s: SerialSettings) -> SerialSettings:
 def _check_rs485(spec: Any) -> None:
     if not isinstance(spec, dict):
         raise InvalidArgument(messages.BAD_RS485.format(allowed=", ".join(RS485_KEYS)))
-    unknown = sorted(set(spec) - set(RS485_KEYS))
-    if unknown:
-        raise InvalidArgument(messages.BAD_RS485.format(allowed=", ".join(RS485_KEYS)))
+    reject_unknown_keys(spec, RS485_KEYS, "rs485")
     for key in ("rts_level_for_tx", "rts_level_for_rx", "loopback"):
         if key in spec and not isinstance(spec[key], bool):
             raise InvalidArgument(messages.BAD_RS485.format(allowed=", ".join(RS485_KEYS)))

@@ -13,6 +13,7 @@ from typing import Any
 from serial_mcp import messages
 from serial_mcp.core.encoding import encode_output
 from serial_mcp.core.keys import encode_keys
+from serial_mcp.core.unknown_keys import reject_unknown_keys
 from serial_mcp.engine import io_ops, micropython_ops, results, shaping
 from serial_mcp.engine.access import Caller
 from serial_mcp.engine.services import Services
@@ -65,13 +66,7 @@ def parse_steps(steps: Any) -> list[dict[str, Any]]:
     for i, step in enumerate(steps):
         if not isinstance(step, dict):
             raise InvalidArgument(messages.STEP_BAD.format(i=i, problem="not an object"))
-        unknown = sorted(set(step) - set(STEP_KEYS))
-        if unknown:
-            raise InvalidArgument(
-                messages.STEP_BAD.format(
-                    i=i, problem=f"unknown key {unknown[0][:40]!r}; use {', '.join(STEP_KEYS)}"
-                )
-            )
+        reject_unknown_keys(step, STEP_KEYS, f"steps[{i}]")
         send, keys = step.get("send"), step.get("keys")
         if send is not None and not isinstance(send, str):
             raise InvalidArgument(messages.STEP_BAD.format(i=i, problem="send must be a string"))

@@ -13,6 +13,7 @@ import anyio
 
 from serial_mcp import messages
 from serial_mcp.core.keys import encode_keys
+from serial_mcp.core.unknown_keys import reject_unknown_keys
 from serial_mcp.engine import respond_ops, results, shaping
 from serial_mcp.engine.access import Caller
 from serial_mcp.engine.line_ops import pulse_lines
@@ -277,11 +278,7 @@ def parse_reset(reset: Any) -> dict[str, Any] | None:
         return None
     if not isinstance(reset, dict):
         raise InvalidArgument(messages.RESET_BAD)
-    unknown = sorted(set(reset) - set(RESET_KEYS))
-    if unknown:
-        raise InvalidArgument(
-            messages.RESET_UNKNOWN_KEY.format(key=unknown[0], allowed=", ".join(RESET_KEYS))
-        )
+    reject_unknown_keys(reset, RESET_KEYS, "reset")
     dtr, rts, hold = reset.get("dtr"), reset.get("rts"), reset.get("hold_ms", 100)
     if dtr is None and rts is None:
         raise InvalidArgument(messages.RESET_NO_LINE)

@@ -16,6 +16,7 @@ from typing import Any, Protocol
 from serial_mcp import messages
 from serial_mcp.core.encoding import decode_input
 from serial_mcp.core.match import Matcher
+from serial_mcp.core.unknown_keys import reject_unknown_keys
 from serial_mcp.errors import InvalidArgument
 
 log = logging.getLogger(__name__)
@@ -44,11 +45,7 @@ class Responder:
     def from_spec(cls, spec: Any) -> Responder:
         if not isinstance(spec, dict):
             raise InvalidArgument(messages.RESPOND_BAD)
-        unknown = sorted(set(spec) - set(RESPOND_KEYS))
-        if unknown:
-            raise InvalidArgument(
-                messages.RESPOND_UNKNOWN_KEY.format(key=unknown[0], allowed=", ".join(RESPOND_KEYS))
-            )
+        reject_unknown_keys(spec, RESPOND_KEYS, "respond")
         if "on" not in spec or "send" not in spec or not isinstance(spec["send"], str):
             raise InvalidArgument(messages.RESPOND_BAD)
         times = spec.get("times", 1)

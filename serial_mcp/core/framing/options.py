@@ -6,28 +6,16 @@ closest valid name for a typo, because an agent's typo must never be silently ig
 
 from __future__ import annotations
 
-import difflib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from serial_mcp import messages
+from serial_mcp.core.unknown_keys import did_you_mean
 from serial_mcp.errors import InvalidArgument
 
 __all__ = ["Options", "did_you_mean"]
 
 _MAX_SHOWN = 60
-
-
-def did_you_mean(word: object, choices: Iterable[str]) -> str:
-    """A ' Did you mean ...?' hint for the closest of ``choices``, or ``''``."""
-    if not isinstance(word, str):
-        return ""
-    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
-    if not close:
-        lowered = {c.lower(): c for c in choices}
-        if word.lower() in lowered:
-            close = [lowered[word.lower()]]
-    return messages.OPTIONS_DID_YOU_MEAN.format(match=close[0]) if close else ""
 
 
 def _shown(value: object) -> str:
