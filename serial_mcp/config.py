@@ -17,14 +17,14 @@ from typing import Any
 
 from serial_mcp import messages
 from serial_mcp.core.port_url import parse_scheme_name
-from serial_mcp.errors import SerialMcpError
+from serial_mcp.errors import ErrorCode, SerialMcpError
 
 
 class ConfigError(SerialMcpError):
     """A setting is invalid; startup prints the message as one line and exits non-zero."""
 
     def __init__(self, message: str) -> None:
-        super().__init__("invalid_config", message)
+        super().__init__(ErrorCode.INVALID_CONFIG, message)
 
 
 def _int_at_least(low: int) -> Callable[[str], int]:

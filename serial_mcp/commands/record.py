@@ -17,7 +17,7 @@ from serial_mcp import messages
 from serial_mcp.api import Engine, Quotas
 from serial_mcp.commands.holding import hold
 from serial_mcp.commands.output import status
-from serial_mcp.errors import SerialMcpError
+from serial_mcp.errors import ErrorCode, SerialMcpError
 from serial_mcp.store.captures import validate_name
 
 UNLIMITED = Quotas(1 << 62, 1 << 62, 1 << 62)
@@ -33,7 +33,7 @@ async def _record(port: str, output: str, baud: int, note: str | None) -> int:
     # refuse before the port is touched (opening may reset a board); the store checks again, atomically
     validate_name(path.name)
     if os.path.lexists(path):
-        raise SerialMcpError("capture_exists", messages.CAPTURE_EXISTS.format(name=str(path)))
+        raise SerialMcpError(ErrorCode.CAPTURE_EXISTS, messages.CAPTURE_EXISTS.format(name=str(path)))
     async with Engine(capture_dir=path.parent, capture_quotas=UNLIMITED) as eng:
         conn = await eng.open(port, baud_rate=baud)
         await conn.record("start", path=path.name, note=note)

@@ -24,7 +24,7 @@ from typing import Any, Final
 
 from serial_mcp import messages
 from serial_mcp.core.settings import SerialSettings
-from serial_mcp.errors import InvalidArgument, SerialMcpError
+from serial_mcp.errors import ErrorCode, InvalidArgument, SerialMcpError
 
 __all__ = [
     "EVENT_TYPES",
@@ -63,7 +63,7 @@ class CaptureError(SerialMcpError):
     """A capture file does not follow the format; ``line`` is the 1-based line number."""
 
     def __init__(self, message: str, line: int | None = None) -> None:
-        super().__init__("capture_invalid", message, line=line)
+        super().__init__(ErrorCode.CAPTURE_INVALID, message, line=line)
         self.line = line
 
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from serial_mcp import messages
-from serial_mcp.errors import InvalidArgument, SerialMcpError
+from serial_mcp.errors import ErrorCode, InvalidArgument, SerialMcpError
 
 __all__ = [
     "BUILTIN_SCHEMES",
@@ -85,7 +85,7 @@ def check_scheme(port: str, enabled: frozenset[str] = frozenset()) -> str | None
     if scheme is None or scheme in BUILTIN_SCHEMES or scheme in enabled:
         return scheme
     raise SerialMcpError(
-        "not_allowed",
+        ErrorCode.NOT_ALLOWED,
         messages.URL_SCHEME_REFUSED.format(scheme=scheme, offered=", ".join(sorted(BUILTIN_SCHEMES))),
     )
 

@@ -25,7 +25,7 @@ from serial_mcp.core.reconnect import parse_policy
 from serial_mcp.core.ring import MAX_CAPACITY, MIN_CAPACITY
 from serial_mcp.core.settings import SerialSettings, validate_settings
 from serial_mcp.core.unknown_keys import did_you_mean
-from serial_mcp.errors import InvalidArgument, SerialMcpError
+from serial_mcp.errors import ErrorCode, InvalidArgument, SerialMcpError
 
 __all__ = [
     "DEFAULT_FIELDS",
@@ -82,7 +82,7 @@ class ProfileStoreError(SerialMcpError):
     """
 
     def __init__(self, message: str, **details: Any) -> None:
-        super().__init__("profile_store_invalid", message, **details)
+        super().__init__(ErrorCode.PROFILE_STORE_INVALID, message, **details)
 
 
 # --- the profile value -------------------------------------------------------------------------------

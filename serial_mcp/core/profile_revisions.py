@@ -17,7 +17,7 @@ from typing import Any
 
 from serial_mcp import messages
 from serial_mcp.core.profile_model import HISTORY_LIMIT, Profile
-from serial_mcp.errors import SerialMcpError
+from serial_mcp.errors import ErrorCode, SerialMcpError
 
 __all__ = [
     "EMPTY_SNAPSHOT",
@@ -62,7 +62,9 @@ def existing_profile(snap: Snapshot, name: str, expected: int | None) -> Profile
             raise conflict(name, None, expected)
         known = ", ".join(sorted(snap.profiles)) or "none"
         raise SerialMcpError(
-            "profile_not_found", messages.PROFILE_NOT_FOUND.format(name=name, known=known), profile=name
+            ErrorCode.PROFILE_NOT_FOUND,
+            messages.PROFILE_NOT_FOUND.format(name=name, known=known),
+            profile=name,
         )
     check_cas(current, expected)
     return current
@@ -79,7 +81,7 @@ def conflict(name: str, current: int | None, expected: int) -> SerialMcpError:
     else:
         text = messages.PROFILE_REVISION_CONFLICT.format(name=name, current=current, expected=expected)
     return SerialMcpError(
-        "revision_conflict", text, profile=name, current_revision=current, expected_revision=expected
+        ErrorCode.REVISION_CONFLICT, text, profile=name, current_revision=current, expected_revision=expected
     )
 
 

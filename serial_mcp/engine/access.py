@@ -22,7 +22,7 @@ import anyio
 
 from serial_mcp import messages
 from serial_mcp.core.cursors import DEFAULT_CURSOR
-from serial_mcp.errors import InvalidArgument, SerialMcpError
+from serial_mcp.errors import ErrorCode, InvalidArgument, SerialMcpError
 
 LOCAL = "local"
 Share = Literal["read", "write"]
@@ -112,12 +112,14 @@ class AccessPolicy:
     def require_writable(self, what: str) -> None:
         """Refuse anything that would write to a device, change a line or setting, or a stored profile."""
         if self.read_only:
-            raise SerialMcpError("read_only_mode", messages.READ_ONLY.format(tool=what))
+            raise SerialMcpError(ErrorCode.READ_ONLY_MODE, messages.READ_ONLY.format(tool=what))
 
     def refuse_argument(self, tool: str, arg: str, why: str) -> None:
         """Refuse one argument of an otherwise reading operation (``read(respond=...)``)."""
         if self.read_only:
-            raise SerialMcpError("read_only_mode", messages.READ_ONLY_ARG.format(tool=tool, arg=arg, why=why))
+            raise SerialMcpError(
+                ErrorCode.READ_ONLY_MODE, messages.READ_ONLY_ARG.format(tool=tool, arg=arg, why=why)
+            )
 
 
 def check_share(value: object) -> Share:
@@ -133,4 +135,4 @@ def require_access(caller: Caller, owner: str, share: Share, need: Need, conn_id
     """Reading is open to every caller; the rest needs ownership or ``share="write"``."""
     if need == "read" or caller.key == owner or share == "write":
         return
-    raise SerialMcpError("not_owner", messages.NOT_OWNER.format(id=conn_id, action=need))
+    raise SerialMcpError(ErrorCode.NOT_OWNER, messages.NOT_OWNER.format(id=conn_id, action=need))

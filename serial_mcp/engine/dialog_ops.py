@@ -17,7 +17,7 @@ from serial_mcp.core.unknown_keys import reject_unknown_keys
 from serial_mcp.engine import io_ops, micropython_ops, results, shaping
 from serial_mcp.engine.access import Caller
 from serial_mcp.engine.services import Services
-from serial_mcp.errors import InvalidArgument, SerialMcpError
+from serial_mcp.errors import ErrorCode, InvalidArgument, SerialMcpError
 
 MAX_STEPS = 32
 STEP_KEYS = (
@@ -202,7 +202,7 @@ async def _micropython_step(
     async def send(data: bytes) -> int:
         out = await shaping.write_locked(conn, data, None)
         if out.timed_out:
-            raise SerialMcpError("write_timeout", messages.WRITE_TIMEOUT.format(id=conn.id))
+            raise SerialMcpError(ErrorCode.WRITE_TIMEOUT, messages.WRITE_TIMEOUT.format(id=conn.id))
         return out.bytes_written
 
     code = step["micropython"].encode()

@@ -16,7 +16,7 @@ from serial_mcp.engine import results, shaping
 from serial_mcp.engine.access import Caller
 from serial_mcp.engine.opening import Opener
 from serial_mcp.engine.services import Progress, Services, no_progress
-from serial_mcp.errors import InvalidArgument, SerialMcpError
+from serial_mcp.errors import ErrorCode, InvalidArgument, SerialMcpError
 from serial_mcp.serial.connection import Connection
 
 MAX_BREAK_MS = 60_000
@@ -110,7 +110,9 @@ async def apply_settings(conn: Connection, new: SerialSettings) -> results.Recon
                 await anyio.to_thread.run_sync(conn.handle.apply_settings, old)
             except Exception:  # best effort; the error below says what happened
                 pass
-            raise SerialMcpError("settings_rejected", messages.SETTINGS_REJECTED.format(error=exc)) from exc
+            raise SerialMcpError(
+                ErrorCode.SETTINGS_REJECTED, messages.SETTINGS_REJECTED.format(error=exc)
+            ) from exc
     conn.settings = new
     conn.record("config", settings=new.as_dict())
     return results.ReconfigureResult(connection_id=conn.id, settings=new.as_dict(), previous=old.as_dict())

@@ -12,7 +12,7 @@ from serial_mcp.core.encoding import encode_output
 from serial_mcp.core.eventlog import LogEvent
 from serial_mcp.engine import results
 from serial_mcp.engine.access import Caller
-from serial_mcp.errors import InvalidArgument, SerialMcpError
+from serial_mcp.errors import ErrorCode, InvalidArgument, SerialMcpError
 from serial_mcp.serial.connection import Connection
 from serial_mcp.serial.recorder import Recorder, header_for, to_capture_event
 from serial_mcp.store.captures import CaptureStore
@@ -139,7 +139,7 @@ def export_log(
 ) -> results.ExportResult:
     conn = svc.connection(caller, connection_id)
     if not svc.captures.enabled:
-        raise SerialMcpError("capture_disabled", messages.CAPTURE_DISABLED)
+        raise SerialMcpError(ErrorCode.CAPTURE_DISABLED, messages.CAPTURE_DISABLED)
     lines, n = export_lines(conn, note)
     written_path, size = svc.captures.export(path, lines)
     return results.ExportResult(
@@ -166,7 +166,7 @@ async def record(
         raise InvalidArgument(messages.RECORD_BAD_DURATION.format(max=MAX_RECORD_MS))
     if action == "start":
         if not path:
-            raise SerialMcpError("invalid_argument", messages.RECORD_NEEDS_PATH)
+            raise SerialMcpError(ErrorCode.INVALID_ARGUMENT, messages.RECORD_NEEDS_PATH)
         rec = start_recording(conn, svc.captures, path, note)
         if duration_ms is not None:
             _stop_later(conn, rec, duration_ms / 1000)
@@ -176,7 +176,7 @@ async def record(
     elif action == "stop":
         rec = await conn.stop_recording("stopped")
         if rec is None:
-            raise SerialMcpError("not_recording", messages.NOT_RECORDING.format(id=conn.id))
+            raise SerialMcpError(ErrorCode.NOT_RECORDING, messages.NOT_RECORDING.format(id=conn.id))
         return _record_result(conn, rec, active=False)
     return _record_result(conn, conn.recorder, active=conn.recorder is not None)
 
@@ -200,7 +200,7 @@ _timers: set[asyncio.Task[Any]] = set()
 def list_captures(svc: Services) -> results.CapturesResult:
     store = svc.captures
     if not store.enabled:
-        raise SerialMcpError("capture_disabled", messages.CAPTURE_DISABLED)
+        raise SerialMcpError(ErrorCode.CAPTURE_DISABLED, messages.CAPTURE_DISABLED)
     items = [
         results.CaptureItem(
             name=i.name,
@@ -219,7 +219,8 @@ def list_captures(svc: Services) -> results.CapturesResult:
 def start_recording(conn: Connection, store: CaptureStore, name: str, note: str | None = None) -> Recorder:
     if conn.recorder is not None:
         raise SerialMcpError(
-            "already_recording", messages.ALREADY_RECORDING.format(id=conn.id, path=conn.recorder.path.name)
+            ErrorCode.ALREADY_RECORDING,
+            messages.ALREADY_RECORDING.format(id=conn.id, path=conn.recorder.path.name),
         )
     file, path, room = store.create_recording(name)
     rec = Recorder(conn, file, path, room, note)

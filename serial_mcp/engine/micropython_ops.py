@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from serial_mcp import messages
-from serial_mcp.errors import SerialMcpError
+from serial_mcp.errors import ErrorCode, SerialMcpError
 from serial_mcp.serial import reader
 from serial_mcp.serial.connection import Connection
 
@@ -96,7 +96,7 @@ async def run_script(
         await stream.until(RAW_BANNER, ENTER_TIMEOUT_S)
     except _Missing as exc:
         raise SerialMcpError(
-            "not_in_repl", messages.MPY_NO_RAW_REPL.format(got=_show(exc.got), hint=_hint(interrupt))
+            ErrorCode.NOT_IN_REPL, messages.MPY_NO_RAW_REPL.format(got=_show(exc.got), hint=_hint(interrupt))
         ) from None
     sent += await write(b"\x05A\x01")
     reply = await stream.take(2, ENTER_TIMEOUT_S)
@@ -111,12 +111,12 @@ async def run_script(
             sent += await write(code + b"\x04")
             ok = await stream.take(2)
             if ok != b"OK":
-                raise SerialMcpError("mpy_failed", messages.MPY_NOT_OK.format(got=_show(ok)))
+                raise SerialMcpError(ErrorCode.MPY_FAILED, messages.MPY_NOT_OK.format(got=_show(ok)))
         stdout = (await stream.until(b"\x04"))[:-1]
         stderr = (await stream.until(b"\x04"))[:-1]
         await stream.until(b">")
     except _Missing as exc:
-        raise SerialMcpError("timeout", messages.MPY_TIMEOUT.format(got=_show(exc.got))) from None
+        raise SerialMcpError(ErrorCode.TIMEOUT, messages.MPY_TIMEOUT.format(got=_show(exc.got))) from None
     finally:
         sent += await write(b"\x02")  # back to the friendly REPL, whatever happened
     return ScriptOutcome(stdout, stderr, sent, mode, mark, stream.pos)
@@ -127,7 +127,7 @@ async def _paste(stream: _Stream, code: bytes, write: WriteFn) -> int:
     header = await stream.take(2)
     window = int.from_bytes(header, "little") if len(header) == 2 else 0
     if window <= 0:
-        raise SerialMcpError("mpy_failed", messages.MPY_NOT_OK.format(got=_show(header)))
+        raise SerialMcpError(ErrorCode.MPY_FAILED, messages.MPY_NOT_OK.format(got=_show(header)))
     credit, i, sent = window, 0, 0
     while i < len(code):
         while credit == 0 or stream.conn.snapshot().end_offset > stream.pos:
@@ -138,7 +138,7 @@ async def _paste(stream: _Stream, code: bytes, write: WriteFn) -> int:
                 sent += await write(b"\x04")
                 return sent
             else:
-                raise SerialMcpError("mpy_failed", messages.MPY_NOT_OK.format(got=_show(flow)))
+                raise SerialMcpError(ErrorCode.MPY_FAILED, messages.MPY_NOT_OK.format(got=_show(flow)))
         piece = code[i : i + credit]
         sent += await write(piece)
         credit -= len(piece)

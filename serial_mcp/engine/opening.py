@@ -24,7 +24,7 @@ from serial_mcp.engine import respond_ops
 from serial_mcp.engine.access import Caller, check_share
 from serial_mcp.engine.log_ops import start_recording
 from serial_mcp.engine.services import Services
-from serial_mcp.errors import InvalidArgument, SerialMcpError
+from serial_mcp.errors import ErrorCode, InvalidArgument, SerialMcpError
 from serial_mcp.serial import reader
 from serial_mcp.serial.connection import Connection
 from serial_mcp.serial.mirror import PtyMirror
@@ -141,7 +141,7 @@ class Opener:
         if record is not None:  # checked before the port is touched
             validate_name(record)
             if not self.captures.enabled:
-                raise SerialMcpError("capture_disabled", messages.CAPTURE_DISABLED)
+                raise SerialMcpError(ErrorCode.CAPTURE_DISABLED, messages.CAPTURE_DISABLED)
         conn = await self.manager.open(
             port, settings, merged.get("rx_buffer_size"), defaults, reconnect=policy
         )
@@ -181,7 +181,7 @@ class Opener:
                     )
                 )
             except SerialMcpError as exc:
-                if exc.code != "profile_exists":  # another process created it first: use theirs
+                if exc.code != ErrorCode.PROFILE_EXISTS:  # another process created it first: use theirs
                     raise
             conn.options["profile"] = plan.profile
             await anyio.to_thread.run_sync(store.touch_used, plan.profile)

@@ -8,12 +8,12 @@ import anyio
 
 from serial_mcp import messages
 from serial_mcp.core.identity import generated_selector, identity_of, selector_matches
-from serial_mcp.engine import results
+from serial_mcp.engine import respond_ops, results
 from serial_mcp.engine.access import Caller
 from serial_mcp.engine.line_ops import apply_settings
 from serial_mcp.engine.opening import SETTING_FIELDS, Opener, connection_defaults, port_info_for
 from serial_mcp.engine.services import Services
-from serial_mcp.errors import InvalidArgument, SerialMcpError
+from serial_mcp.errors import ErrorCode, InvalidArgument, SerialMcpError
 from serial_mcp.store.profiles import Profile, ProfileStore
 
 
@@ -23,14 +23,14 @@ def _result(p: Profile, persistence: str | None = None) -> results.ProfileResult
 
 def _store(svc: Services) -> ProfileStore:
     if svc.profiles is None:
-        raise SerialMcpError("profiles_disabled", messages.PROFILES_DISABLED)
+        raise SerialMcpError(ErrorCode.PROFILES_DISABLED, messages.PROFILES_DISABLED)
     return svc.profiles
 
 
 async def _get(svc: Services, name: str) -> Profile:
     found = await anyio.to_thread.run_sync(_store(svc).get, name)
     if found is None:
-        raise SerialMcpError("profile_not_found", messages.PROFILE_NO_SUCH.format(name=name))
+        raise SerialMcpError(ErrorCode.PROFILE_NOT_FOUND, messages.PROFILE_NO_SUCH.format(name=name))
     return found
 
 
@@ -50,7 +50,7 @@ async def open_profile(svc: Services, caller: Caller, name: str) -> results.Open
     if len(live) != 1:
         names = ", ".join(p.name for p in live) or "none"
         raise SerialMcpError(
-            "profile_no_unique_port", messages.PROFILE_NO_UNIQUE.format(name=name, ports=names)
+            ErrorCode.PROFILE_NO_UNIQUE_PORT, messages.PROFILE_NO_UNIQUE.format(name=name, ports=names)
         )
     opened = await Opener(svc).open(live[0].name, {}, profile=profile, caller=caller)
     return results.open_result(opened.conn, opened.profile, opened.action)
@@ -80,7 +80,7 @@ async def delete_profile(
     bound = [c.id for c in svc.manager.list() if c.options.get("profile") == name]
     if bound:
         ids = ", ".join(bound)
-        raise SerialMcpError("profile_in_use", messages.PROFILE_IN_USE.format(name=name, ids=ids))
+        raise SerialMcpError(ErrorCode.PROFILE_IN_USE, messages.PROFILE_IN_USE.format(name=name, ids=ids))
     deleted = await anyio.to_thread.run_sync(lambda: store.delete(name, expected_revision))
     return _result(deleted)
 
@@ -105,13 +105,21 @@ async def configure(
         )
         return _result(updated)
     conn = svc.connection(caller, connection_id or "", "control")
-    unknown = sorted(set(defaults) - set(SETTING_FIELDS))
+    live = (*SETTING_FIELDS, "respond")
+    unknown = sorted(set(defaults) - set(live))
     if unknown:
         raise InvalidArgument(
-            messages.CONFIGURE_LIVE_FIELDS.format(key=unknown[0], allowed=", ".join(SETTING_FIELDS))
+            messages.CONFIGURE_LIVE_FIELDS.format(key=unknown[0], allowed=", ".join(live))
         )
-    await apply_settings(conn, conn.settings.updated(**defaults))
-    persistence = await Opener(svc).persist(conn, dict(defaults))
+    settings = {k: v for k, v in defaults.items() if k != "respond"}
+    new = conn.settings.updated(**settings)  # validated before anything changes
+    if "respond" in defaults:
+        respond_ops.parse_standing(defaults["respond"])
+    if settings:
+        await apply_settings(conn, new)
+    if "respond" in defaults:  # standing rules belong to the connection, not to its profile
+        await respond_ops.replace_standing(svc, caller, conn.id, defaults["respond"])
+    persistence = await Opener(svc).persist(conn, settings) if settings else "not_needed"
     name = conn.options.get("profile")
     current = await anyio.to_thread.run_sync(_store(svc).get, name) if name and svc.profiles else None
     if current is None:

@@ -18,7 +18,7 @@ from serial_mcp.core.presets import Resolved, effective
 from serial_mcp.core.screen import MAX_COLS, MAX_ROWS, MIN_SIZE, TerminalScreen
 from serial_mcp.engine import results as models
 from serial_mcp.engine.access import Caller
-from serial_mcp.errors import InvalidArgument, SerialMcpError, Short
+from serial_mcp.errors import ErrorCode, InvalidArgument, SerialMcpError, Short
 from serial_mcp.serial import reader
 from serial_mcp.serial.connection import Connection
 from serial_mcp.serial.responder import Responder
@@ -62,7 +62,7 @@ def pace_for(conn: Connection, pace: Any) -> Pace | None:
 def require_open(conn: Connection) -> None:
     if conn.state != "open":
         raise SerialMcpError(
-            "not_connected",
+            ErrorCode.NOT_CONNECTED,
             messages.NOT_CONNECTED.format(
                 id=conn.id,
                 state=conn.state,
@@ -126,7 +126,7 @@ def _stopped(conn: Connection, data: bytes, budget: float, written: int) -> Seri
     text = messages.WRITE_STOPPED_TIMEOUT.format(
         id=conn.id, ms=round(budget * 1000), written=written, total=len(data)
     )
-    return SerialMcpError("write_timeout", text)
+    return SerialMcpError(ErrorCode.WRITE_TIMEOUT, text)
 
 
 async def write_locked(
@@ -142,12 +142,12 @@ async def write_locked(
     try:
         out = await conn.tx.write_locked(data, pace, budget)
     except TimeoutError as exc:
-        raise SerialMcpError("write_timeout", messages.WRITE_TIMEOUT.format(id=conn.id)) from exc
+        raise SerialMcpError(ErrorCode.WRITE_TIMEOUT, messages.WRITE_TIMEOUT.format(id=conn.id)) from exc
     except OSError as exc:
         conn.note_write_error(exc)
-        raise SerialMcpError("io_error", messages.WRITE_FAILED.format(id=conn.id, error=exc)) from exc
+        raise SerialMcpError(ErrorCode.IO_ERROR, messages.WRITE_FAILED.format(id=conn.id, error=exc)) from exc
     if out.closed:  # close() ended it: the port is gone, whatever the device did
-        raise SerialMcpError("connection_closed", messages.CONNECTION_CLOSED.format(id=conn.id))
+        raise SerialMcpError(ErrorCode.CONNECTION_CLOSED, messages.CONNECTION_CLOSED.format(id=conn.id))
     return out
 
 

@@ -34,6 +34,7 @@ from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
 from serial_mcp import messages
+from serial_mcp.errors import ErrorCode
 from serial_mcp.mcp.toolkit import error_result
 
 MAX_DEPTH = 64  # containers inside params; real tool arguments are two or three deep
@@ -114,7 +115,7 @@ class ArgumentGuard:
         if problem is None:
             return await call_next(ctx)
         if method == "tools/call":
-            return error_result("invalid_argument", problem)
+            return error_result(ErrorCode.INVALID_ARGUMENT, problem)
         raise MCPError(code=types.INVALID_PARAMS, message=problem)
 
 
@@ -194,7 +195,7 @@ def answer_for_rejected_line(line: str) -> types.JSONRPCMessage | None:
             return None  # a notification: JSON-RPC never answers those
         return types.JSONRPCError(jsonrpc="2.0", id=None, error=types.ErrorData(code=code, message=problem))
     if method == "tools/call" and isinstance(name, str) and code == types.INVALID_PARAMS:
-        result = error_result("invalid_argument", problem)
+        result = error_result(ErrorCode.INVALID_ARGUMENT, problem)
         dumped = result.model_dump(by_alias=True, mode="json", exclude_none=True)
         return types.JSONRPCResponse(jsonrpc="2.0", id=rid, result=dumped)
     return types.JSONRPCError(jsonrpc="2.0", id=rid, error=types.ErrorData(code=code, message=problem))

@@ -22,7 +22,7 @@ from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import MCPServer
 
 from serial_mcp import messages
-from serial_mcp.errors import SerialMcpError, capped
+from serial_mcp.errors import ErrorCode, SerialMcpError, capped
 from serial_mcp.mcp import callers
 
 log = logging.getLogger(__name__)
@@ -88,15 +88,15 @@ class ToolRegistry:
                     with caller.call(callers.current_request()) as scope:
                         result = await fn(**kwargs)
                     if scope.cancelled_caught:  # the client went away while this call ran
-                        return error_result("cancelled", messages.CALL_CANCELLED)
+                        return error_result(ErrorCode.CANCELLED, messages.CALL_CANCELLED)
                 except SerialMcpError as exc:
                     return error_result(exc.code, exc.message)
                 except OSError as exc:  # the device or OS refused: say so, keep serving
                     log.info("tool %s: OS error: %s", fn.__name__, exc)
-                    return error_result("io_error", messages.IO_ERROR.format(error=exc))
+                    return error_result(ErrorCode.IO_ERROR, messages.IO_ERROR.format(error=exc))
                 except Exception as exc:  # a bug: logged with its traceback, reported without one
                     log.exception("tool %s failed", fn.__name__)
-                    return error_result("internal_error", messages.INTERNAL_ERROR.format(error=exc))
+                    return error_result(ErrorCode.INTERNAL_ERROR, messages.INTERNAL_ERROR.format(error=exc))
                 return structured_result(result)
 
             call.__signature__ = sig  # type: ignore[attr-defined]
@@ -151,7 +151,7 @@ class UnknownArgumentGuard:
                     msg = messages.UNKNOWN_ARGUMENT.format(
                         key=key, tool=name, hint=hint, allowed=", ".join(sorted(allowed))
                     )
-                    return error_result("invalid_argument", msg)
+                    return error_result(ErrorCode.INVALID_ARGUMENT, msg)
             return _structure_sdk_error(await call_next(ctx))
         return await call_next(ctx)
 
@@ -173,9 +173,9 @@ def _clean_validation_text(text: str) -> str:
 
 def _sdk_error(text: str) -> types.CallToolResult:
     if text.startswith("Unknown tool"):
-        return error_result("unknown_tool", messages.UNKNOWN_TOOL.format(detail=text))
+        return error_result(ErrorCode.UNKNOWN_TOOL, messages.UNKNOWN_TOOL.format(detail=text))
     return error_result(
-        "invalid_argument", messages.ARGUMENT_REJECTED.format(detail=_clean_validation_text(text))
+        ErrorCode.INVALID_ARGUMENT, messages.ARGUMENT_REJECTED.format(detail=_clean_validation_text(text))
     )
 
 

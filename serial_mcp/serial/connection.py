@@ -29,7 +29,7 @@ from serial_mcp.core.eventlog import EventLog, LogEvent
 from serial_mcp.core.reconnect import ReconnectPolicy
 from serial_mcp.core.ring import RingRead, RxRing
 from serial_mcp.core.settings import SerialSettings
-from serial_mcp.errors import SerialMcpError
+from serial_mcp.errors import ErrorCode, SerialMcpError
 from serial_mcp.serial.handle import PortHandle
 from serial_mcp.serial.pump import RxPump
 from serial_mcp.serial.tx import TxSession
@@ -270,9 +270,9 @@ class Connection:
     async def reconnect_now(self) -> None:
         """Reopen the port now (also from ``open``: drops the handle first). Raises on failure."""
         if self.state == "closed":
-            raise SerialMcpError("connection_closed", messages.CONNECTION_CLOSED.format(id=self.id))
+            raise SerialMcpError(ErrorCode.CONNECTION_CLOSED, messages.CONNECTION_CLOSED.format(id=self.id))
         if self._reopen is None:
-            raise SerialMcpError("not_supported", messages.RECONNECT_UNSUPPORTED.format(id=self.id))
+            raise SerialMcpError(ErrorCode.NOT_SUPPORTED, messages.RECONNECT_UNSUPPORTED.format(id=self.id))
         if self._reconnect_task is not None:
             self._reconnect_task.cancel()
             self._reconnect_task = None
@@ -295,7 +295,7 @@ class Connection:
             self.last_error = str(exc)
             self._wake()
             raise SerialMcpError(
-                "port_open_failed", messages.RECONNECT_FAILED.format(id=self.id, error=exc)
+                ErrorCode.PORT_OPEN_FAILED, messages.RECONNECT_FAILED.format(id=self.id, error=exc)
             ) from exc
 
     @contextlib.asynccontextmanager
@@ -309,7 +309,7 @@ class Connection:
                 await lock.acquire()
         except TimeoutError:
             raise SerialMcpError(
-                "cursor_busy",
+                ErrorCode.CURSOR_BUSY,
                 messages.CURSOR_BUSY.format(cursor=cursor, id=self.id, ms=int(timeout * 1000)),
             ) from None
         try:

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from serial_mcp.core.settings import SerialSettings
-from serial_mcp.errors import SerialMcpError
+from serial_mcp.errors import ErrorCode, SerialMcpError
 from serial_mcp.serial.handle import PortEOF
 
 
@@ -151,6 +151,6 @@ class FakeOpener:
     def open(self, port: str, settings: SerialSettings) -> FakePortHandle:
         dev = self.devices.get(port)
         if dev is None or not dev.present:
-            raise SerialMcpError("port_not_found", f"fake port {port!r} does not exist")
+            raise SerialMcpError(ErrorCode.PORT_NOT_FOUND, f"fake port {port!r} does not exist")
         dev.closed = False
         return FakePortHandle(dev, settings)

@@ -16,7 +16,7 @@ from serial_mcp.core.port_url import check_text
 from serial_mcp.core.reconnect import ReconnectPolicy
 from serial_mcp.core.ring import DEFAULT_CAPACITY, MAX_CAPACITY, MIN_CAPACITY
 from serial_mcp.core.settings import SerialSettings, validate_settings
-from serial_mcp.errors import InvalidArgument, SerialMcpError, Short
+from serial_mcp.errors import ErrorCode, InvalidArgument, SerialMcpError, Short
 from serial_mcp.serial.connection import Connection
 from serial_mcp.serial.handle import Opener
 
@@ -71,12 +71,12 @@ class ConnectionManager:
             for conn in self._connections.values():
                 if port_key(conn.port) == key:
                     raise SerialMcpError(
-                        "port_busy",
+                        ErrorCode.PORT_BUSY,
                         messages.PORT_BUSY_HERE.format(port=Short(port), id=conn.id, state=conn.state),
                     )
             if len(self._connections) >= MAX_CONNECTIONS:
                 raise SerialMcpError(
-                    "too_many_connections", messages.TOO_MANY_CONNECTIONS.format(max=MAX_CONNECTIONS)
+                    ErrorCode.TOO_MANY_CONNECTIONS, messages.TOO_MANY_CONNECTIONS.format(max=MAX_CONNECTIONS)
                 )
             self._check_ring_memory(size)
             handle = await anyio.to_thread.run_sync(self.opener.open, port, settings)
@@ -96,7 +96,9 @@ class ConnectionManager:
                 )
             except MemoryError:  # the ring could not be allocated: say so, and let the port go
                 await anyio.to_thread.run_sync(handle.close)
-                raise SerialMcpError("resource_limit", messages.RING_ALLOC_FAILED.format(size=size)) from None
+                raise SerialMcpError(
+                    ErrorCode.RESOURCE_LIMIT, messages.RING_ALLOC_FAILED.format(size=size)
+                ) from None
             self._connections[conn_id] = conn
             conn.start()
             self._notify("open", conn)
@@ -113,7 +115,8 @@ class ConnectionManager:
             return by_port[0]
         known = ", ".join(f"{c.id} ({c.port})" for c in self._connections.values()) or "none"
         raise SerialMcpError(
-            "connection_not_found", messages.CONNECTION_NOT_FOUND.format(id=Short(connection_id), known=known)
+            ErrorCode.CONNECTION_NOT_FOUND,
+            messages.CONNECTION_NOT_FOUND.format(id=Short(connection_id), known=known),
         )
 
     def ring_memory(self) -> int:
@@ -124,7 +127,7 @@ class ConnectionManager:
         used = self.ring_memory()
         if used + size > self.max_ring_memory:
             raise SerialMcpError(
-                "resource_limit",
+                ErrorCode.RESOURCE_LIMIT,
                 messages.RING_MEMORY_LIMIT.format(
                     size=size, used=used, limit=self.max_ring_memory, free=max(0, self.max_ring_memory - used)
                 ),

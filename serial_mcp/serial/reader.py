@@ -19,7 +19,7 @@ from serial_mcp.core.decode import DecodedFrame, StreamDecoder
 from serial_mcp.core.encoding import ENCODINGS, utf8_complete_length
 from serial_mcp.core.framing.base import FramingError
 from serial_mcp.core.match import Matcher, Span
-from serial_mcp.errors import InvalidArgument, SerialMcpError, Short
+from serial_mcp.errors import ErrorCode, InvalidArgument, SerialMcpError, Short
 from serial_mcp.serial.connection import Connection
 from serial_mcp.serial.pattern_search import find_in_window
 
@@ -238,7 +238,7 @@ async def _wait_or_stop(
 
 def _require_not_closed(conn: Connection) -> None:
     if conn.state == "closed":
-        raise SerialMcpError("connection_closed", messages.CONNECTION_CLOSED.format(id=conn.id))
+        raise SerialMcpError(ErrorCode.CONNECTION_CLOSED, messages.CONNECTION_CLOSED.format(id=conn.id))
 
 
 async def read(conn: Connection, req: ReadRequest, start: int | None = None) -> ReadOutcome:

@@ -22,8 +22,8 @@ from typing import IO, Any
 from serial_mcp import __version__, messages
 from serial_mcp.core.capture import CaptureEvent, CaptureHeader, event_line, header_line, settings_to_header
 from serial_mcp.core.eventlog import LogEvent
+from serial_mcp.errors import storage_error
 from serial_mcp.serial.connection import Connection
-from serial_mcp.store.captures import storage_error
 
 log = logging.getLogger(__name__)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from serial_mcp import __version__, messages
 from serial_mcp.core.settings import SerialSettings
-from serial_mcp.errors import SerialMcpError
+from serial_mcp.errors import ErrorCode, SerialMcpError
 from serial_mcp.serial.fake import FakeDevice, FakePortHandle
 from serial_mcp.serial.sim_micropython import open_micropython
 from serial_mcp.serial.sim_reboot_board import open_reboot_board
@@ -67,6 +67,6 @@ class SimOpener:
             dev = FakeDevice(port, lambda data: data)
         else:
             raise SerialMcpError(
-                "port_not_found", messages.SIM_UNKNOWN.format(port=port, kinds=", ".join(self.KINDS))
+                ErrorCode.PORT_NOT_FOUND, messages.SIM_UNKNOWN.format(port=port, kinds=", ".join(self.KINDS))
             )
         return FakePortHandle(dev, settings)

@@ -14,19 +14,19 @@ from pathlib import Path
 
 from serial_mcp import messages
 from serial_mcp.core.capture import Capture, decode_lines, parse_capture
-from serial_mcp.errors import SerialMcpError
+from serial_mcp.errors import ErrorCode, SerialMcpError
 from serial_mcp.store.atomic import replace_atomic
 
 __all__ = ["read_capture_bytes", "write_report"]
 
 
 def read_capture_bytes(path: str | Path) -> bytes:
-    """The whole file; ``SerialMcpError("file_unreadable")`` naming the path and the reason."""
+    """The whole file; ``SerialMcpError(ErrorCode.FILE_UNREADABLE)`` naming the path and the reason."""
     try:
         return Path(path).read_bytes()
     except OSError as exc:
         raise SerialMcpError(
-            "file_unreadable", messages.VIEW_CANNOT_READ.format(path=path, reason=exc.strerror or exc)
+            ErrorCode.FILE_UNREADABLE, messages.VIEW_CANNOT_READ.format(path=path, reason=exc.strerror or exc)
         ) from None
 
 
@@ -45,7 +45,8 @@ def write_report(path: str | Path, text: str) -> int:
                 os.chmod(target, 0o666 & ~umask)
     except OSError as exc:
         raise SerialMcpError(
-            "file_unwritable", messages.VIEW_CANNOT_WRITE.format(path=path, reason=exc.strerror or exc)
+            ErrorCode.FILE_UNWRITABLE,
+            messages.VIEW_CANNOT_WRITE.format(path=path, reason=exc.strerror or exc),
         ) from None
     return len(data)
 

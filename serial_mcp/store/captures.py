@@ -24,7 +24,7 @@ from filelock import FileLock
 
 from serial_mcp import messages
 from serial_mcp.core.capture import Capture, decode_lines, parse_capture
-from serial_mcp.errors import InvalidArgument, SerialMcpError
+from serial_mcp.errors import ErrorCode, InvalidArgument, SerialMcpError, storage_error
 from serial_mcp.store.atomic import create_atomic
 
 NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*\.jsonl")
@@ -85,7 +85,7 @@ class CaptureStore:
 
     def _dir(self) -> Path:
         if self.directory is None:
-            raise SerialMcpError("capture_disabled", messages.CAPTURE_DISABLED)
+            raise SerialMcpError(ErrorCode.CAPTURE_DISABLED, messages.CAPTURE_DISABLED)
         self.directory.mkdir(parents=True, exist_ok=True)
         return self.directory
 
@@ -109,11 +109,13 @@ class CaptureStore:
         files, total = self.usage()
         q = self.quotas
         if files + 1 > q.max_files:
-            raise SerialMcpError("quota_exceeded", messages.CAPTURE_QUOTA_FILES.format(max=q.max_files))
+            raise SerialMcpError(
+                ErrorCode.QUOTA_EXCEEDED, messages.CAPTURE_QUOTA_FILES.format(max=q.max_files)
+            )
         room = min(q.max_file_bytes, q.max_total_bytes - total)
         if adding > room:
             raise SerialMcpError(
-                "quota_exceeded",
+                ErrorCode.QUOTA_EXCEEDED,
                 messages.CAPTURE_QUOTA_BYTES.format(
                     need=adding, room=max(0, room), file=q.max_file_bytes, total=q.max_total_bytes
                 ),
@@ -130,12 +132,14 @@ class CaptureStore:
         final = self.path_of(name)
         with self._lock, self._file_lock():
             if os.path.lexists(final):
-                raise SerialMcpError("capture_exists", messages.CAPTURE_EXISTS.format(name=name))
+                raise SerialMcpError(ErrorCode.CAPTURE_EXISTS, messages.CAPTURE_EXISTS.format(name=name))
             self._check_quota(len(body))
             try:
                 create_atomic(final, body)  # no-clobber commit: fails if the name appeared meanwhile
             except FileExistsError:
-                raise SerialMcpError("capture_exists", messages.CAPTURE_EXISTS.format(name=name)) from None
+                raise SerialMcpError(
+                    ErrorCode.CAPTURE_EXISTS, messages.CAPTURE_EXISTS.format(name=name)
+                ) from None
         return final, len(body)
 
     def create_recording(self, name: str) -> tuple[IO[bytes], Path, int]:
@@ -150,11 +154,13 @@ class CaptureStore:
             try:
                 fd = os.open(final, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
             except FileExistsError:
-                raise SerialMcpError("capture_exists", messages.CAPTURE_EXISTS.format(name=name)) from None
+                raise SerialMcpError(
+                    ErrorCode.CAPTURE_EXISTS, messages.CAPTURE_EXISTS.format(name=name)
+                ) from None
             except OSError as exc:
                 if exc.errno == errno.ELOOP:
                     raise SerialMcpError(
-                        "capture_exists", messages.CAPTURE_EXISTS.format(name=name)
+                        ErrorCode.CAPTURE_EXISTS, messages.CAPTURE_EXISTS.format(name=name)
                     ) from None
                 raise
         return os.fdopen(fd, "wb"), final, room
@@ -183,12 +189,6 @@ class CaptureStore:
             return self._list()
 
 
-def storage_error(exc: OSError) -> SerialMcpError:
-    """A failure of the capture directory's disk (ENOSPC, EROFS, EACCES, EIO): ``storage_error``,
-    never the port's ``io_error`` — the port is fine."""
-    return SerialMcpError("storage_error", messages.STORAGE_ERROR.format(error=exc.strerror or exc))
-
-
 @contextlib.contextmanager
 def storage_errors() -> Iterator[None]:
     """Turn an ``OSError`` of the capture directory into ``storage_error``."""
@@ -210,5 +210,7 @@ def create_new_file(path: Path) -> IO[bytes]:
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
     except FileExistsError:
-        raise SerialMcpError("capture_exists", messages.CAPTURE_EXISTS.format(name=str(path))) from None
+        raise SerialMcpError(
+            ErrorCode.CAPTURE_EXISTS, messages.CAPTURE_EXISTS.format(name=str(path))
+        ) from None
     return os.fdopen(fd, "wb")

@@ -58,7 +58,7 @@ from serial_mcp.core.profile_revisions import (
     with_key_after,
     with_profile,
 )
-from serial_mcp.errors import InvalidArgument, SerialMcpError
+from serial_mcp.errors import ErrorCode, InvalidArgument, SerialMcpError
 from serial_mcp.store.atomic import remove_stale_temps, replace_atomic
 from serial_mcp.store.profile_toml import document_text, verify_failed
 
@@ -202,7 +202,7 @@ class ProfileStore:
             current = snap.profiles.get(name)
             if current is not None:
                 raise SerialMcpError(
-                    "profile_exists",
+                    ErrorCode.PROFILE_EXISTS,
                     messages.PROFILE_EXISTS.format(name=name, revision=current.revision),
                     profile=name,
                     revision=current.revision,
@@ -289,7 +289,7 @@ class ProfileStore:
                 return with_profile(snap.data, name, fresh_profile(sel, dflt, now, False))
             if not overwrite:
                 raise SerialMcpError(
-                    "profile_exists",
+                    ErrorCode.PROFILE_EXISTS,
                     messages.PROFILE_EXISTS_SAVE.format(name=name, revision=current.revision),
                     profile=name,
                     revision=current.revision,
@@ -410,14 +410,15 @@ class ProfileStore:
                 self._file_lock.acquire(timeout=self._lock_timeout, poll_interval=_LOCK_POLL_S)
             except filelock.Timeout as exc:
                 raise SerialMcpError(
-                    "profile_store_io",
+                    ErrorCode.PROFILE_STORE_IO,
                     messages.PROFILE_STORE_LOCK_TIMEOUT.format(
                         seconds=self._lock_timeout, lock=self._lock_path
                     ),
                 ) from exc
             except OSError as exc:
                 raise SerialMcpError(
-                    "profile_store_io", messages.PROFILE_STORE_WRITE_FAILED.format(path=self._path, error=exc)
+                    ErrorCode.PROFILE_STORE_IO,
+                    messages.PROFILE_STORE_WRITE_FAILED.format(path=self._path, error=exc),
                 ) from exc
             try:
                 snap = self._current()
@@ -437,7 +438,7 @@ class ProfileStore:
                     replace_atomic(self._path, raw)
                 except OSError as exc:
                     raise SerialMcpError(
-                        "profile_store_io",
+                        ErrorCode.PROFILE_STORE_IO,
                         messages.PROFILE_STORE_WRITE_FAILED.format(
                             path=self._path, error=exc.strerror or exc
                         ),

@@ -89,3 +89,24 @@ def test_mcp_layer_touches_no_connection_internals(path: Path) -> None:
         and n.value.id in ("conn", "c", "connection")
     ]
     assert not bad, bad
+
+
+def test_every_error_code_raised_is_in_the_one_enum() -> None:
+    """Codes are the contract: every code given to an error or a tool error is an ``ErrorCode``."""
+    from serial_mcp.errors import ErrorCode
+
+    known = {c.value for c in ErrorCode}
+    stray = []
+    for path in _modules():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, ast.Call) or not node.args:
+                continue
+            f = node.func
+            name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else ""
+            first = node.args[0]
+            if name in ("SerialMcpError", "error_result") and isinstance(first, ast.Constant):
+                stray.append(f"{path.name}:{node.lineno} {first.value!r} (use ErrorCode)")
+            elif name in ("SerialMcpError", "error_result") and isinstance(first, ast.Attribute):
+                if isinstance(first.value, ast.Name) and first.value.id == "ErrorCode":
+                    assert first.attr.lower() in known, first.attr
+    assert not stray, stray
