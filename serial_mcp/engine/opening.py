@@ -13,6 +13,7 @@ from typing import Any
 import anyio
 
 from serial_mcp import messages
+from serial_mcp.core.connection_options import ConnectionOptions
 from serial_mcp.core.framing.config import check_tx_framing
 from serial_mcp.core.identity import OpenPlan, generated_selector, plan_bare_open
 from serial_mcp.core.pace import parse_pace
@@ -62,13 +63,13 @@ def connection_defaults(conn: Connection) -> dict[str, Any]:
     settings = conn.settings.as_dict()
     out: dict[str, Any] = {k: settings[k] for k in SETTING_FIELDS}
     for key in CODEC_FIELDS:
-        if conn.options.get(key) is not None:
-            out[key] = conn.options[key]
+        if getattr(conn.options, key) is not None:
+            out[key] = getattr(conn.options, key)
     if conn.ring.capacity != 256 * 1024:
         out["rx_buffer_size"] = conn.ring.capacity
     if conn.reconnect_policy is not None:
         out["reconnect"] = conn.reconnect_policy.as_dict()
-    pace = conn.options.get("pace")
+    pace = conn.options.pace
     if pace is not None:
         out["pace"] = pace.as_dict()
     return out
@@ -134,7 +135,7 @@ class Opener:
         resolved = effective({}, defaults)  # validate now: a bad framing fails the open, not the first read
         reader.build_decode_spec(resolved.rx_framing, resolved.rx_parser)
         check_tx_framing(resolved.tx_framing)  # validated as a framing, nothing encoded
-        defaults["pace"] = parse_pace(merged.get("pace"))
+        options = ConnectionOptions(**defaults, pace=parse_pace(merged.get("pace")))
         policy = parse_policy(merged.get("reconnect"))
         if mirror not in (None, "ro", "rw"):
             raise InvalidArgument(messages.MIRROR_BAD.format(value=mirror))
@@ -143,7 +144,7 @@ class Opener:
             if not self.captures.enabled:
                 raise SerialMcpError(ErrorCode.CAPTURE_DISABLED, messages.CAPTURE_DISABLED)
         conn = await self.manager.open(
-            port, settings, merged.get("rx_buffer_size"), defaults, reconnect=policy
+            port, settings, merged.get("rx_buffer_size"), options, reconnect=policy
         )
         conn.owner = (caller or Caller.local()).key
         conn.share = share_mode
@@ -168,7 +169,7 @@ class Opener:
         if store is None:
             return None, "none"
         if profile is not None:
-            conn.options["profile"] = profile.name
+            conn.options.profile = profile.name
             if not self.read_only:
                 await anyio.to_thread.run_sync(store.touch_used, profile.name)
             return profile.name, "reuse" if plan is not None else "profile"
@@ -183,14 +184,14 @@ class Opener:
             except SerialMcpError as exc:
                 if exc.code != ErrorCode.PROFILE_EXISTS:  # another process created it first: use theirs
                     raise
-            conn.options["profile"] = plan.profile
+            conn.options.profile = plan.profile
             await anyio.to_thread.run_sync(store.touch_used, plan.profile)
             return plan.profile, "generate"
         return None, "transient"
 
     async def persist(self, conn: Connection, changes: dict[str, Any]) -> str:
         """Write-through learning: a durable change goes into the bound profile."""
-        name = conn.options.get("profile")
+        name = conn.options.profile
         if self.profiles is None or not name or self.read_only:
             return "transient"
         store = self.profiles

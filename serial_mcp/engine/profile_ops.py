@@ -68,7 +68,7 @@ async def save_profile(
     saved = await anyio.to_thread.run_sync(
         lambda: store.save(name, selector, connection_defaults(conn), overwrite)
     )
-    conn.options["profile"] = saved.name
+    conn.options.profile = saved.name
     return _result(saved)
 
 
@@ -77,7 +77,7 @@ async def delete_profile(
 ) -> results.ProfileResult:
     svc.policy.require_writable("delete_profile")
     store = _store(svc)
-    bound = [c.id for c in svc.manager.list() if c.options.get("profile") == name]
+    bound = [c.id for c in svc.manager.list() if c.options.profile == name]
     if bound:
         ids = ", ".join(bound)
         raise SerialMcpError(ErrorCode.PROFILE_IN_USE, messages.PROFILE_IN_USE.format(name=name, ids=ids))
@@ -120,7 +120,7 @@ async def configure(
     if "respond" in defaults:  # standing rules belong to the connection, not to its profile
         await respond_ops.replace_standing(svc, caller, conn.id, defaults["respond"])
     persistence = await Opener(svc).persist(conn, settings) if settings else "not_needed"
-    name = conn.options.get("profile")
+    name = conn.options.profile
     current = await anyio.to_thread.run_sync(_store(svc).get, name) if name and svc.profiles else None
     if current is None:
         return results.ProfileResult(profile=None, revision=None, profile_persistence=persistence)

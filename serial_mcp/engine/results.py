@@ -464,7 +464,7 @@ def open_result(conn: Any, profile: str | None, action: str) -> OpenResult:
         profile=profile,
         profile_action=action,
         mirror=conn.mirror.path if conn.mirror is not None else None,
-        protocol=conn.options.get("protocol"),
+        protocol=conn.options.protocol,
     )
 
 

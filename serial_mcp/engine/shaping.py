@@ -34,7 +34,7 @@ def codecs(
 ) -> Resolved:
     """The effective framing/parser for this call (call field → call preset → connection → its preset)."""
     call = {"protocol": protocol, "rx_framing": rx_framing, "tx_framing": tx_framing, "rx_parser": rx_parser}
-    return effective(call, conn.options)
+    return effective(call, conn.options.codecs())
 
 
 def decode_spec(resolved: Resolved) -> reader.DecodeSpec | None:
@@ -55,8 +55,7 @@ def pace_for(conn: Connection, pace: Any) -> Pace | None:
     """The call's pacing, else the connection default."""
     if pace is not None:
         return parse_pace(pace)
-    default = conn.options.get("pace")
-    return default if isinstance(default, Pace) else None
+    return conn.options.pace
 
 
 def require_open(conn: Connection) -> None:
@@ -182,7 +181,7 @@ def status(conn: Connection, caller: Caller | None = None) -> models.StatusResul
             lines = conn.handle.modem_lines()
         except OSError:
             pass
-    opts = {k: v.as_dict() if hasattr(v, "as_dict") else v for k, v in conn.options.items() if v is not None}
+    opts = conn.options.as_dict()
     return models.StatusResult(
         connection_id=conn.id,
         port=conn.port,

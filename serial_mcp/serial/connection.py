@@ -24,6 +24,7 @@ from typing import Any, Literal
 import anyio
 
 from serial_mcp import messages
+from serial_mcp.core.connection_options import ConnectionOptions
 from serial_mcp.core.cursors import CursorTable
 from serial_mcp.core.eventlog import EventLog, LogEvent
 from serial_mcp.core.reconnect import ReconnectPolicy
@@ -63,7 +64,7 @@ class Connection:
         settings: SerialSettings,
         rx_buffer_size: int,
         loop: asyncio.AbstractEventLoop,
-        options: dict[str, Any] | None = None,
+        options: ConnectionOptions | None = None,
         *,
         reopen: Callable[[SerialSettings], PortHandle] | None = None,
         reconnect_policy: ReconnectPolicy | None = None,
@@ -72,7 +73,7 @@ class Connection:
         self.port = port
         self.handle = handle
         self.settings = settings
-        self.options: dict[str, Any] = options or {}  # connection defaults: protocol, framing, parser, pace
+        self.options = options or ConnectionOptions()  # default codecs, pacing, bound profile
         self.loop = loop
         self.lock = threading.Lock()
         self.ring = RxRing(rx_buffer_size)

@@ -7,11 +7,11 @@ import itertools
 import logging
 import os
 from collections.abc import Callable
-from typing import Any
 
 import anyio
 
 from serial_mcp import messages
+from serial_mcp.core.connection_options import ConnectionOptions
 from serial_mcp.core.port_url import check_text
 from serial_mcp.core.reconnect import ReconnectPolicy
 from serial_mcp.core.ring import DEFAULT_CAPACITY, MAX_CAPACITY, MIN_CAPACITY
@@ -53,7 +53,7 @@ class ConnectionManager:
         port: str,
         settings: SerialSettings | None = None,
         rx_buffer_size: int | None = None,
-        options: dict[str, Any] | None = None,
+        options: ConnectionOptions | None = None,
         reconnect: ReconnectPolicy | None = None,
     ) -> Connection:
         """Open ``port``; refuses a port this server already has open (``port_busy``)."""

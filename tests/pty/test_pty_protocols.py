@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from serial_mcp.core.connection_options import ConnectionOptions
 from serial_mcp.engine import shaping
 from serial_mcp.serial import reader
 from serial_mcp.serial.manager import ConnectionManager
@@ -37,7 +38,7 @@ async def test_nmea_talker_streamed_while_reading_in_small_pieces_loses_no_frame
     expected = independent_count(data)
     dev = PtyDevice().start()
     pty_factory.append(dev)
-    conn = await manager.open(dev.path, options={"protocol": "nmea0183"})
+    conn = await manager.open(dev.path, options=ConnectionOptions(protocol="nmea0183"))
     writer = threading.Thread(target=trickle, args=(dev, data, 3), daemon=True)
     writer.start()
     spec = shaping.decode_spec(shaping.codecs(conn))
