@@ -28,14 +28,15 @@ from tests.pty.devices import Handler, PtyDevice
 if not sys.platform.startswith("linux"):
     pytest.skip("network serial tests bridge a Linux PTY", allow_module_level=True)
 
-SER2NET = shutil.which("ser2net") or next(
+_FOUND = shutil.which("ser2net") or next(
     (p for p in ("/usr/sbin/ser2net", "/sbin/ser2net") if os.access(p, os.X_OK)), None
 )
-if SER2NET is None:
+if _FOUND is None:
     pytest.skip(
         "ser2net is not installed (Debian/Ubuntu: apt-get install ser2net); CI installs it in .ci/run",
         allow_module_level=True,
     )
+SER2NET: str = _FOUND
 
 STARTUP_DEADLINE = 20.0  # seconds for ser2net to listen: an external process, so a bounded wait
 _LISTEN = "0A"  # TCP_LISTEN in /proc/net/tcp

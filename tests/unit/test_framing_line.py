@@ -8,6 +8,7 @@ import pytest
 
 from serial_mcp.core.framing import (
     Frame,
+    FrameDecoder,
     FramingError,
     LineDecoder,
     LineEncoder,
@@ -18,7 +19,7 @@ from serial_mcp.core.framing import (
 BOOTLOGS = sorted((Path(__file__).parents[1] / "data" / "bootlogs").glob("*/*"))
 
 
-def feed_in(decoder: LineDecoder, data: bytes, size: int) -> list[Frame | FramingError]:
+def feed_in(decoder: FrameDecoder, data: bytes, size: int) -> list[Frame | FramingError]:
     return [e for i in range(0, len(data), size) for e in decoder.feed(data[i : i + size])]
 
 
