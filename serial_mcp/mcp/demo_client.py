@@ -26,9 +26,21 @@ def _modem_steps(port: str, cid: str) -> list[Step]:
         ("open", {"port": port, "baud_rate": 115200}, False),
         ("transact", {"connection_id": cid, "data": "AT\r", "match": "OK"}, False),
         ("transact", {"connection_id": cid, "data": "ATE0\r", "match": "OK"}, False),
-        ("transact", {"connection_id": cid, "data": "ATI", "protocol": "at_command"}, False),
-        ("transact", {"connection_id": cid, "data": "AT+CPIN?", "protocol": "at_command"}, False),
-        ("transact", {"connection_id": cid, "data": "AT+CSQ", "protocol": "at_command"}, False),
+        (
+            "transact",
+            {"connection_id": cid, "data": "ATI", "protocol": "at_command", "frames": "parsed"},
+            False,
+        ),
+        (
+            "transact",
+            {"connection_id": cid, "data": "AT+CPIN?", "protocol": "at_command", "frames": "parsed"},
+            False,
+        ),
+        (
+            "transact",
+            {"connection_id": cid, "data": "AT+CSQ", "protocol": "at_command", "frames": "parsed"},
+            False,
+        ),
         ("open", {"port": port, "baudrate": 9600}, True),  # a typo: refused with the right name
         ("get_log", {"connection_id": cid, "limit": 4, "payloads": False}, False),
         ("close", {"connection_id": cid}, False),
@@ -38,8 +50,12 @@ def _modem_steps(port: str, cid: str) -> list[Step]:
 def _gps_steps(port: str, cid: str) -> list[Step]:
     return [
         ("open", {"port": port, "protocol": "nmea0183"}, False),
-        ("read", {"connection_id": cid, "max_frames": 4, "timeout_ms": 3000}, False),
-        ("read", {"connection_id": cid, "max_frames": 20, "match": "GGA", "timeout_ms": 3000}, False),
+        ("read", {"connection_id": cid, "max_frames": 4, "timeout_ms": 3000, "frames": "parsed"}, False),
+        (
+            "read",
+            {"connection_id": cid, "max_frames": 20, "match": "GGA", "timeout_ms": 3000, "frames": "parsed"},
+            False,
+        ),
         ("get_status", {"connection_id": cid}, False),
         ("close", {"connection_id": cid}, False),
     ]

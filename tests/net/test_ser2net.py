@@ -284,13 +284,20 @@ async def test_mcp_tools_over_ser2net(
     assert w["bytes_written"] == 3
     r = await call(client, "read", {"connection_id": cid, "match": "OK\r\n", "timeout_ms": 10_000})
     assert r["data"] == "\r\nOK\r\n"
-    lines = await call(client, "set_dtr_rts", {"connection_id": cid, "dtr": False, "rts": False})
-    assert lines["dtr"] is False and lines["rts"] is False  # sent; ser2net does not confirm them (PTY)
+    if scheme[0] == "socket":  # a raw socket has no lines: said so, never a silent success
+        refused = await client.call_tool("set_dtr_rts", {"connection_id": cid, "dtr": False, "rts": False})
+        assert refused.is_error and refused.structured_content is not None
+        assert refused.structured_content["error"]["code"] == "unsupported"
+    else:
+        lines = await call(client, "set_dtr_rts", {"connection_id": cid, "dtr": False, "rts": False})
+        assert lines["dtr"] is False and lines["rts"] is False  # sent; ser2net does not confirm them (PTY)
     status = await call(client, "get_status", {"connection_id": cid})
-    assert status["state"] == "open" and status["dtr"] is False
+    assert status["state"] == "open"
     if scheme[0] == "socket":
+        assert status["dtr"] is None, "nothing was changed"
         assert {status[k] for k in ("cts", "dsr", "ri", "cd")} == {None}, "a raw socket has no lines"
     else:  # what ser2net reported in NOTIFY_MODEMSTATE for a PTY: all inactive
+        assert status["dtr"] is False
         assert {status[k] for k in ("cts", "dsr", "ri", "cd")} <= {False, None}
     again = await call(
         client, "transact", {"connection_id": cid, "data": "AT\r", "match": "OK\r\n", "timeout_ms": 10_000}

@@ -46,6 +46,7 @@ REFUSED_ARGUMENTS: dict[tuple[str, str], dict[str, Any]] = {
     ("read", "respond"): {"connection_id": CID, "timeout_ms": 0, "respond": {"on": "login:", "send": "EVIL\r"}},
     ("open", "mirror"): {"port": "dev2", "mirror": "rw"},
     ("open", "rs485"): {"port": "dev2", "rs485": {}},
+    ("open", "respond"): {"port": "dev2", "respond": [{"on": "login:", "send": "root\r"}]},
 }
 # Tools that only read (or write a capture file in the operator's capture directory: monitoring
 # is recording) — allowed in read-only mode, with every argument classified as harmless.
@@ -98,7 +99,7 @@ async def test_every_tool_and_argument_is_classified(tmp_path: Path) -> None:
                  "protocol", "rx_framing", "tx_framing", "rx_parser", "reconnect", "pace", "record",
                  "profile_mode", "low_latency", "share"},
         "read": {"connection_id", "from", "cursor", "timeout_ms", "idle_ms", "max_bytes", "match", "encoding",
-                 "protocol", "rx_framing", "rx_parser", "max_frames", "strip_ansi", "screen"},
+                 "protocol", "rx_framing", "rx_parser", "max_frames", "strip_ansi", "screen", "frames"},
     }
     for tool, harmless in reviewed.items():
         unclassified = tools[tool] - harmless - {a for t, a in writing_args if t == tool}

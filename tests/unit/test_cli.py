@@ -45,8 +45,8 @@ def test_serve_exits_cleanly_when_stdin_closes() -> None:
 def test_demo_runs_against_replayed_devices() -> None:
     r = run("demo")
     assert r.returncode == 0, r.stderr
-    assert "replay://" in r.stdout and '"command": "+CSQ"' in r.stdout
-    assert '"sentence": "GGA"' in r.stdout and "stop=match" in r.stdout
+    assert "replay://" in r.stdout and '"command":"+CSQ"' in r.stdout
+    assert '"sentence":"GGA"' in r.stdout and "stop=match" in r.stdout
 
 
 def test_demo_against_the_simulator() -> None:
