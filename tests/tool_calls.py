@@ -11,7 +11,7 @@ async def call(c: Client, name: str, args: dict[str, Any], **kw: Any) -> dict[st
     """Call a tool that must succeed; return its structuredContent."""
     r = await c.call_tool(name, args, **kw)
     assert not r.is_error, r.content
-    assert r.structured_content is not None
+    assert isinstance(r.structured_content, dict), r.structured_content
     return r.structured_content
 
 
@@ -19,7 +19,8 @@ async def error(c: Client, name: str, args: dict[str, Any]) -> dict[str, Any]:
     """Call a tool that must fail; return its ``{"code", "message"}``."""
     r = await c.call_tool(name, args)
     assert r.is_error, r.structured_content
-    assert r.structured_content is not None
-    err: dict[str, Any] = r.structured_content["error"]
+    assert isinstance(r.structured_content, dict), r.structured_content
+    err = r.structured_content["error"]
+    assert isinstance(err, dict), err
     assert err["code"] and err["message"]
     return err

@@ -63,7 +63,7 @@ async def client(request: pytest.FixtureRequest) -> AsyncIterator[tuple[Client, 
 async def call(c: Client, name: str, args: dict[str, Any]) -> dict[str, Any]:
     r = await c.call_tool(name, args)
     assert not r.is_error, r.content
-    assert r.structured_content is not None
+    assert isinstance(r.structured_content, dict), r.structured_content
     text = r.content[0].text  # type: ignore[union-attr]
     assert "\n" not in text, "the human text is one line"
     return r.structured_content

@@ -35,7 +35,7 @@ TOOLS_LIST_BUDGET = 30_000
 @pytest.mark.anyio
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
 async def test_tools_list_stays_under_budget(mode: str) -> None:
-    async with Client(build_server(ConnectionManager(FakeOpener())), mode=mode) as c:  # type: ignore[arg-type]
+    async with Client(build_server(ConnectionManager(FakeOpener())), mode=mode) as c:
         tools = (await c.list_tools()).tools
         size = len(json.dumps([t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in tools]))
         print(f"tools/list: {len(tools)} tools, {size} bytes of JSON")
@@ -265,7 +265,7 @@ def test_http_rejects_a_rebinding_host_header(http_server: tuple[str, str]) -> N
 async def test_http_both_eras_round_trip(http_server: tuple[str, str], mode: str) -> None:
     url, token = http_server
     http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=30)
-    async with http, Client(streamable_http_client(url, http_client=http), mode=mode) as c:  # type: ignore[arg-type]
+    async with http, Client(streamable_http_client(url, http_client=http), mode=mode) as c:
         opened = await call(c, "open", {"port": "sim://echo"})
         cid = opened["connection_id"]
         r = await call(c, "transact", {"connection_id": cid, "data": "over http\n", "match": "\n"})

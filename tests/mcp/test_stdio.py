@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from mcp import Client, StdioServerParameters
@@ -30,29 +31,29 @@ def at_device() -> Iterator[PtyDevice]:
 
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
 async def test_pty_round_trip_over_stdio(mode: str, at_device: PtyDevice) -> None:
-    async with Client(server_params(), mode=mode, read_timeout_seconds=60) as c:  # type: ignore[arg-type]
+    async with Client(server_params(), mode=mode, read_timeout_seconds=60) as c:
         names = {t.name for t in (await c.list_tools()).tools}
         assert {"open", "read", "write", "transact", "close"} <= names
         opened = await c.call_tool("open", {"port": at_device.path})
         assert not opened.is_error, opened.content
-        cid = opened.structured_content["connection_id"]  # type: ignore[index]
+        cid = opened.structured_content["connection_id"]
         r = await c.call_tool(
             "transact",
             {"connection_id": cid, "data": "AT+ECHO=hi\r", "match": "OK\r\n", "timeout_ms": 10_000},
         )
         assert not r.is_error, r.content
-        assert r.structured_content["read"]["data"] == "\r\nhi\r\nOK\r\n"  # type: ignore[index]
+        assert r.structured_content["read"]["data"] == "\r\nhi\r\nOK\r\n"
         bad = await c.call_tool("read", {"connection_id": cid, "max_bytes": -1})
-        assert bad.is_error and bad.structured_content["error"]["code"] == "invalid_argument"  # type: ignore[index]
+        assert bad.is_error and bad.structured_content["error"]["code"] == "invalid_argument"
         missing = await c.call_tool("open", {"port": "/dev/no-such-tty"})
-        assert missing.is_error and missing.structured_content["error"]["code"] == "port_not_found"  # type: ignore[index]
+        assert missing.is_error and missing.structured_content["error"]["code"] == "port_not_found"
         closed = await c.call_tool("close", {"connection_id": cid})
         assert not closed.is_error
 
 
 def test_stdout_carries_only_json_rpc(at_device: PtyDevice) -> None:
     """Raw newline-delimited JSON-RPC in; every stdout line must be a JSON-RPC message, logs on stderr."""
-    requests = [
+    requests: list[dict[str, Any]] = [
         {
             "jsonrpc": "2.0",
             "id": 1,
@@ -100,7 +101,7 @@ def test_stdout_carries_only_json_rpc(at_device: PtyDevice) -> None:
         stderr=subprocess.PIPE,
     )
     assert proc.stdin and proc.stdout
-    responses: dict[int, dict[str, object]] = {}
+    responses: dict[int, dict[str, Any]] = {}
     lines: list[bytes] = []
     for msg in requests:
         proc.stdin.write(json.dumps(msg).encode() + b"\n")
@@ -121,6 +122,6 @@ def test_stdout_carries_only_json_rpc(at_device: PtyDevice) -> None:
     for line in rest.splitlines():
         assert json.loads(line).get("jsonrpc") == "2.0"
     assert proc.returncode == 0
-    assert responses[4]["result"]["structuredContent"]["read"]["data"] == "\r\nOK"  # type: ignore[index]
-    assert responses[5]["result"]["isError"] is True  # type: ignore[index]
+    assert responses[4]["result"]["structuredContent"]["read"]["data"] == "\r\nOK"
+    assert responses[5]["result"]["isError"] is True
     assert b"opened" in err or b"DEBUG" in err, "logs go to stderr"

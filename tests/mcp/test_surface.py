@@ -9,6 +9,7 @@ import anyio
 import mcp_types as types
 import pytest
 from mcp import Client
+from mcp.client.session import IncomingMessage
 from mcp.client.subscriptions import ResourceUpdated
 
 from serial_mcp.mcp.server import build_server
@@ -52,7 +53,7 @@ async def test_resources_prompts_and_completions(mode: str) -> None:
     import json
 
     server, opener = make()
-    async with Client(server, mode=mode) as c:  # type: ignore[arg-type]
+    async with Client(server, mode=mode) as c:
         uris = {str(r.uri) for r in (await c.list_resources()).resources}
         assert {"serial://ports", "serial://connections", "serial://captures"} <= uris
         templates = {t.uri_template for t in (await c.list_resource_templates()).resource_templates}
@@ -117,9 +118,9 @@ async def test_legacy_subscribe_gets_resource_updated() -> None:
     got: list[str] = []
     arrived = anyio.Event()
 
-    async def handler(msg: Any) -> None:
-        if isinstance(msg, types.ResourceUpdatedNotification):
-            got.append(str(msg.params.uri))
+    async def handler(message: IncomingMessage) -> None:
+        if isinstance(message, types.ResourceUpdatedNotification):
+            got.append(str(message.params.uri))
             arrived.set()
 
     async with Client(server, mode="legacy", message_handler=handler) as c:

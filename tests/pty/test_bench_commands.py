@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 import serial
@@ -20,13 +21,12 @@ from tests.pty.devices import PtyDevice
 CAPTURES = Path(__file__).parents[2] / "captures"
 
 
-def spawn(*args: str, **kw: object) -> subprocess.Popen[bytes]:
+def spawn(*args: str) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
         [sys.executable, "-m", "serial_mcp", *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         stdin=subprocess.DEVNULL,
-        **kw,  # type: ignore[call-overload]
     )
 
 
@@ -157,7 +157,7 @@ def test_recording_survives_sigkill_of_the_server(tmp_path: Path) -> None:
     )
     assert proc.stdin and proc.stdout
 
-    def rpc(i: int, method: str, params: dict[str, object] | None = None) -> dict[str, object]:
+    def rpc(i: int, method: str, params: dict[str, object] | None = None) -> dict[str, Any]:
         msg: dict[str, object] = {"jsonrpc": "2.0", "id": i, "method": method}
         if params is not None:
             msg["params"] = params
@@ -166,7 +166,8 @@ def test_recording_survives_sigkill_of_the_server(tmp_path: Path) -> None:
         while True:
             reply = json.loads(proc.stdout.readline())  # type: ignore[union-attr]
             if reply.get("id") == i:
-                return reply  # type: ignore[no-any-return]
+                assert isinstance(reply, dict), reply
+                return reply
 
     try:
         rpc(
@@ -179,14 +180,17 @@ def test_recording_survives_sigkill_of_the_server(tmp_path: Path) -> None:
             },
         )
         proc.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
-        tool = lambda i, n, a: rpc(i, "tools/call", {"name": n, "arguments": a})  # noqa: E731
-        assert not tool(2, "open", {"port": dev.path, "record": "crash.jsonl"})["result"]["isError"]  # type: ignore[index]
+
+        def tool(i: int, name: str, arguments: dict[str, object]) -> dict[str, Any]:
+            return rpc(i, "tools/call", {"name": name, "arguments": arguments})
+
+        assert not tool(2, "open", {"port": dev.path, "record": "crash.jsonl"})["result"]["isError"]
         dev.send(b"line before the crash\r\n")
         r = tool(3, "read", {"connection_id": "c1", "match": "crash\r\n", "timeout_ms": 10_000})
-        assert r["result"]["structuredContent"]["matched"]  # type: ignore[index]
+        assert r["result"]["structuredContent"]["matched"]
         tool(4, "write", {"connection_id": "c1", "data": "ping\r"})
         st = tool(5, "record", {"connection_id": "c1", "action": "status"})
-        assert st["result"]["structuredContent"]["recording"]  # type: ignore[index]
+        assert st["result"]["structuredContent"]["recording"]
     finally:
         proc.kill()  # SIGKILL: no cleanup at all
         proc.wait(timeout=30)

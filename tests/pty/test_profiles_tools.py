@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from mcp import Client
@@ -171,10 +172,11 @@ async def test_save_open_configure_rollback_delete(env: tuple[Client, ProfileSto
 
 async def test_unknown_profile_names_are_clear_errors(env: tuple[Client, ProfileStore]) -> None:
     c, _ = env
-    for tool, args in [
+    calls: list[tuple[str, dict[str, Any]]] = [
         ("open_profile", {"name": "ghost"}),
         ("delete_profile", {"name": "ghost"}),
         ("rollback_profile", {"name": "ghost", "to_revision": 1}),
-    ]:
+    ]
+    for tool, args in calls:
         e = await error(c, tool, args)
         assert e["code"] == "profile_not_found" and "ghost" in e["message"], (tool, e)

@@ -96,7 +96,7 @@ async def test_respond_pages_through_a_pager_with_transact(client: Client) -> No
     try:
         cid = (await call(client, "open", {"port": dev.path}))["connection_id"]
         bad = await client.call_tool("read", {"connection_id": cid, "respond": {"on": "x"}})
-        assert bad.is_error and bad.structured_content["error"]["code"] == "invalid_argument"  # type: ignore[index]
+        assert bad.is_error and bad.structured_content["error"]["code"] == "invalid_argument"
         r = await call(
             client,
             "transact",
@@ -162,9 +162,9 @@ async def test_rs485_and_low_latency_report_what_the_driver_allows(client: Clien
     dev = PtyDevice(echo).start()
     try:
         e = await client.call_tool("open", {"port": dev.path, "rs485": {"rts_level_for_tx": True}})
-        assert e.is_error and e.structured_content["error"]["code"] == "rs485_unsupported"  # type: ignore[index]
+        assert e.is_error and e.structured_content["error"]["code"] == "rs485_unsupported"
         bad = await client.call_tool("open", {"port": dev.path, "rs485": {"rts_for_tx": True}})
-        assert bad.is_error and bad.structured_content["error"]["code"] == "invalid_argument"  # type: ignore[index]
+        assert bad.is_error and bad.structured_content["error"]["code"] == "invalid_argument"
         opened = await call(client, "open", {"port": dev.path, "low_latency": True})
         status = await call(client, "get_status", {"connection_id": opened["connection_id"]})
         assert status["low_latency"] is False, (

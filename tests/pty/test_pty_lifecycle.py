@@ -58,7 +58,7 @@ async def test_unplug_during_transact(client: Client, pty_factory: list[PtyDevic
     status = await call(client, "get_status", {"connection_id": cid})
     assert status["state"] == "disconnected" and status["last_error"]
     e = await client.call_tool("write", {"connection_id": cid, "data": "AT\r"})
-    assert e.is_error and e.structured_content["error"]["code"] == "not_connected"  # type: ignore[index]
+    assert e.is_error and e.structured_content["error"]["code"] == "not_connected"
 
 
 async def test_unplug_during_flood_keeps_what_arrived(client: Client, pty_factory: list[PtyDevice]) -> None:
@@ -138,7 +138,7 @@ async def test_reconfigure_baud_on_a_live_pty(client: Client, pty_factory: list[
     assert attrs[4] == termios.B9600 and attrs[5] == termios.B9600  # ispeed, ospeed
     # Linux PTYs refuse 7 data bits / parity (EINVAL): the change is rolled back and said so
     bad = await client.call_tool("reconfigure", {"connection_id": cid, "data_bits": 7, "parity": "even"})
-    assert bad.is_error and bad.structured_content["error"]["code"] == "settings_rejected"  # type: ignore[index]
+    assert bad.is_error and bad.structured_content["error"]["code"] == "settings_rejected"
     status = await call(client, "get_status", {"connection_id": cid})
     assert status["settings"]["data_bits"] == 8 and status["settings"]["baud_rate"] == 9600
     assert termios.tcgetattr(dev._slave)[2] & termios.CSIZE == termios.CS8

@@ -32,7 +32,7 @@ class HttpServer:
     async def session(self) -> AsyncIterator[Client]:
         """One MCP session (2025-11-25 era: it has a session id), as one agent would hold it."""
         http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"}, timeout=30)
-        async with http, Client(streamable_http_client(self.url, http_client=http), mode="legacy") as c:  # type: ignore[arg-type]
+        async with http, Client(streamable_http_client(self.url, http_client=http), mode="legacy") as c:
             yield c
 
 

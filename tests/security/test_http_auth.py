@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import MutableMapping
 from typing import Any
 
 import anyio
@@ -24,12 +25,12 @@ async def _status(authorization: bytes | None) -> int:
     headers = [(b"host", b"127.0.0.1")]
     if authorization is not None:
         headers.append((b"authorization", authorization))
-    sent: list[dict[str, Any]] = []
+    sent: list[MutableMapping[str, Any]] = []
 
     async def receive() -> dict[str, Any]:
         return {"type": "http.request", "body": b"", "more_body": False}
 
-    async def send(message: dict[str, Any]) -> None:
+    async def send(message: MutableMapping[str, Any]) -> None:
         sent.append(message)
 
     scope = {"type": "http", "method": "POST", "path": "/mcp", "headers": headers}

@@ -164,9 +164,9 @@ async def test_export_round_trip(env: tuple[Client, FakeDevice, Path]) -> None:
     ts = [e.t for e in cap.events]
     assert ts == sorted(ts)
     again = await c.call_tool("export_log", {"connection_id": cid, "path": "s1.jsonl"})
-    assert again.is_error and again.structured_content["error"]["code"] == "capture_exists"  # type: ignore[index]
+    assert again.is_error and again.structured_content["error"]["code"] == "capture_exists"
     bad = await c.call_tool("export_log", {"connection_id": cid, "path": "../escape.jsonl"})
-    assert bad.is_error and bad.structured_content["error"]["code"] == "invalid_argument"  # type: ignore[index]
+    assert bad.is_error and bad.structured_content["error"]["code"] == "invalid_argument"
     listed = await call(c, "list_captures", {})
     assert [x["name"] for x in listed["captures"]] == ["s1.jsonl"] and listed["captures"][0]["port"] == "dev"
 
@@ -181,7 +181,7 @@ async def test_continuous_recording(env: tuple[Client, FakeDevice, Path]) -> Non
     await call(c, "read", {"connection_id": cid, "match": "\r\n", "timeout_ms": 5000})
     await call(c, "transact", {"connection_id": cid, "data": "AT\r", "match": "OK\r\n"})
     dup = await c.call_tool("record", {"connection_id": cid, "action": "start", "path": "rec2.jsonl"})
-    assert dup.is_error and dup.structured_content["error"]["code"] == "already_recording"  # type: ignore[index]
+    assert dup.is_error and dup.structured_content["error"]["code"] == "already_recording"
     stopped = await call(c, "record", {"connection_id": cid, "action": "stop"})
     assert stopped["recording"] is False and stopped["events_written"] == 3
     cap = read_capture(tmp / "rec.jsonl")
@@ -196,7 +196,7 @@ async def test_capture_tools_say_how_to_enable() -> None:
     async with Client(build_server(ConnectionManager(opener))) as c:
         cid = (await call(c, "open", {"port": "dev"}))["connection_id"]
         r = await c.call_tool("export_log", {"connection_id": cid, "path": "x.jsonl"})
-        assert r.is_error and r.structured_content["error"]["code"] == "capture_disabled"  # type: ignore[index]
+        assert r.is_error and r.structured_content["error"]["code"] == "capture_disabled"
 
 
 @pytest.mark.anyio

@@ -38,7 +38,7 @@ async def test_keys_are_sent_after_data(env: tuple[Client, FakeOpener]) -> None:
     await call(c, "write", {"connection_id": cid, "keys": ["ctrl-c", "up", "esc", "f1"]})
     assert bytes(dev.written) == b"top\r" + b"\x03\x1b[A\x1b" + b"\x1bOP"
     bad = await c.call_tool("write", {"connection_id": cid, "keys": ["ctrl-cc"]})
-    assert bad.is_error and "ctrl-c" in bad.structured_content["error"]["message"]  # type: ignore[index]
+    assert bad.is_error and "ctrl-c" in bad.structured_content["error"]["message"]
 
 
 async def test_strip_ansi_on_the_real_esp32_boot_log(env: tuple[Client, FakeOpener]) -> None:

@@ -20,16 +20,16 @@ async def test_text_carries_verdicts_and_frames_view_trims() -> None:
     opener = FakeOpener()
     dev = opener.add("dev")
     async with Client(build_server(ConnectionManager(opener))) as c:
-        cid = (await c.call_tool("open", {"port": "dev"})).structured_content["connection_id"]  # type: ignore[index]
+        cid = (await c.call_tool("open", {"port": "dev"})).structured_content["connection_id"]
         dev.feed(GOOD + BAD + GOOD)
         args = {"connection_id": cid, "from": 0, "rx_framing": {"type": "line"}, "rx_parser": {"type": "nmea"}, "max_frames": 3, "timeout_ms": 2000}
         r = await c.call_tool("read", args)
         text = r.content[0].text  # type: ignore[union-attr]
         assert text.count(" ok:") == 2 and text.count(" BAD:") == 1, text
         raw = await c.call_tool("read", {**args, "frames": "raw"})
-        assert all(f["parsed"] is None for f in raw.structured_content["frames"])  # type: ignore[index]
+        assert all(f["parsed"] is None for f in raw.structured_content["frames"])
         parsed = await c.call_tool("read", {**args, "frames": "parsed"})
-        frames = parsed.structured_content["frames"]  # type: ignore[index]
+        frames = parsed.structured_content["frames"]
         assert all(f["data"] == "" and f["parsed"] for f in frames)
         import json
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from typing import Any
 
 import pytest
 from mcp import Client
@@ -47,7 +48,11 @@ async def test_dtr_rts_and_break_on_a_pty_are_unsupported_not_io_errors() -> Non
     try:
         async with Client(build_server(ConnectionManager(SystemOpener()))) as c:
             cid = (await call(c, "open", {"port": os.ttyname(slave)}))["connection_id"]
-            for tool, args in [("set_dtr_rts", {"dtr": False}), ("send_break", {"duration_ms": 10})]:
+            calls: list[tuple[str, dict[str, Any]]] = [
+                ("set_dtr_rts", {"dtr": False}),
+                ("send_break", {"duration_ms": 10}),
+            ]
+            for tool, args in calls:
                 e = await error(c, tool, {"connection_id": cid, **args})
                 assert e["code"] == "unsupported", e
             status = await call(c, "get_status", {"connection_id": cid})
