@@ -167,6 +167,9 @@ async def record(
     if action == "start":
         if not path:
             raise SerialMcpError(ErrorCode.INVALID_ARGUMENT, messages.RECORD_NEEDS_PATH)
+        dead = conn.recorder
+        if dead is not None and not dead.active:  # it stopped by itself (disk full): make way
+            await conn.stop_recording(dead.stopped_reason or "stopped")
         rec = start_recording(conn, svc.captures, path, note)
         if duration_ms is not None:
             _stop_later(conn, rec, duration_ms / 1000)
