@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import re
 from pathlib import Path
+from typing import Any
 
 from serial_mcp.core.capture import CaptureEvent, CaptureHeader, capture_text
 from serial_mcp.store.capture_files import read_capture
@@ -57,7 +58,7 @@ def nmea_sentences(payload: bytes) -> list[tuple[str, bool]]:
     return out
 
 
-def frame_list(data: dict, payloads: dict[str, bytes]) -> list[dict]:
+def frame_list(data: dict[str, Any], payloads: dict[str, bytes]) -> list[dict[str, Any]]:
     """The page's frame columns as one dict per frame, its bytes read from ``payloads`` (rx/tx)."""
     fr = data["frames"]
     own = {i: (enc, text) for i, enc, text in fr["data"]}

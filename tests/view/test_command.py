@@ -6,7 +6,9 @@ import json
 import shutil
 import subprocess
 import sys
+import webbrowser
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -15,9 +17,11 @@ from serial_mcp.view import command
 from tests.view.helpers import SAMPLES
 
 
-def embedded(path: Path) -> dict:
+def embedded(path: Path) -> dict[str, Any]:
     html = path.read_text(encoding="utf-8")
-    return json.loads(html.split('id="view-data">', 1)[1].split("</script>", 1)[0])
+    data = json.loads(html.split('id="view-data">', 1)[1].split("</script>", 1)[0])
+    assert isinstance(data, dict), data
+    return data
 
 
 def test_cli_writes_the_page_next_to_the_capture(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -104,7 +108,7 @@ def test_progress_is_reported_for_long_inputs(
 
 def test_open_hands_the_file_to_the_browser(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     opened: list[str] = []
-    monkeypatch.setattr(command.webbrowser, "open", opened.append)
+    monkeypatch.setattr(webbrowser, "open", opened.append)  # the module command.py opens pages with
     out = tmp_path / "o.html"
     assert cli.main(["view", str(SAMPLES / "esp32-boot.jsonl"), "-o", str(out), "--open"]) == 0
     assert opened == [out.resolve().as_uri()]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -23,8 +24,8 @@ PROTOCOLS = {
 }
 
 
-def view_of(path: Path, protocol: str | None = None, **kw: object) -> dict:
-    return build_view(path.read_bytes(), path.name, ViewOptions(protocol=protocol, **kw))  # type: ignore[arg-type]
+def view_of(path: Path, protocol: str | None = None, **kw: Any) -> dict[str, Any]:
+    return build_view(path.read_bytes(), path.name, ViewOptions(protocol=protocol, **kw))
 
 
 @pytest.mark.parametrize("path", SAMPLE_FILES, ids=lambda p: p.stem)
@@ -139,7 +140,7 @@ def test_json_lines_numeric_keys_become_series(tmp_path: Path) -> None:
 
 
 def test_ubx_messages_are_named_and_plotted(tmp_path: Path) -> None:
-    from pyubx2 import UBXMessage
+    from pyubx2 import UBXMessage  # type: ignore[import-untyped]  # (no stubs; as in core/parsers/gnss.py)
 
     from serial_mcp.core.capture import CaptureEvent, CaptureHeader, capture_text
 

@@ -6,6 +6,7 @@ import json
 import re
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -47,7 +48,7 @@ class Outline(HTMLParser):
             self.scripts.append((self._script, data))
 
 
-def page_of(path: Path, protocol: str | None = None) -> tuple[str, dict]:
+def page_of(path: Path, protocol: str | None = None) -> tuple[str, dict[str, Any]]:
     data = build_view(path.read_bytes(), path.name, ViewOptions(protocol=protocol))
     return render_page(data), data
 
