@@ -35,8 +35,9 @@ def to_capture_event(event: LogEvent, payload: bytes | None, base: float) -> Cap
     t = max(0.0, event.t - base)
     if event.type == "rx":
         return CaptureEvent(t, "rx", payload, event.offset)
-    if event.type == "tx":
-        return CaptureEvent(t, "tx", payload if payload is not None else event.data)
+    if event.type == "tx":  # a respond rule's answer keeps its mark (respond: true)
+        extra = {"respond": True} if event.fields.get("respond") else {}
+        return CaptureEvent(t, "tx", payload if payload is not None else event.data, None, extra)
     fields = {k: v for k, v in event.fields.items() if v is not None}
     if event.type in ("open", "close", "control", "break", "config", "marker", "error", "lost"):
         if event.type == "config" and "settings" in fields and isinstance(fields["settings"], dict):

@@ -77,3 +77,21 @@ async def test_bad_standing_rules_fail_the_open_cleanly() -> None:
         e = await error(c, "open", {"port": "dev", "respond": [{"on": "x"}]})
         assert e["code"] == "invalid_argument"
         assert manager.list() == []
+
+
+async def test_responder_answers_keep_their_mark_in_captures(tmp_path: object) -> None:
+    import json
+    from pathlib import Path
+
+    from serial_mcp.store.captures import CaptureStore
+
+    opener = FakeOpener()
+    dev = opener.add("dev")
+    store = CaptureStore(Path(str(tmp_path)))
+    async with Client(build_server(ConnectionManager(opener), captures=store)) as c:
+        cid = (await call(c, "open", {"port": "dev", "respond": [{"on": "Hit any key", "send": " "}]}))["connection_id"]
+        dev.feed(BANNER)
+        await _written(dev, b" ")
+        await call(c, "export_log", {"connection_id": cid, "path": "boot.jsonl"})
+    events = [json.loads(line) for line in (Path(str(tmp_path)) / "boot.jsonl").read_text().splitlines()[1:]]
+    assert any(e["type"] == "tx" and e.get("respond") is True for e in events)
