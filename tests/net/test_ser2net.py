@@ -23,7 +23,7 @@ from serial_mcp.core.settings import SerialSettings
 from serial_mcp.errors import SerialMcpError
 from serial_mcp.mcp.server import build_server
 from serial_mcp.serial import reader
-from serial_mcp.serial.connection import Connection
+from serial_mcp.serial.connection import Connection, State
 from serial_mcp.serial.manager import ConnectionManager
 from serial_mcp.serial.system import SystemOpener
 from tests.net.conftest import Ser2Net
@@ -48,6 +48,13 @@ async def wait_for_end(conn: Connection, end: int, limit: float = LIMIT) -> None
     async with asyncio.timeout(limit):
         while (seen := conn.snapshot().end_offset) < end:
             await conn.wait_change(1.0, seen)
+
+
+async def wait_for_state(conn: Connection, reached: Callable[[State], bool]) -> None:
+    """Wait (bounded) until ``reached(conn.state)``; the state is read afresh each time it changes."""
+    async with asyncio.timeout(LIMIT):
+        while not reached(conn.state):
+            await conn.wait_change(1.0)
 
 
 def tty_speed(bridge: Ser2Net) -> int:
@@ -261,7 +268,7 @@ async def client() -> AsyncIterator[Client]:
 async def call(c: Client, name: str, args: dict[str, Any]) -> dict[str, Any]:
     r = await c.call_tool(name, args)
     assert not r.is_error, r.content
-    assert r.structured_content is not None
+    assert isinstance(r.structured_content, dict), r.structured_content
     return r.structured_content
 
 
@@ -355,14 +362,10 @@ async def test_reconnects_when_ser2net_comes_back(
     first = await reader.read(conn, req(match="\n", timeout_ms=10_000))
     assert first.data == b"before\n"
     bridge.kill()
-    async with asyncio.timeout(LIMIT):
-        while conn.state == "open":
-            await conn.wait_change(1.0)
+    await wait_for_state(conn, lambda state: state != "open")
     assert conn.state == "reconnecting" and conn.last_error
     bridge.restart()
-    async with asyncio.timeout(LIMIT):
-        while conn.state != "open":
-            await conn.wait_change(1.0)
+    await wait_for_state(conn, lambda state: state == "open")
     assert conn.reconnects == 1
     await conn.tx.write(b"after\n")
     second = await reader.read(conn, req(match="\n", timeout_ms=10_000))
