@@ -9,6 +9,7 @@ import sys
 import termios
 import tty
 from collections.abc import AsyncIterator, Iterator
+from typing import Any
 
 import anyio
 import pytest
@@ -132,7 +133,7 @@ def test_the_server_exits_when_stdin_closes_during_a_stuck_write(far_end: tuple[
     import subprocess
 
     _, path = far_end
-    rpc = [
+    rpc: list[dict[str, Any]] = [
         {
             "jsonrpc": "2.0",
             "id": 1,
