@@ -76,7 +76,7 @@ class DecodeSpec:
         return None
 
 
-FINAL_AWARE_PARSERS = frozenset({"at_command", "grbl", "shell_prompt", "micropython"})
+FINAL_AWARE_PARSERS = frozenset({"at_command", "grbl", "shell_prompt", "micropython", "modbus_rtu"})
 PROMPT_QUIET_S = 0.05  # a prompt is the unterminated tail once the console has been quiet this long
 MIN_SILENCE_S = 0.005  # USB adapters' latency timers blur shorter gaps
 
