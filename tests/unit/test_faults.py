@@ -247,7 +247,7 @@ async def test_a_new_recording_can_start_after_a_disk_full_death(tmp_path: Path)
     from serial_mcp.engine.services import Services
     from serial_mcp.store.captures import CaptureStore
 
-    manager, conn, rec, _ = await recording_on_a_full_disk(tmp_path)
+    manager, conn, _rec, _ = await recording_on_a_full_disk(tmp_path)
     svc = Services(manager, CaptureStore(tmp_path / "captures"))
     (tmp_path / "captures").mkdir()
     started = await log_ops.record(svc, Caller.local(), conn.id, "start", "again.jsonl")

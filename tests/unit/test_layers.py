@@ -106,7 +106,11 @@ def test_every_error_code_raised_is_in_the_one_enum() -> None:
             first = node.args[0]
             if name in ("SerialMcpError", "error_result") and isinstance(first, ast.Constant):
                 stray.append(f"{path.name}:{node.lineno} {first.value!r} (use ErrorCode)")
-            elif name in ("SerialMcpError", "error_result") and isinstance(first, ast.Attribute):
-                if isinstance(first.value, ast.Name) and first.value.id == "ErrorCode":
-                    assert first.attr.lower() in known, first.attr
+            elif (
+                name in ("SerialMcpError", "error_result")
+                and isinstance(first, ast.Attribute)
+                and isinstance(first.value, ast.Name)
+                and first.value.id == "ErrorCode"
+            ):
+                assert first.attr.lower() in known, first.attr
     assert not stray, stray
