@@ -12,10 +12,8 @@ from typing import Any, TextIO
 
 from serial_mcp import messages
 from serial_mcp.commands.output import status
+from serial_mcp.core import offline_decode
 from serial_mcp.core.capture import decode_lines, parse_capture
-from serial_mcp.core.decode import DecodedFrame, StreamDecoder
-from serial_mcp.core.encoding import encode_output
-from serial_mcp.core.framing.base import FramingError
 from serial_mcp.core.presets import effective
 from serial_mcp.errors import InvalidArgument
 from serial_mcp.store.capture_files import read_capture_bytes
@@ -51,52 +49,7 @@ def decode_streams(
     directions: tuple[str, ...],
 ) -> tuple[list[dict[str, Any]], dict[str, int]]:
     """Frames of each direction through the same decoders the server uses, merged by time."""
-    out: list[dict[str, Any]] = []
-    dropped: dict[str, int] = {}
-    for direction in directions:
-        decoder = StreamDecoder(rx_framing or {"type": "line", "ending": "auto"}, rx_parser, 0)
-        ends: list[tuple[int, float]] = []
-        pos = 0
-        events: list[DecodedFrame | FramingError] = []
-        for t, chunk in streams.get(direction, []):
-            pos += len(chunk)
-            ends.append((pos, t))
-            events += decoder.feed(chunk)
-        events += decoder.flush()
-        for ev in events:
-            if isinstance(ev, FramingError):
-                out.append(
-                    {
-                        "t": _time_at(ends, ev.offset),
-                        "dir": direction,
-                        "offset": ev.offset,
-                        "error": ev.message,
-                    }
-                )
-                continue
-            text, enc = encode_output(ev.data, "utf8")
-            item: dict[str, Any] = {
-                "t": _time_at(ends, ev.end - 1),
-                "dir": direction,
-                "offset": ev.start,
-                "data": text,
-                "encoding": enc,
-            }
-            if ev.checksum_valid is not None:
-                item["checksum_valid"] = ev.checksum_valid
-            if ev.parsed is not None:
-                item["parsed"] = ev.parsed
-            out.append(item)
-        dropped[direction] = decoder.frames_dropped
-    out.sort(key=lambda item: (item["t"], item["dir"] != "tx", item["offset"]))
-    return out, dropped
-
-
-def _time_at(ends: list[tuple[int, float]], offset: int) -> float:
-    for end, t in ends:
-        if offset < end:
-            return t
-    return ends[-1][1] if ends else 0.0
+    return offline_decode.decode_streams(streams, rx_framing, rx_parser, directions)
 
 
 def run_decode(

@@ -18,17 +18,14 @@ fields as ``key=value`` text (or a framing error's message).
 
 from __future__ import annotations
 
-import bisect
 import copy
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from serial_mcp.core import offline_decode
 from serial_mcp.core.capture import CaptureEvent
-from serial_mcp.core.decode import DecodedFrame, StreamDecoder
-from serial_mcp.core.encoding import encode_output
-from serial_mcp.core.framing.base import FramingError
 from serial_mcp.core.presets import effective
 from serial_mcp.view.series import nmea_values
 
@@ -119,50 +116,12 @@ def frame_kind(parsed: dict[str, Any] | None) -> str:
     return kind
 
 
-def _time_at(ends: list[int], times: list[float], offset: int) -> float:
-    """The time of the chunk holding byte ``offset`` (the last chunk's past the end)."""
-    i = bisect.bisect_right(ends, offset)
-    return times[min(i, len(times) - 1)] if times else 0.0
-
-
 def decode_streams(
     streams: dict[str, list[tuple[float, bytes]]], rx_framing: Any, rx_parser: Any, directions: Sequence[str]
 ) -> list[dict[str, Any]]:
-    """Frames of each direction (``decode``'s dicts: t, dir, offset, data, encoding, checksum_valid,
-    parsed; or t, dir, offset, error), merged by time as ``decode`` merges them."""
-    out: list[dict[str, Any]] = []
-    for direction in directions:
-        decoder = StreamDecoder(rx_framing or dict(DEFAULT_FRAMING), rx_parser, 0)
-        ends: list[int] = []  # stream position after each chunk
-        times: list[float] = []
-        events: list[DecodedFrame | FramingError] = []
-        pos = 0
-        for t, chunk in streams.get(direction, []):
-            pos += len(chunk)
-            ends.append(pos)
-            times.append(t)
-            events += decoder.feed(chunk)
-        events += decoder.flush()
-        for ev in events:
-            if isinstance(ev, FramingError):
-                t = _time_at(ends, times, ev.offset)
-                out.append({"t": t, "dir": direction, "offset": ev.offset, "error": ev.message})
-                continue
-            text, enc = encode_output(ev.data, "utf8")
-            item: dict[str, Any] = {
-                "t": _time_at(ends, times, ev.end - 1),
-                "dir": direction,
-                "offset": ev.start,
-                "data": text,
-                "encoding": enc,
-            }
-            if ev.checksum_valid is not None:
-                item["checksum_valid"] = ev.checksum_valid
-            if ev.parsed is not None:
-                item["parsed"] = ev.parsed
-            out.append(item)
-    out.sort(key=lambda item: (item["t"], item["dir"] != "tx", item["offset"]))
-    return out
+    """Frames of each direction (``decode``'s dicts), merged by time as ``decode`` merges them."""
+    frames, _ = offline_decode.decode_streams(streams, rx_framing, rx_parser, directions)
+    return frames
 
 
 def _short(value: object) -> str:

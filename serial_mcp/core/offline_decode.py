@@ -1,0 +1,64 @@
+"""Decoding a recorded session offline: each direction's chunks through the same decoders a live read
+uses, merged by time. ``serial-mcp decode`` and ``serial-mcp view`` both call this (one loop, not two)."""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Sequence
+from typing import Any
+
+from serial_mcp.core.decode import DecodedFrame, StreamDecoder
+from serial_mcp.core.encoding import encode_output
+from serial_mcp.core.framing.base import FramingError
+
+DEFAULT_FRAMING: dict[str, Any] = {"type": "line", "ending": "auto"}
+Streams = dict[str, list[tuple[float, bytes]]]
+
+
+def decode_streams(
+    streams: Streams, rx_framing: Any, rx_parser: Any, directions: Sequence[str]
+) -> tuple[list[dict[str, Any]], dict[str, int]]:
+    """Frames of each direction as dicts (t, dir, offset, data, encoding, checksum_valid, parsed; or
+    t, dir, offset, error), merged by time (tx first at equal times), and each direction's count of
+    frames the parser's validation dropped."""
+    out: list[dict[str, Any]] = []
+    dropped: dict[str, int] = {}
+    for direction in directions:
+        decoder = StreamDecoder(rx_framing or dict(DEFAULT_FRAMING), rx_parser, 0)
+        ends: list[int] = []  # stream position after each chunk
+        times: list[float] = []
+        events: list[DecodedFrame | FramingError] = []
+        pos = 0
+        for t, chunk in streams.get(direction, []):
+            pos += len(chunk)
+            ends.append(pos)
+            times.append(t)
+            events += decoder.feed(chunk)
+        events += decoder.flush()
+        for ev in events:
+            if isinstance(ev, FramingError):
+                t = time_at(ends, times, ev.offset)
+                out.append({"t": t, "dir": direction, "offset": ev.offset, "error": ev.message})
+                continue
+            text, enc = encode_output(ev.data, "utf8")
+            item: dict[str, Any] = {
+                "t": time_at(ends, times, ev.end - 1),
+                "dir": direction,
+                "offset": ev.start,
+                "data": text,
+                "encoding": enc,
+            }
+            if ev.checksum_valid is not None:
+                item["checksum_valid"] = ev.checksum_valid
+            if ev.parsed is not None:
+                item["parsed"] = ev.parsed
+            out.append(item)
+        dropped[direction] = decoder.frames_dropped
+    out.sort(key=lambda item: (item["t"], item["dir"] != "tx", item["offset"]))
+    return out, dropped
+
+
+def time_at(ends: list[int], times: list[float], offset: int) -> float:
+    """The time of the chunk holding byte ``offset`` (the last chunk's past the end), by bisection."""
+    i = bisect.bisect_right(ends, offset)
+    return times[min(i, len(times) - 1)] if times else 0.0
