@@ -333,7 +333,11 @@ class ChecksumResult(BaseModel):
     def summary(self) -> str:
         return messages.S_CHECKSUM.format(
             algorithm=self.algorithm, hex=self.checksum_hex, value=self.checksum
-        ) + messages.S_CHECKSUM_WIRE.format(order=self.byte_order, wire=self.wire_hex)
+        ) + (
+            messages.S_CHECKSUM_WIRE.format(order=self.byte_order, wire=self.wire_hex)
+            if self.wire_hex != self.checksum_hex  # said only when the wire order differs
+            else ""
+        )
 
 
 class ReconnectResult(BaseModel):

@@ -48,6 +48,8 @@ CRC16_MODBUS_123456789 = {
     "checksum": 0x4B37,
     "checksum_hex": "4b37",
     "width_bytes": 2,
+    "wire_hex": "4b37",  # big-endian unless byte_order says little
+    "byte_order": "big",
 }
 SERVER_INFO_META = "io.modelcontextprotocol/serverInfo"
 
