@@ -124,7 +124,11 @@ class Connection:
             if conn is not None:
                 conn._on_pump_stop(error, gen)
 
-        return RxPump(handle, on_data, on_stop, name=f"rx-pump-{self.id}")
+        def may_linger() -> bool:  # nobody needs the next bytes at once (see RxPump: lingering)
+            conn = me()
+            return conn is not None and not conn._waiters and not conn.responders and conn.mirror is None
+
+        return RxPump(handle, on_data, on_stop, name=f"rx-pump-{self.id}", may_linger=may_linger)
 
     def start(self) -> None:
         self.record("open", port=self.port, settings=self.settings.as_dict())  # before any rx
@@ -360,6 +364,7 @@ class Connection:
             if seen_end is not None and self.ring.end_offset != seen_end:
                 return
             self._waiters.append(fut)
+        self._pump.poke()  # a pump lingering over a trickle reads now
         try:
             with anyio.move_on_after(timeout):
                 await fut

@@ -6,6 +6,14 @@ stop, the exception for a read error or EOF. A pump never dies silently.
 
 ``between_reads`` runs a function on the pump thread between two reads: at that moment no chunk is
 in flight, which is what makes ``capture_boot``'s purge-and-mark exact.
+
+Lingering: after a small chunk, if ``may_linger()`` says nobody needs the bytes at once (no waiting
+read, no armed responder), the pump waits up to ``LINGER_S`` before its next read, so a trickling
+port (115 bytes every 10 ms) costs one wake-up, lock round trip and log entry per ``LINGER_S``
+instead of one per device write. The handle does the waiting (``linger(seconds)``, woken by
+``interrupt``); a handle without ``linger`` never lingers. ``poke()`` (a read starts waiting),
+``stop()`` and ``between_reads()`` end a linger at once; the bytes wait in the kernel's tty buffer
+meanwhile, and their arrival time is the time of the read that takes them.
 """
 
 from __future__ import annotations
@@ -22,6 +30,9 @@ from serial_mcp.serial.handle import PortHandle
 
 log = logging.getLogger(__name__)
 
+LINGER_S = 0.05  # at most this long between two reads of a trickle nobody waits for
+LINGER_BELOW = 2048  # only after a chunk smaller than this (a flood is read back to back)
+
 
 class RxPump:
     """Owns the reading side of one port handle."""
@@ -32,11 +43,16 @@ class RxPump:
         on_data: Callable[[bytes, float], None],
         on_stop: Callable[[BaseException | None], None],
         name: str = "rx-pump",
+        may_linger: Callable[[], bool] | None = None,
     ) -> None:
         self._handle = handle
         self._on_data = on_data
         self._on_stop = on_stop
         self._stopping = threading.Event()
+        linger: Callable[[float], None] | None = getattr(handle, "linger", None)
+        self._linger = linger if may_linger is not None else None
+        self._may_linger: Callable[[], bool] = may_linger or _never
+        self.lingering = False  # True from the linger check until the linger ends
         self._running = False
         self._jobs: queue.SimpleQueue[tuple[Callable[[], Any], concurrent.futures.Future[Any]]] = (
             queue.SimpleQueue()
@@ -69,6 +85,11 @@ class RxPump:
             self._run_jobs()
         return fut
 
+    def poke(self) -> None:
+        """Read the next bytes now: a reader started waiting (ends a linger; free otherwise)."""
+        if self.lingering:
+            self._handle.interrupt()
+
     def running_now(self) -> bool:
         """Read afresh: the pump thread changes it (a plain attribute read would be narrowed)."""
         return self._running
@@ -90,13 +111,21 @@ class RxPump:
         read = self._handle.read_chunk
         on_data = self._on_data
         now = time.time
+        may_linger = self._may_linger
+        linger = self._linger
+        jobs = self._jobs
         error: BaseException | None = None
         try:
             while not self._stopping.is_set():
                 data = read()
                 if data:
                     on_data(data, now())
-                if not self._jobs.empty():
+                    if linger is not None and len(data) < LINGER_BELOW:
+                        self.lingering = True  # before the check: a waiter that comes after it pokes
+                        if may_linger() and jobs.empty() and not self._stopping.is_set():
+                            linger(LINGER_S)
+                        self.lingering = False
+                if not jobs.empty():
                     self._run_jobs()
         except BaseException as exc:
             if not self._stopping.is_set():
@@ -106,6 +135,10 @@ class RxPump:
             self._running = False
             self._run_jobs()
             self._on_stop(error)
+
+
+def _never() -> bool:
+    return False
 
 
 def _run_job(fn: Callable[[], Any], fut: concurrent.futures.Future[Any]) -> None:

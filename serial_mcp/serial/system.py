@@ -40,6 +40,7 @@ _PARITY = {
 }
 _READ_SIZE = 65536
 _DRAIN_LIMIT = 256 * 1024
+_DRAIN_FROM = 1024  # a first read shorter than this took all there was: no second read (EAGAIN)
 _DIRECT_WRITE_MODULES = ("serial.serialposix", "serial.urlhandler.protocol_socket")
 _CLOSE_WAIT = 5.0  # a woken writer returns at once; never close a descriptor a writer still uses
 _GENERIC_TIMEOUT = (
@@ -92,6 +93,7 @@ class SystemPortHandle:
         if self._fd is not None and os.get_blocking(self._fd):
             os.set_blocking(self._fd, False)  # writes wait in select, never inside os.write
         self._interrupted = threading.Event()
+        self._read_first = False  # set by linger: try the read before selecting
         self._generic_cancel = hasattr(ser, "cancel_read") and self._fd is None
         # socket:// has no modem lines; pyserial answers with made-up levels, we report None
         self._has_lines = not name.lower().startswith("socket://") and not _is_pty(self._fd)
@@ -118,7 +120,28 @@ class SystemPortHandle:
         except OSError:
             pass
 
+    def linger(self, seconds: float) -> None:
+        """Wait up to ``seconds`` before the next read, sooner on ``interrupt`` (the pump lingers over
+        a trickle so that one read takes several device writes). Ports without a descriptor do not
+        linger."""
+        if self._fd is None or self._interrupted.is_set():
+            return
+        with contextlib.suppress(InterruptedError):
+            select.select([self._wake_r], [], [], seconds)
+        self._read_first = True
+
     def _read_fd(self, fd: int) -> bytes:
+        if self._read_first:  # after a linger the bytes are most likely there: no select first
+            self._read_first = False
+            if not self._interrupted.is_set():
+                try:
+                    data = os.read(fd, _READ_SIZE)
+                except BlockingIOError:
+                    data = None
+                if data is not None:
+                    if not data:
+                        raise PortEOF(messages.PORT_EOF)
+                    return self._drain(fd, data)
         while not self._take_interrupt():
             try:
                 ready, _, _ = select.select([fd, self._wake_r], [], [])
@@ -140,7 +163,7 @@ class SystemPortHandle:
     def _drain(fd: int, first: bytes) -> bytes:
         """Take whatever else is already queued (up to ``_DRAIN_LIMIT``): a tty hands out ~4 KiB per
         read, and one chunk per drain means far fewer lock round trips and loop wake-ups in a flood."""
-        if len(first) >= _DRAIN_LIMIT:
+        if len(first) >= _DRAIN_LIMIT or len(first) < _DRAIN_FROM:
             return first
         parts = [first]
         total = len(first)

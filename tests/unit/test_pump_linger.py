@@ -1,0 +1,90 @@
+"""RxPump lingering: after a small chunk nobody waits for, the pump lets the handle wait before the
+next read; a poke (a reader starts waiting), stop, or a large chunk means no linger."""
+
+from __future__ import annotations
+
+import queue
+import threading
+
+from serial_mcp.serial.pump import LINGER_BELOW, LINGER_S, RxPump
+
+
+class LingerHandle:
+    """Chunks come from a queue; ``linger`` blocks until ``interrupt`` (no timeout: the test decides)."""
+
+    name = "fake"
+
+    def __init__(self) -> None:
+        self.chunks: queue.SimpleQueue[bytes] = queue.SimpleQueue()
+        self.lingers: list[float] = []
+        self.in_linger = threading.Event()
+        self._wake = threading.Event()
+
+    def read_chunk(self) -> bytes:
+        self._wake.clear()
+        try:
+            return self.chunks.get(timeout=0.05)
+        except queue.Empty:
+            return b""
+
+    def linger(self, seconds: float) -> None:
+        self.lingers.append(seconds)
+        self.in_linger.set()
+        self._wake.wait()
+        self.in_linger.clear()
+
+    def interrupt(self) -> None:
+        self._wake.set()
+
+
+def _pump(handle: LingerHandle, may: bool) -> tuple[RxPump, queue.SimpleQueue[bytes]]:
+    got: queue.SimpleQueue[bytes] = queue.SimpleQueue()
+    pump = RxPump(handle, lambda d, t: got.put(d), lambda e: None, may_linger=lambda: may)  # type: ignore[arg-type]
+    pump.start()
+    return pump, got
+
+
+def test_small_chunk_lingers_until_poked() -> None:
+    h = LingerHandle()
+    pump, got = _pump(h, may=True)
+    h.chunks.put(b"abc")
+    assert got.get(timeout=5) == b"abc"
+    assert h.in_linger.wait(5)
+    assert pump.lingering
+    h.chunks.put(b"def")
+    pump.poke()  # a reader starts waiting: the linger ends, the next read happens
+    assert got.get(timeout=5) == b"def"
+    assert h.lingers[0] == LINGER_S
+    pump.stop()
+
+
+def test_no_linger_when_someone_needs_the_bytes() -> None:
+    h = LingerHandle()
+    pump, got = _pump(h, may=False)
+    for chunk in (b"a", b"b", b"c"):
+        h.chunks.put(chunk)
+        assert got.get(timeout=5) == chunk
+    pump.stop()
+    assert h.lingers == []
+
+
+def test_no_linger_after_a_large_chunk() -> None:
+    h = LingerHandle()
+    pump, got = _pump(h, may=True)
+    big = b"x" * LINGER_BELOW
+    h.chunks.put(big)
+    h.chunks.put(b"y")
+    assert got.get(timeout=5) == big
+    assert got.get(timeout=5) == b"y"  # read without a linger in between
+    assert h.in_linger.wait(5)  # the small one lingers
+    assert len(h.lingers) == 1
+    pump.stop()
+
+
+def test_poke_is_free_when_not_lingering() -> None:
+    h = LingerHandle()
+    pump = RxPump(h, lambda d, t: None, lambda e: None, may_linger=lambda: True)  # type: ignore[arg-type]
+    calls: list[int] = []
+    h.interrupt = lambda: calls.append(1)  # type: ignore[method-assign]
+    pump.poke()
+    assert calls == []
