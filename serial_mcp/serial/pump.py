@@ -7,7 +7,8 @@ stop, the exception for a read error or EOF. A pump never dies silently.
 ``between_reads`` runs a function on the pump thread between two reads: at that moment no chunk is
 in flight, which is what makes ``capture_boot``'s purge-and-mark exact.
 
-Lingering: after a small chunk, if ``may_linger()`` says nobody needs the bytes at once (no waiting
+Lingering: while the port trickles (under ``LINGER_BUDGET`` bytes in the last one to two
+``TRICKLE_WINDOW_S``), if ``may_linger()`` says nobody needs the bytes at once (no waiting
 read, no armed responder), the pump waits up to ``LINGER_S`` before its next read, so a trickling
 port (115 bytes every 10 ms) costs one wake-up, lock round trip and log entry per ``LINGER_S``
 instead of one per device write. The handle does the waiting (``linger(seconds)``, woken by
@@ -31,7 +32,33 @@ from serial_mcp.serial.handle import PortHandle
 log = logging.getLogger(__name__)
 
 LINGER_S = 0.05  # at most this long between two reads of a trickle nobody waits for
-LINGER_BELOW = 2048  # only after a chunk smaller than this (a flood is read back to back)
+LINGER_BUDGET = 8192  # a port that delivered fewer bytes than this per window trickles (< ~80 KB/s)
+TRICKLE_WINDOW_S = 0.1
+
+
+class Trickle:
+    """Is the port trickling? Bytes in the current and the previous window, under the budget.
+
+    A flood (1 MB/s) is read back to back, never lingered over: the kernel's tty buffer must not
+    fill while the pump sleeps. Only the first chunk after quiet can linger into a burst (≤ 50 ms).
+    """
+
+    __slots__ = ("_bytes", "_prev", "_start")
+
+    def __init__(self) -> None:
+        self._start = -1e9
+        self._bytes = 0
+        self._prev = 0
+
+    def note(self, n: int, t: float) -> bool:
+        """Count a chunk of ``n`` bytes read at ``t``; True while the recent rate is a trickle."""
+        age = t - self._start
+        if age >= TRICKLE_WINDOW_S:
+            self._prev = self._bytes if age < 2 * TRICKLE_WINDOW_S else 0
+            self._start = t
+            self._bytes = 0
+        self._bytes += n
+        return self._bytes + self._prev < LINGER_BUDGET
 
 
 class RxPump:
@@ -114,13 +141,15 @@ class RxPump:
         may_linger = self._may_linger
         linger = self._linger
         jobs = self._jobs
+        trickle = Trickle()
         error: BaseException | None = None
         try:
             while not self._stopping.is_set():
                 data = read()
                 if data:
-                    on_data(data, now())
-                    if linger is not None and len(data) < LINGER_BELOW:
+                    t = now()
+                    on_data(data, t)
+                    if linger is not None and trickle.note(len(data), t):
                         self.lingering = True  # before the check: a waiter that comes after it pokes
                         if may_linger() and jobs.empty() and not self._stopping.is_set():
                             linger(LINGER_S)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import queue
 import threading
 
-from serial_mcp.serial.pump import LINGER_BELOW, LINGER_S, RxPump
+from serial_mcp.serial.pump import LINGER_BUDGET, LINGER_S, TRICKLE_WINDOW_S, RxPump, Trickle
 
 
 class LingerHandle:
@@ -71,14 +71,27 @@ def test_no_linger_when_someone_needs_the_bytes() -> None:
 def test_no_linger_after_a_large_chunk() -> None:
     h = LingerHandle()
     pump, got = _pump(h, may=True)
-    big = b"x" * LINGER_BELOW
+    big = b"x" * LINGER_BUDGET
     h.chunks.put(big)
-    h.chunks.put(b"y")
     assert got.get(timeout=5) == big
-    assert got.get(timeout=5) == b"y"  # read without a linger in between
-    assert h.in_linger.wait(5)  # the small one lingers
-    assert len(h.lingers) == 1
     pump.stop()
+    assert h.lingers == []
+
+
+def test_trickle_is_the_recent_rate() -> None:
+    w = TRICKLE_WINDOW_S
+    tr = Trickle()
+    assert tr.note(115, 0.0)  # first chunk after quiet
+    assert tr.note(115, 0.01)
+    assert not tr.note(LINGER_BUDGET, 0.02)  # a flood starts: read back to back
+    assert not tr.note(100, 1.5 * w)  # the previous window still counts
+    assert tr.note(100, 3.6 * w)  # quiet for a whole window: a trickle again
+    fast = Trickle()
+    t = 0.0
+    for _ in range(100):  # 4 KiB every 5 ms (~800 KB/s): never a trickle after the first window
+        t += 0.005
+        trickling = fast.note(4096, t)
+    assert not trickling
 
 
 def test_poke_is_free_when_not_lingering() -> None:
