@@ -7,6 +7,9 @@ engine would) and times the decoder. The baseline splits the same bytes on the s
 terminator with one ``bytes.split`` call: the ceiling for pure-Python framing (for the binary
 sensor frames: a ``struct`` walk from length field to length field, without sync search or CRC).
 The GNSS cases use gpsd's u-blox / RTCM3 logs in ``../shared/data/gnss`` when present.
+Rows marked "(old)" time the frozen pre-optimisation copies in ``bench/legacy`` on the same
+stream in the same run (the machine may be loaded: compare rows of one run, not runs), and
+the bench first checks that old and new emit exactly the same frames.
 
     python bench/bench_decode.py [--size-mb 50] [--chunk 65536] [--repeat 3]
 """
@@ -22,8 +25,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from legacy import decode_old, gnss_old, nmea_old, scan_old
+
 from serial_mcp.core.decode import DecodedFrame, StreamDecoder
 from serial_mcp.core.framing import build_decoder, build_encoder
+from serial_mcp.core.framing.binary import BinaryDecoder
 from serial_mcp.core.presets import get_preset
 
 DATA = Path(__file__).resolve().parents[1] / "tests" / "data"
@@ -72,6 +78,29 @@ def _pipeline(preset_name: str) -> Callable[[bytes, int], int]:
     return run
 
 
+def _old_nmea_pipeline(stream: bytes, chunk: int) -> int:
+    """The nmea0183 preset (nmea framing + validating nmea parser) before the throughput work."""
+    decoder = decode_old.StreamDecoder(gnss_old.NmeaLineDecoder(), nmea_old.NmeaParser(True))
+    count = 0
+    for i in range(0, len(stream), chunk):
+        count += sum(isinstance(e, decode_old.DecodedFrame) for e in decoder.feed(stream[i : i + chunk]))
+    return count
+
+
+def _old_scan(make: Callable[[], Any]) -> Callable[[bytes, int], int]:
+    def run(stream: bytes, chunk: int) -> int:
+        decoder = make()
+        return sum(len(decoder.feed(stream[i : i + chunk])) for i in range(0, len(stream), chunk))
+
+    return run
+
+
+def _old_sensor_decoder() -> scan_old.ScanDecoder:
+    layout = build_decoder(SENSOR)
+    assert isinstance(layout, BinaryDecoder)
+    return scan_old.ScanDecoder([layout.layout])
+
+
 def _walk_sensor_frames(stream: bytes) -> int:
     """Baseline for binary framing: hop from frame to frame with struct, no sync search, no CRC."""
     unpack = struct.Struct("<2sB").unpack_from
@@ -115,12 +144,20 @@ def build_cases(size: int) -> list[Case]:
             b"\n",
         ),
         Case("nmea0183 preset (NMEA logs)", _repeat(nmea, size), _pipeline("nmea0183"), b"\n"),
+        Case("nmea0183 preset (old)", _repeat(nmea, size), _old_nmea_pipeline, b"\n"),
         Case("slip (log lines as packets)", _repeat(slip, size), _frame_decoder({"type": "slip"}), b"\xc0"),
         Case("cobs (log lines as packets)", _repeat(cobs, size), _frame_decoder({"type": "cobs"}), b"\x00"),
         Case(
             "binary AA55+CRC16 (sensor)",
             _sensor_stream(size),
             _frame_decoder(SENSOR),
+            b"\xaa\x55",
+            _walk_sensor_frames,
+        ),
+        Case(
+            "binary AA55+CRC16 (old)",
+            _sensor_stream(size),
+            _old_scan(_old_sensor_decoder),
             b"\xaa\x55",
             _walk_sensor_frames,
         ),
@@ -135,6 +172,7 @@ def _gnss_cases(size: int) -> list[Case]:
     gnss = _repeat(b"".join(p.read_bytes() for p in logs), size)
     return [
         Case("gnss demux (u-blox logs)", gnss, _frame_decoder({"type": "gnss"}), b"\n"),
+        Case("gnss demux (old)", gnss, _old_scan(gnss_old.GnssDecoder), b"\n"),
         Case("gnss preset +pyubx2/pyrtcm", gnss[: max(1, size // 10)], _pipeline("gnss"), b"\n"),
     ]
 

@@ -10,6 +10,7 @@ decoding continues after them.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -102,13 +103,22 @@ class StreamDecoder:
     def _process(self, events: list[FrameEvent]) -> list[DecodedEvent]:
         out: list[DecodedEvent] = []
         parser = self._parser
+        if parser is None:  # nothing asks for validation: keep every frame
+            for event in events:
+                if isinstance(event, Frame):
+                    out.append(DecodedFrame(event.data, event.start, event.end, event.checksum_valid))
+                else:
+                    out.append(event)
+            return out
+        # A parser may offer ``parse_fields(payload) -> (fields, checksum_valid)`` (never final):
+        # the same verdict without building a Parsed per frame (NMEA: the hot path).
+        parse_fields = getattr(parser, "parse_fields", None)
+        if callable(parse_fields):
+            return self._process_fields(events, parse_fields, out)
         validate = self.validate
         for event in events:
             if not isinstance(event, Frame):
                 out.append(event)
-                continue
-            if parser is None:  # nothing asks for validation: keep every frame
-                out.append(DecodedFrame(event.data, event.start, event.end, event.checksum_valid))
                 continue
             parsed = parser.parse(event.data)
             valid = event.checksum_valid
@@ -118,4 +128,29 @@ class StreamDecoder:
                 self.frames_dropped += 1
                 continue
             out.append(DecodedFrame(event.data, event.start, event.end, valid, parsed.fields, parsed.final))
+        return out
+
+    def _process_fields(
+        self,
+        events: list[FrameEvent],
+        parse_fields: Callable[[bytes], tuple[dict[str, Any], bool | None]],
+        out: list[DecodedEvent],
+    ) -> list[DecodedEvent]:
+        validate = self.validate
+        append = out.append
+        dropped = 0
+        for event in events:
+            if not isinstance(event, Frame):
+                append(event)
+                continue
+            data = event.data
+            fields, parsed_valid = parse_fields(data)
+            valid = event.checksum_valid
+            if valid is not False and parsed_valid is not None:  # = combine_validity(), inlined
+                valid = parsed_valid
+            if validate and valid is False:
+                dropped += 1
+                continue
+            append(DecodedFrame(data, event.start, event.end, valid, fields))
+        self.frames_dropped += dropped
         return out

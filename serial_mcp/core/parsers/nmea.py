@@ -24,13 +24,112 @@ _AIS_KEYS = ("fragment_count", "fragment_number", "message_id", "channel", "payl
 
 _xor = checksums.function("xor")
 # Every two-hex-digit checksum field (either case) -> (value, upper-case text): one lookup per sentence.
-_PAIRS: dict[bytes, tuple[int, str]] = {
-    (a + b).encode(): (int(a + b, 16), (a + b).upper()) for a in string.hexdigits for b in string.hexdigits
+_PAIRS: dict[str, tuple[int, str]] = {
+    a + b: (int(a + b, 16), (a + b).upper()) for a in string.hexdigits for b in string.hexdigits
+}
+
+
+# ``*HH`` ending a ``$`` sentence -> (upper-case HH, XOR of the whole line when HH is right): the
+# XOR of ``$``, ``*`` and the two digit characters folded into the expected body XOR.
+_TAILS: dict[str, tuple[str, int]] = {
+    "*" + key: (text, value ^ ord("$") ^ ord("*") ^ ord(key[0]) ^ ord(key[1]))
+    for key, (value, text) in _PAIRS.items()
 }
 
 
 def _maybe_int(text: str) -> int | str:
     return int(text) if text.isascii() and text.isdigit() else text
+
+
+def _sentence(address: str, values: list[str], checksum: str | None) -> dict[str, Any]:
+    """The fields of a ``$`` sentence (proprietary ``$P`` + 3-letter manufacturer, or talker + type)."""
+    if address[:1] == "P":
+        return {
+            "kind": "sentence",
+            "start": "$",
+            "address": address,
+            "talker": "P",
+            "manufacturer": address[1:4],
+            "sentence": address[4:],
+            "fields": values,
+            "checksum": checksum,
+        }
+    return {
+        "kind": "sentence",
+        "start": "$",
+        "address": address,
+        "talker": address[:2],
+        "sentence": address[2:],
+        "fields": values,
+        "checksum": checksum,
+    }
+
+
+def parse_fields(payload: bytes) -> tuple[dict[str, Any], bool | None]:
+    """:meth:`NmeaParser.parse` as ``(fields, checksum_valid)``, without the :class:`Parsed`
+    wrapper (the decode pipeline calls this once per sentence).
+
+    Fast path for the usual ``$BODY*HH`` (one ``*``, nothing around it, so ``strip`` would
+    change nothing): one decode, one split, and the XOR over the whole line compared with
+    the XOR the line has when ``HH`` is right (see ``_TAILS``); anything else goes through
+    :func:`_parse_any`, which gives the same result for these lines too.
+    """
+    if payload[:1] == b"$" and payload[1:2] != b"$":
+        text = payload.decode("ascii", "replace")
+        star = len(text) - 3
+        tail = _TAILS.get(text[star:])
+        if tail is not None and text.find("*") == star:
+            values = text[1:star].split(",")
+            return _sentence(values.pop(0), values, tail[0]), _xor(payload) == tail[1]
+    return _parse_any(payload)
+
+
+def _parse_any(payload: bytes) -> tuple[dict[str, Any], bool | None]:
+    """Every form :func:`parse_fields` accepts: ``$$``, no checksum, a trailer, surrounding
+    whitespace, comment lines."""
+    line = payload.strip()
+    first = line[:1]
+    if first == b"$":
+        if line[1:2] == b"$":  # ST Teseo quirk: every sentence starts with two dollars
+            line = line[1:]
+    elif first != b"!":
+        return {"kind": "other", "text": line.decode("utf-8", "replace")}, None
+    # One decode of the whole line: the ASCII codec maps each byte to one character (an invalid
+    # byte to U+FFFD), so indices into ``text`` are indices into ``line``.
+    text = line.decode("ascii", "replace")
+    star = text.find("*")
+    valid: bool | None = None
+    checksum: str | None = None
+    trailer = ""
+    if star < 0:
+        values = text[1:].split(",")
+    else:
+        values = text[1:star].split(",")
+        pair = _PAIRS.get(text[star + 1 : star + 3])
+        if pair is not None:
+            checksum = pair[1]
+            valid = _xor(line[1:star]) == pair[0]
+            trailer = text[star + 3 :]
+    address = values.pop(0)  # the body before its first comma; the fields follow it
+    fields: dict[str, Any]
+    if first == b"$":
+        fields = _sentence(address, values, checksum)
+    else:
+        sentence = address[2:]
+        fields = {
+            "kind": "ais",
+            "start": "!",
+            "address": address,
+            "talker": address[:2],
+            "sentence": sentence,
+            "fields": values,
+            "checksum": checksum,
+        }
+        if (sentence == "VDM" or sentence == "VDO") and len(values) >= 6:
+            fields["ais"] = {key: _maybe_int(v) for key, v in zip(_AIS_KEYS, values, strict=False)}
+    if trailer:
+        fields["trailer"] = trailer
+    return fields, valid
 
 
 class NmeaParser:
@@ -43,65 +142,11 @@ class NmeaParser:
 
     def parse(self, payload: bytes) -> Parsed:
         """Kind ``sentence`` (``$``), ``ais`` (``!``) or ``other``; checksum checked when present."""
-        line = payload.strip()
-        if line[:2] == b"$$":  # ST Teseo quirk: every sentence starts with two dollars
-            line = line[1:]
-        first = line[:1]
-        if first != b"$" and first != b"!":
-            return Parsed({"kind": "other", "text": line.decode("utf-8", "replace")})
-        star = line.find(b"*")
-        valid: bool | None = None
-        checksum: str | None = None
-        trailer = b""
-        if star < 0:
-            body = line[1:]
-        else:
-            body = line[1:star]
-            pair = _PAIRS.get(line[star + 1 : star + 3])
-            if pair is not None:
-                checksum = pair[1]
-                valid = _xor(body) == pair[0]
-                trailer = line[star + 3 :]
-        address, comma, rest = body.decode("ascii", "replace").partition(",")
-        values = rest.split(",") if comma else []
-        if first == b"$":
-            if address[:1] == "P":  # proprietary: $P + 3-letter manufacturer
-                fields: dict[str, Any] = {
-                    "kind": "sentence",
-                    "start": "$",
-                    "address": address,
-                    "talker": "P",
-                    "manufacturer": address[1:4],
-                    "sentence": address[4:],
-                    "fields": values,
-                    "checksum": checksum,
-                }
-            else:
-                fields = {
-                    "kind": "sentence",
-                    "start": "$",
-                    "address": address,
-                    "talker": address[:2],
-                    "sentence": address[2:],
-                    "fields": values,
-                    "checksum": checksum,
-                }
-        else:
-            sentence = address[2:]
-            fields = {
-                "kind": "ais",
-                "start": "!",
-                "address": address,
-                "talker": address[:2],
-                "sentence": sentence,
-                "fields": values,
-                "checksum": checksum,
-            }
-            if sentence in ("VDM", "VDO") and len(values) >= 6:
-                fields["ais"] = {key: _maybe_int(v) for key, v in zip(_AIS_KEYS, values[:6], strict=True)}
-        if trailer:
-            fields["trailer"] = trailer.decode("ascii", "replace")
+        fields, valid = parse_fields(payload)
         return Parsed(fields, valid)
+
+    #: The pipeline's per-frame entry point: ``(fields, checksum_valid)``, never ``final``.
+    parse_fields = staticmethod(parse_fields)
 
 
 def nmea_encode(sentence: bytes | str) -> bytes:

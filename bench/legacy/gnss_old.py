@@ -1,0 +1,219 @@
+"""Frozen copy (bench only) of serial_mcp/core/framing/gnss.py before the throughput work.
+
+GNSS receiver framings: UBX, RTCM3, the mixed NMEA+UBX+RTCM3 stream, and resynchronising NMEA lines.
+
+* ``ubx``: ``B5 62 class id len16le payload ck_a ck_b`` (8-bit Fletcher over class..payload).
+* ``rtcm3``: ``D3 000000ll llllllll payload crc24q`` (6 reserved bits zero, 10-bit length).
+* ``gnss``: the three in one stream (u-blox receivers interleave them), each frame found at
+  its own sync (``$``/``!``, ``B5 62``, ``D3``) with the scanning engine, so binary bytes never
+  end up inside an NMEA sentence and garbage between frames is counted in ``bytes_skipped``.
+  ``Frame.data`` is the raw frame (an NMEA sentence without its line ending).
+* ``nmea``: line framing for the ``nmea0183`` preset that starts a sentence at its ``$``/``!``
+  when binary bytes precede it on the same line (those bytes are skipped and counted);
+  a line of printable text is framed exactly as ``line`` framing frames it.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+from legacy.scan_old import NEED, REJECT, ScanDecoder
+from serial_mcp import messages
+from serial_mcp.core import checksums
+from serial_mcp.core.framing.base import DEFAULT_MAX_LENGTH, Frame, FrameEvent
+from serial_mcp.core.framing.binary import BinaryLayout, FrameChecksum, LengthField
+from serial_mcp.core.framing.line import LineDecoder
+from serial_mcp.errors import InvalidArgument
+
+__all__ = [
+    "NMEA_MAX",
+    "RTCM3_LAYOUT",
+    "UBX_LAYOUT",
+    "GnssDecoder",
+    "NmeaLineDecoder",
+    "NmeaRule",
+    "Rtcm3Layout",
+    "UbxEncoder",
+    "rtcm3_decoder",
+    "ubx_decoder",
+]
+
+#: Longest NMEA/AIS sentence accepted (the standard says 82; proprietary ones run longer).
+NMEA_MAX: Final = 256
+UBX_MAX_PAYLOAD: Final = 8192
+_CR, _LF = 0x0D, 0x0A
+_NOT_PRINTABLE = re.compile(rb"[^\x20-\x7e]")
+_HEX_DIGITS = "0123456789abcdefABCDEF"
+_CHECKSUM_FIELD: Final = {(a + b).encode(): int(a + b, 16) for a in _HEX_DIGITS for b in _HEX_DIGITS}
+_xor = checksums.function("xor")
+
+
+class NmeaRule:
+    """NMEA 0183 / AIS sentences inside a mixed stream: ``$``/``!`` to CR/LF, printable ASCII only."""
+
+    __slots__ = ()
+    syncs: Final = (b"$", b"!")
+    resync_on_bad: Final = True
+
+    def measure(self, work: bytes, s: int, n: int, final: bool) -> int:
+        """Up to and including the line ending; REJECT on a non-printable byte or an over-long line."""
+        limit = min(n, s + NMEA_MAX)
+        m = _NOT_PRINTABLE.search(work, s + 1, limit)
+        if m is None:
+            return REJECT if limit - s >= NMEA_MAX or final else NEED
+        i = m.start()
+        c = work[i]
+        if c == _LF:
+            return i + 1 - s
+        if c != _CR:
+            return REJECT
+        if i + 1 < n:
+            return i + 2 - s if work[i + 1] == _LF else i + 1 - s
+        return i + 1 - s if final else NEED
+
+    def frame(self, work: bytes, s: int, e: int, base: int) -> Frame | None:
+        """The sentence without its line ending; ``checksum_valid`` from ``*HH`` (None without one)."""
+        line = work[s:e].rstrip(b"\r\n")
+        star = line.find(b"*")
+        valid: bool | None = None
+        if star >= 0:
+            given = _CHECKSUM_FIELD.get(line[star + 1 : star + 3])
+            valid = given is not None and _xor(line[1:star]) == given
+        return Frame(line, base + s, base + e, valid)
+
+
+class Rtcm3Layout(BinaryLayout):
+    """RTCM3 frames: a BinaryLayout that also requires the 6 reserved bits after ``D3`` to be zero."""
+
+    __slots__ = ()
+
+    def measure(self, work: bytes, s: int, n: int, final: bool) -> int:
+        """REJECT a ``D3`` whose next byte has reserved bits set (a false sync), else the length."""
+        if s + 1 < n and work[s + 1] & 0xFC:
+            return REJECT
+        return BinaryLayout.measure(self, work, s, n, final)
+
+
+UBX_LAYOUT: Final = BinaryLayout(
+    [b"\xb5\x62"],
+    LengthField(offset=4, size=2, endianness="little"),
+    header_length=6,
+    checksum=FrameChecksum("ubx", 2, "little", start=2),
+    max_length=8 + UBX_MAX_PAYLOAD,
+    include_terminators=True,
+)
+RTCM3_LAYOUT: Final = Rtcm3Layout(
+    [b"\xd3"],
+    LengthField(offset=1, size=2, endianness="big", mask=0x3FF),
+    header_length=3,
+    checksum=FrameChecksum("crc24_lte_a", 3, "big"),
+    max_length=3 + 1023 + 3,
+    include_terminators=True,
+)
+
+
+class GnssDecoder(ScanDecoder):
+    """RX framing ``gnss``: NMEA 0183, UBX and RTCM3 demultiplexed from one stream."""
+
+    __slots__ = ()
+
+    def __init__(self, offset: int = 0) -> None:
+        super().__init__([NmeaRule(), UBX_LAYOUT, RTCM3_LAYOUT], offset)
+
+
+class UbxEncoder:
+    """TX framing ``ubx``: ``class id payload`` in, the UBX frame (sync, length, checksum) out."""
+
+    __slots__ = ()
+
+    def encode(self, payload: bytes) -> bytes:
+        """See :meth:`BinaryLayout.build`; at least class and id are needed."""
+        if len(payload) < 2:
+            raise InvalidArgument(messages.UBX_TX_TOO_SHORT.format(length=len(payload)))
+        return UBX_LAYOUT.build(payload)
+
+
+def ubx_decoder(offset: int = 0) -> ScanDecoder:
+    """RX framing ``ubx``: UBX frames only (raw frame in ``data``)."""
+    return ScanDecoder([UBX_LAYOUT], offset)
+
+
+def rtcm3_decoder(offset: int = 0) -> ScanDecoder:
+    """RX framing ``rtcm3``: RTCM3 frames only (raw frame in ``data``)."""
+    return ScanDecoder([RTCM3_LAYOUT], offset)
+
+
+# --- NMEA lines that resynchronise on $ / ! ---------------------------------------------------------
+
+# Control bytes (other than tab and the line ending) map to 0, everything else to 1; a line that is
+# not valid UTF-8 also counts its bytes >= 0x80 as binary (text comments with a degree sign stay text).
+_CONTROL: Final = bytes(0 if (b < 0x20 and b not in (0x09, _CR, _LF)) or b == 0x7F else 1 for b in range(256))
+_HIGH: Final = bytes(0 if b >= 0x80 else 1 for b in range(256))
+
+
+def _last_binary(data: bytes) -> int:
+    """Index of the last byte of ``data`` that cannot belong to a line of text, or -1."""
+    last = data.translate(_CONTROL).rfind(0)
+    if not data.isascii():
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError:
+            last = max(last, data.translate(_HIGH).rfind(0))
+    return last
+
+
+def _plain_text(data: bytes | bytearray) -> bool:
+    """ASCII without control bytes other than tab, CR and LF: no line in it needs resyncing."""
+    return data.isascii() and data.translate(_CONTROL).find(0) < 0
+
+
+class NmeaLineDecoder(LineDecoder):
+    """RX framing ``nmea``: ``auto`` lines, each starting at its sentence after binary garbage."""
+
+    __slots__ = ("_skipped",)
+
+    def __init__(
+        self,
+        include_terminators: bool = False,
+        skip_empty: bool = True,
+        offset: int = 0,
+        max_length: int = DEFAULT_MAX_LENGTH,
+    ) -> None:
+        super().__init__("auto", include_terminators, skip_empty, offset, max_length)
+        self._skipped = 0
+
+    @property
+    def bytes_skipped(self) -> int:
+        """Bytes before a sentence's ``$``/``!`` (and binary lines without one) so far."""
+        return self._skipped
+
+    def _resync(self, events: list[FrameEvent]) -> list[FrameEvent]:
+        out: list[FrameEvent] = []
+        for event in events:
+            if not isinstance(event, Frame):
+                out.append(event)
+                continue
+            data = event.data
+            last_bad = _last_binary(data)
+            if last_bad < 0:
+                out.append(event)  # printable text: exactly as line framing frames it
+                continue
+            starts = [i for i in (data.find(b"$", last_bad), data.find(b"!", last_bad)) if i >= 0]
+            if not starts:  # binary bytes and no sentence after them
+                self._skipped += event.end - event.start
+                continue
+            i = min(starts)
+            self._skipped += i
+            out.append(Frame(data[i:], event.start + i, event.end, event.checksum_valid))
+        return out
+
+    def feed(self, data: bytes) -> list[FrameEvent]:
+        """Consume ``data``; return the sentences (and errors) it completes."""
+        if _plain_text(data) and _plain_text(self._rx.buf):  # the usual case: one check per chunk
+            return super().feed(data)
+        return self._resync(super().feed(data))
+
+    def flush(self) -> list[FrameEvent]:
+        """End of stream: a trailing unterminated line, resynchronised like the others."""
+        return self._resync(super().flush())

@@ -1,0 +1,200 @@
+"""Frozen copy (bench only) of serial_mcp/core/framing/scan.py before the throughput work.
+
+The sync-word scanning engine behind binary, UBX, RTCM3, GNSS-mixed and Modbus RTU framing.
+
+A decoder is a set of :class:`FrameRule` objects, each knowing its sync words, how long a
+frame starting at a sync is (from its length field or its function code) and what the
+frame's checksum says. The engine finds the earliest sync of any rule with one compiled
+regex (C speed), asks that rule for the frame's length and, once the frame has arrived,
+for its :class:`~serial_mcp.core.framing.base.Frame`.
+
+Resynchronisation: an impossible length, or a bad checksum when another sync word starts
+inside the frame, means the sync was false (or the frame is corrupt): the engine resumes
+the search one byte after it, so a good frame that follows (even one that started inside
+the bad candidate) is never lost. A bad-checksum frame with no sync inside it cannot hide
+another frame and is emitted with ``checksum_valid`` False (``validate`` drops and counts
+it). Bytes that end up in no frame are counted in ``bytes_skipped``.
+
+Decisions depend only on the bytes, never on how they were chunked: a candidate is judged
+only once all of it has arrived, and a possible partial sync at the end of the input is
+kept for the next feed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from typing import Final, Protocol
+
+from serial_mcp.core.framing._receivebuffer import ReceiveBuffer, as_bytes
+from serial_mcp.core.framing.base import Frame, FrameEvent
+
+__all__ = ["NEED", "REJECT", "FrameRule", "ScanDecoder"]
+
+#: ``measure`` result: too few bytes to tell the length yet.
+NEED: Final = 0
+#: ``measure`` result: no frame can start here (a false sync or an impossible length).
+REJECT: Final = -1
+
+
+class FrameRule(Protocol):
+    """One kind of frame the engine looks for."""
+
+    @property
+    def syncs(self) -> Sequence[bytes]:
+        """The byte strings a frame of this kind starts with (alternatives)."""
+        ...
+
+    @property
+    def resync_on_bad(self) -> bool:
+        """Resume one byte after a bad-checksum frame that has a sync inside (False: take it whole)."""
+        ...
+
+    def measure(self, work: bytes, s: int, n: int, final: bool) -> int:
+        """Length of the frame whose sync starts at ``work[s]`` (only ``work[:n]`` has arrived),
+        NEED or REJECT. ``final``: no more bytes will come (end of stream or a line silence)."""
+        ...
+
+    def frame(self, work: bytes, s: int, e: int, base: int) -> Frame | None:
+        """The frame ``work[s:e]`` (absolute offset ``base + s``), or None to consume it silently."""
+        ...
+
+
+# (sync word, rule.measure, rule.frame, rule): bound methods looked up once, not per frame.
+_Measure = Callable[[bytes, int, int, bool], int]
+_Make = Callable[[bytes, int, int, int], "Frame | None"]
+_Entry = tuple[bytes, _Measure, _Make, FrameRule]
+
+
+class ScanDecoder:
+    """Incremental decoder over one or more :class:`FrameRule`; see the module docstring."""
+
+    __slots__ = ("_entries", "_lead", "_max_sync", "_prefixes", "_rules", "_rx", "_search")
+
+    def __init__(self, rules: Sequence[FrameRule], offset: int = 0) -> None:
+        if not rules or not all(rule.syncs for rule in rules):
+            raise ValueError("every rule needs at least one sync word")
+        groups = []
+        syncs: list[bytes] = []
+        for rule in rules:
+            alternatives = sorted(set(rule.syncs), key=len, reverse=True)
+            if not all(alternatives):
+                raise ValueError("sync words must be non-empty")
+            syncs.extend(alternatives)
+            groups.append(b"(" + b"|".join(re.escape(a) for a in alternatives) + b")")
+        self._search = re.compile(b"|".join(groups)).search
+        self._rules = tuple(rules)
+        self._max_sync = max(len(s) for s in syncs)
+        self._prefixes = frozenset(s[:k] for s in syncs for k in range(1, len(s)))
+        # Fast path for back-to-back frames: a first byte that begins exactly one sync word.
+        self._entries: list[_Entry] = [(b"", r.measure, r.frame, r) for r in self._rules]
+        firsts = [s[0] for s in syncs]
+        self._lead: dict[int, _Entry] = {
+            s[0]: (s, r.measure, r.frame, r) for r in self._rules for s in r.syncs if firsts.count(s[0]) == 1
+        }
+        self._rx = ReceiveBuffer(offset)
+
+    @property
+    def pending_start(self) -> int:
+        """Absolute offset of the first byte not yet emitted as (or skipped past) a frame."""
+        return self._rx.base
+
+    @property
+    def bytes_skipped(self) -> int:
+        """Bytes so far that belong to no frame (garbage, false syncs, rejected candidates)."""
+        return self._rx.skipped
+
+    def reset(self, offset: int) -> None:
+        """Drop partial state; the next byte fed is at absolute ``offset``."""
+        self._rx.reset(offset)
+
+    def feed(self, data: bytes) -> list[FrameEvent]:
+        """Consume ``data``; return the frames it completes."""
+        out: list[FrameEvent] = []
+        if not data:
+            return out
+        work = self._rx.absorb(as_bytes(data))
+        if work is not None:
+            self._scan(work, out, final=False)
+        return out
+
+    def silence(self) -> list[FrameEvent]:
+        """The line went quiet: no byte still to come can continue what is buffered.
+
+        A frame whose length only its end can tell (Modbus RTU's unknown functions) ends
+        here; a candidate still waiting for bytes is given up and the search resumes after
+        its sync, so frames inside it are still found.
+        """
+        out: list[FrameEvent] = []
+        rx = self._rx
+        if rx.buf:
+            work = bytes(rx.buf)
+            rx.buf.clear()
+            self._scan(work, out, final=True)
+        return out
+
+    def flush(self) -> list[FrameEvent]:
+        """End of stream: as :meth:`silence`; what is left over is counted as skipped."""
+        return self.silence()
+
+    def _partial(self, work: bytes, lo: int, n: int) -> int:
+        """Length of the longest tail of ``work[lo:n]`` that may be the start of a sync word."""
+        prefixes = self._prefixes
+        for size in range(min(self._max_sync - 1, n - lo), 0, -1):
+            if work[n - size : n] in prefixes:
+                return size
+        return 0
+
+    def _sync_inside(self, work: bytes, s: int, e: int) -> bool:
+        """Does a sync word (or the start of one, at the end) begin within ``work[s+1:e]``?"""
+        return self._search(work, s + 1, e) is not None or self._partial(work, s + 1, e) > 0
+
+    def _scan(self, work: bytes, out: list[FrameEvent], final: bool) -> None:
+        rx = self._rx
+        base = rx.base
+        n = len(work)
+        search = self._search
+        entries = self._entries
+        lead = self._lead
+        prefixes = self._prefixes
+        max_sync = self._max_sync
+        append = out.append
+        pos = done = 0  # search position; bytes before ``done`` are emitted or counted
+        need = skipped = 0
+        while True:
+            hit = lead.get(work[pos]) if pos < n else None
+            if hit is not None and work.startswith(hit[0], pos):  # the next frame follows at once
+                s = pos
+                _, measure, make, rule = hit
+            else:
+                m = search(work, pos)
+                if m is None:
+                    cut = n if final else n - self._partial(work, pos, n)
+                    break
+                s = m.start()
+                if not final and n - s < max_sync and work[s:n] in prefixes:
+                    cut = s  # a longer sync alternative may still arrive here
+                    break
+                _, measure, make, rule = entries[m.lastindex - 1]  # type: ignore[operator]  # a group matched
+            length = measure(work, s, n, final)
+            e = s + length
+            if length <= 0 or e > n:  # REJECT, NEED, or not all here yet
+                if length == REJECT or final:
+                    pos = s + 1
+                    continue
+                cut, need = s, (0 if length == NEED else length)
+                break
+            frame = make(work, s, e, base)
+            if frame is not None:
+                if frame.checksum_valid is False and rule.resync_on_bad and self._sync_inside(work, s, e):
+                    pos = s + 1
+                    continue
+                append(frame)
+            if s > done:
+                skipped += s - done
+            pos = done = e
+        if cut > done:
+            skipped += cut - done
+            done = cut
+        rx.skipped += skipped
+        rx.keep(work, done, need)
