@@ -137,10 +137,8 @@ class SystemPortHandle:
                 try:
                     data = os.read(fd, _READ_SIZE)
                 except BlockingIOError:
-                    data = None
-                if data is not None:
-                    if not data:
-                        raise PortEOF(messages.PORT_EOF)
+                    data = b""
+                if data:  # b"" is no data yet (VMIN 0), not EOF: that one only counts after select
                     return self._drain(fd, data)
         while not self._take_interrupt():
             try:

@@ -101,3 +101,28 @@ def test_poke_is_free_when_not_lingering() -> None:
     h.interrupt = lambda: calls.append(1)  # type: ignore[method-assign]
     pump.poke()
     assert calls == []
+
+
+def test_read_after_a_quiet_linger_waits_instead_of_eof() -> None:
+    """A PTY read with no data returns b"" (VMIN 0): after a linger that is "nothing yet", not EOF."""
+    import os
+    import tty
+
+    from serial_mcp.core.settings import SerialSettings
+    from serial_mcp.serial.system import SystemOpener
+
+    m, s = os.openpty()
+    tty.setraw(m)
+    handle = SystemOpener().open(os.ttyname(s), SerialSettings())
+    try:
+        os.write(m, b"a")
+        assert handle.read_chunk() == b"a"
+        handle.linger(0.001)  # nothing arrives meanwhile
+        timer = threading.Timer(0.1, os.write, (m, b"z"))
+        timer.start()
+        assert handle.read_chunk() == b"z"
+        timer.join()
+    finally:
+        handle.close()
+        os.close(m)
+        os.close(s)
