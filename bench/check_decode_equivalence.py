@@ -17,12 +17,13 @@ from collections.abc import Callable
 from typing import Any
 
 from bench_decode import DATA, GNSS, SENSOR, _sensor_stream
-from legacy import decode_old, gnss_old, nmea_old, scan_old
+from legacy import decode_old, gnss_old, line_old, nmea_old, scan_old
 
 from serial_mcp.core.decode import StreamDecoder
 from serial_mcp.core.framing import build_decoder
 from serial_mcp.core.framing.binary import BinaryDecoder
 from serial_mcp.core.framing.gnss import GnssDecoder
+from serial_mcp.core.framing.line import LineDecoder
 from serial_mcp.core.presets import get_preset
 
 CHUNKS = (1, 7, 64, 1000, 65536)
@@ -54,7 +55,18 @@ def _pairs() -> list[tuple[str, Callable[[], Any], Callable[[], Any]]]:
     preset = get_preset("nmea0183")
     sensor = build_decoder(SENSOR)
     assert isinstance(sensor, BinaryDecoder)
+    lines: list[tuple[str, Callable[[], Any], Callable[[], Any]]] = [
+        (
+            f"line auto inc={inc:d} skip={skip:d} max={limit}",
+            lambda inc=inc, skip=skip, limit=limit: LineDecoder("auto", inc, skip, max_length=limit),
+            lambda inc=inc, skip=skip, limit=limit: line_old.LineDecoder("auto", inc, skip, max_length=limit),
+        )
+        for inc in (False, True)
+        for skip in (False, True)
+        for limit in (40, 1 << 20)
+    ]
     return [
+        *lines,
         (
             "nmea0183",
             lambda: StreamDecoder(preset.get("rx_framing"), preset.get("rx_parser")),

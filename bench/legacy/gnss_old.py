@@ -18,12 +18,12 @@ from __future__ import annotations
 import re
 from typing import Final
 
+from legacy.line_old import LineDecoder
 from legacy.scan_old import NEED, REJECT, ScanDecoder
 from serial_mcp import messages
 from serial_mcp.core import checksums
 from serial_mcp.core.framing.base import DEFAULT_MAX_LENGTH, Frame, FrameEvent
 from serial_mcp.core.framing.binary import BinaryLayout, FrameChecksum, LengthField
-from serial_mcp.core.framing.line import LineDecoder
 from serial_mcp.errors import InvalidArgument
 
 __all__ = [

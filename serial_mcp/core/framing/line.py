@@ -134,6 +134,9 @@ class LineDecoder(SeparatorDecoder):
         elif work.count(b"\r\n") == work.count(b"\n") == work.count(b"\r"):  # CRLF only: no regex
             pieces = work.split(b"\r\n")
             terms = [b"\r\n"] * (len(pieces) - 1)
+        elif work[-1] != _CR and work.count(b"\r") == work.count(b"\r\n"):  # LF and CRLF mixed
+            self._split_lf_crlf(work, out)
+            return
         else:
             parts = _AUTO_SPLIT.split(work)
             pieces = parts[0::2]
@@ -165,6 +168,34 @@ class LineDecoder(SeparatorDecoder):
         if rest:
             rx.buf += rest
             rx.scan = len(rest) - 1 if held else len(rest)
+            self._check_overflow(out)
+
+    def _split_lf_crlf(self, work: bytes, out: list[FrameEvent]) -> None:
+        """``auto`` over bytes whose every CR starts a CRLF and that do not end in CR (LF and CRLF
+        lines mixed, as in NMEA + AIS logs): one split on LF, a piece's trailing CR is its
+        CRLF's. The same frames as the regex split, without a terminator object per line."""
+        pieces = work.split(b"\n")
+        rest = pieces.pop()
+        rx = self._rx
+        pos = rx.base
+        limit = self.max_length
+        include = self._include
+        skip_empty = self._skip_empty
+        for raw in pieces:
+            raw_end = pos + len(raw) + 1
+            piece = raw[:-1] if raw[-1:] == b"\r" else raw
+            if len(piece) > limit:
+                out.append(FramingError(messages.FRAMING_TOO_LONG.format(max_length=limit), pos))
+            elif piece or not skip_empty:
+                if include:
+                    out.append(Frame(raw + b"\n", pos, raw_end))
+                else:
+                    out.append(Frame(piece, pos, pos + len(piece) + 1))
+            pos = raw_end
+        rx.base = pos
+        if rest:
+            rx.buf += rest
+            rx.scan = len(rest)
             self._check_overflow(out)
 
     def _check_overflow(self, out: list[FrameEvent]) -> None:
