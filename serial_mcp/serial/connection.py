@@ -126,7 +126,8 @@ class Connection:
 
         def may_linger() -> bool:  # nobody needs the next bytes at once (see RxPump: lingering)
             conn = me()
-            return conn is not None and not conn._waiters and not conn.responders and conn.mirror is None
+            # a recording or mirror (listeners) keeps exact chunk timing and latency
+            return conn is not None and not conn._waiters and not conn.responders and not conn.listeners
 
         return RxPump(handle, on_data, on_stop, name=f"rx-pump-{self.id}", may_linger=may_linger)
 

@@ -8,13 +8,14 @@ stop, the exception for a read error or EOF. A pump never dies silently.
 in flight, which is what makes ``capture_boot``'s purge-and-mark exact.
 
 Lingering: while the port trickles (under ``LINGER_BUDGET`` bytes in the last one to two
-``TRICKLE_WINDOW_S``), if ``may_linger()`` says nobody needs the bytes at once (no waiting
-read, no armed responder), the pump waits up to ``LINGER_S`` before its next read, so a trickling
-port (115 bytes every 10 ms) costs one wake-up, lock round trip and log entry per ``LINGER_S``
-instead of one per device write. The handle does the waiting (``linger(seconds)``, woken by
-``interrupt``); a handle without ``linger`` never lingers. ``poke()`` (a read starts waiting),
-``stop()`` and ``between_reads()`` end a linger at once; the bytes wait in the kernel's tty buffer
-meanwhile, and their arrival time is the time of the read that takes them.
+``TRICKLE_WINDOW_S``), if ``may_linger()`` says nobody needs the bytes at once (no waiting read,
+no armed responder, no recording or mirror), the pump waits up to ``LINGER_S`` before its next
+read. A trickling port (115 bytes every 10 ms) then costs one wake-up, lock round trip and log
+entry per ``LINGER_S`` instead of one per device write. The handle does the waiting
+(``linger(seconds)``, woken by ``interrupt``); a handle without ``linger`` never lingers.
+``poke()`` (a read starts waiting), ``stop()`` and ``between_reads()`` end a linger at once; the
+bytes wait in the kernel's tty buffer meanwhile, and their arrival time is the time of the read
+that takes them.
 """
 
 from __future__ import annotations

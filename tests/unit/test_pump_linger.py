@@ -6,6 +6,8 @@ from __future__ import annotations
 import queue
 import threading
 
+import pytest
+
 from serial_mcp.serial.pump import LINGER_BUDGET, LINGER_S, TRICKLE_WINDOW_S, RxPump, Trickle
 
 
@@ -124,5 +126,40 @@ def test_read_after_a_quiet_linger_waits_instead_of_eof() -> None:
         timer.join()
     finally:
         handle.close()
+        os.close(m)
+        os.close(s)
+
+
+@pytest.mark.anyio
+async def test_connection_lingers_only_when_nobody_needs_the_bytes() -> None:
+    """No linger while a read waits, a responder is armed, or a recording/mirror listens."""
+    import asyncio
+    import os
+    import tty
+
+    from serial_mcp.serial.manager import ConnectionManager
+    from serial_mcp.serial.system import SystemOpener
+
+    m, s = os.openpty()
+    tty.setraw(m)
+    mgr = ConnectionManager(SystemOpener())
+    conn = await mgr.open(os.ttyname(s))
+    may = conn._pump._may_linger
+    try:
+        assert may()
+        conn.listeners.append(lambda event, data: None)
+        assert not may()
+        conn.listeners.clear()
+        conn.responders.append(object())
+        assert not may()
+        conn.responders.clear()
+        waiter = asyncio.ensure_future(conn.wait_change(5.0, conn.ring.end_offset))
+        await asyncio.sleep(0)
+        assert not may()
+        os.write(m, b"x")
+        await waiter
+        assert may()
+    finally:
+        await mgr.close_all()
         os.close(m)
         os.close(s)
