@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import re
+import zlib
 from typing import Final
 
 from serial_mcp import messages
@@ -44,7 +45,11 @@ _CR, _LF = 0x0D, 0x0A
 _NOT_PRINTABLE = re.compile(rb"[^\x20-\x7e]")
 _HEX_DIGITS = "0123456789abcdefABCDEF"
 _CHECKSUM_FIELD: Final = {(a + b).encode(): int(a + b, 16) for a in _HEX_DIGITS for b in _HEX_DIGITS}
+# ``*HH`` -> XOR of a whole sentence with a right HH, but for its start character: the body's XOR
+# (HH's value) folded with the XOR of ``*`` and the two digit characters.
+_LINE_XOR: Final = {b"*" + key: value ^ 0x2A ^ key[0] ^ key[1] for key, value in _CHECKSUM_FIELD.items()}
 _xor = checksums.function("xor")
+_ubx = checksums.function("ubx")
 
 
 class NmeaRule:
@@ -56,7 +61,9 @@ class NmeaRule:
 
     def measure(self, work: bytes, s: int, n: int, final: bool) -> int:
         """Up to and including the line ending; REJECT on a non-printable byte or an over-long line."""
-        limit = min(n, s + NMEA_MAX)
+        limit = s + NMEA_MAX
+        if limit > n:
+            limit = n
         m = _NOT_PRINTABLE.search(work, s + 1, limit)
         if m is None:
             return REJECT if limit - s >= NMEA_MAX or final else NEED
@@ -72,12 +79,21 @@ class NmeaRule:
 
     def frame(self, work: bytes, s: int, e: int, base: int) -> Frame | None:
         """The sentence without its line ending; ``checksum_valid`` from ``*HH`` (None without one)."""
-        line = work[s:e].rstrip(b"\r\n")
+        # measure() ended the frame with exactly LF, CRLF or CR after printable bytes: cut it off
+        # without an intermediate copy (the same bytes ``rstrip(b"\r\n")`` would leave).
+        end = e - 1 if work[e - 1] == _LF else e
+        if work[end - 1] == _CR:
+            end -= 1
+        line = work[s:end]
         star = line.find(b"*")
         valid: bool | None = None
         if star >= 0:
-            given = _CHECKSUM_FIELD.get(line[star + 1 : star + 3])
-            valid = given is not None and _xor(line[1:star]) == given
+            if star == len(line) - 3:  # the usual ``*HH`` at the end: XOR the whole line, no body copy
+                expected = _LINE_XOR.get(line[star:])
+                valid = expected is not None and _xor(line) == expected ^ line[0]
+            else:
+                given = _CHECKSUM_FIELD.get(line[star + 1 : star + 3])
+                valid = given is not None and _xor(line[1:star]) == given
         return Frame(line, base + s, base + e, valid)
 
 
@@ -93,7 +109,41 @@ class Rtcm3Layout(BinaryLayout):
         return BinaryLayout.measure(self, work, s, n, final)
 
 
-UBX_LAYOUT: Final = BinaryLayout(
+# Fletcher-8 (UBX) of up to 256 bytes without a Python-level pass over them: zlib's Adler-32 gives
+# sum1 exactly and sum2 modulo 65521; the little-endian integer of the bytes modulo 255**2 gives
+# sum(i * b_i) and so sum2 modulo 255; the Chinese remainder theorem gives sum2 (< 65521 * 255).
+_ADLER_MOD: Final = 65521
+_INV_ADLER_MOD_255: Final = pow(_ADLER_MOD % 255, -1, 255)
+_UBX_FAST_MAX: Final = 256
+
+
+def _ubx_checksum_ok(work: bytes, a: int, b: int) -> bool:
+    """Do the two bytes at ``work[b:b+2]`` hold the UBX checksum (ck_a, ck_b) of ``work[a:b]``?"""
+    n = b - a
+    covered = work[a:b]
+    if n > _UBX_FAST_MAX:
+        value = _ubx(covered)
+        return work[b] == value & 0xFF and work[b + 1] == value >> 8
+    adler = zlib.adler32(covered)
+    sum1 = (adler & 0xFFFF) - 1  # Adler-32 starts at 1
+    sum2_adler = ((adler >> 16) - n) % _ADLER_MOD  # ... so its second sum holds n extra ones
+    weighted = (int.from_bytes(covered, "little") - sum1) % 65025 // 255  # sum(i * b_i) mod 255
+    sum2_255 = (n * sum1 - weighted) % 255
+    sum2 = sum2_adler + _ADLER_MOD * ((sum2_255 - sum2_adler) * _INV_ADLER_MOD_255 % 255)
+    return work[b] == sum1 & 0xFF and work[b + 1] == sum2 & 0xFF
+
+
+class UbxLayout(BinaryLayout):
+    """The UBX BinaryLayout with its Fletcher-8 check computed at C speed (same verdicts)."""
+
+    __slots__ = ()
+
+    def frame(self, work: bytes, s: int, e: int, base: int) -> Frame | None:
+        """The whole frame (sync to checksum) with its checksum verdict."""
+        return Frame(work[s:e], base + s, base + e, _ubx_checksum_ok(work, s + 2, e - 2))
+
+
+UBX_LAYOUT: Final = UbxLayout(
     [b"\xb5\x62"],
     LengthField(offset=4, size=2, endianness="little"),
     header_length=6,
