@@ -126,8 +126,11 @@ class Connection:
 
         def may_linger() -> bool:  # nobody needs the next bytes at once (see RxPump: lingering)
             conn = me()
-            # a recording or mirror (listeners) keeps exact chunk timing and latency
-            return conn is not None and not conn._waiters and not conn.responders and not conn.listeners
+            # a recording keeps exact chunk timing, a mirror its latency; other listeners (resource
+            # notifications, coalesced per 250 ms anyway) do not stop a linger
+            if conn is None or conn._waiters or conn.responders:
+                return False
+            return conn.recorder is None and conn.mirror is None
 
         return RxPump(handle, on_data, on_stop, name=f"rx-pump-{self.id}", may_linger=may_linger)
 

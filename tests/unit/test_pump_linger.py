@@ -147,8 +147,14 @@ async def test_connection_lingers_only_when_nobody_needs_the_bytes() -> None:
     may = conn._pump._may_linger
     try:
         assert may()
-        conn.listeners.append(lambda event, data: None)
+        conn.listeners.append(lambda event, data: None)  # e.g. resource notifications: still lingers
+        assert may()
+        conn.recorder = object()
         assert not may()
+        conn.recorder = None
+        conn.mirror = object()
+        assert not may()
+        conn.mirror = None
         conn.listeners.clear()
         conn.responders.append(object())
         assert not may()
