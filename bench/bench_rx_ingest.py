@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from _pty_devices import Flooder, PtyPair, machine_note, median, monotonic, open_pty, print_table
 
 from serial_mcp.serial.manager import ConnectionManager
-from serial_mcp.serial.system import SystemOpener
+from serial_mcp.serial.system_open import SystemOpener
 
 GOAL = 0.8
 RUN_TIMEOUT_S = 30.0

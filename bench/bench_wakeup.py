@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from _pty_devices import machine_note, median, monotonic, open_pty, percentile, print_table
 
 from serial_mcp.serial.manager import ConnectionManager
-from serial_mcp.serial.system import SystemOpener
+from serial_mcp.serial.system_open import SystemOpener
 
 
 async def _sample(conn: object, master: int, trickle: bool) -> float:

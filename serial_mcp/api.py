@@ -33,7 +33,7 @@ from serial_mcp.serial.ports import PortInfo, list_system_ports
 from serial_mcp.serial.pty_bridge import PtyBridge
 from serial_mcp.serial.replay import ReplayMode, ReplayOpener
 from serial_mcp.serial.sim import SimOpener
-from serial_mcp.serial.system import SystemOpener
+from serial_mcp.serial.system_open import SystemOpener
 from serial_mcp.store.captures import CaptureStore, Quotas
 
 T = TypeVar("T")

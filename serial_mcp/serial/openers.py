@@ -17,7 +17,7 @@ from serial_mcp.serial.handle import Opener, PortHandle
 from serial_mcp.serial.replay import ReplayOpener
 from serial_mcp.serial.replay_files import ReplayScope, real_path, replay_bases
 from serial_mcp.serial.sim import SimOpener
-from serial_mcp.serial.system import SystemOpener
+from serial_mcp.serial.system_open import SystemOpener
 
 
 class RoutingOpener:

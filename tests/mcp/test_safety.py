@@ -25,7 +25,7 @@ from serial_mcp.serial.fake import FakeOpener
 from serial_mcp.serial.manager import ConnectionManager
 from serial_mcp.serial.policy import GuardedOpener
 from serial_mcp.serial.ports import PortInfo
-from serial_mcp.serial.system import SystemOpener
+from serial_mcp.serial.system_open import SystemOpener
 from tests.pty.devices import PtyDevice, echo
 from tests.tool_calls import call, error
 

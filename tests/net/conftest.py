@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from serial_mcp.serial.manager import ConnectionManager
-from serial_mcp.serial.system import SystemOpener
+from serial_mcp.serial.system_open import SystemOpener
 from tests.pty.devices import Handler, PtyDevice
 
 if not sys.platform.startswith("linux"):

@@ -25,7 +25,7 @@ from serial_mcp.mcp.server import build_server
 from serial_mcp.serial import reader
 from serial_mcp.serial.connection import Connection, State
 from serial_mcp.serial.manager import ConnectionManager
-from serial_mcp.serial.system import SystemOpener
+from serial_mcp.serial.system_open import SystemOpener
 from tests.net.conftest import Ser2Net
 from tests.pty.devices import AtResponder, Handler, echo
 

@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator, Iterator
 import pytest
 
 from serial_mcp.serial.manager import ConnectionManager
-from serial_mcp.serial.system import SystemOpener
+from serial_mcp.serial.system_open import SystemOpener
 from tests.pty.devices import PtyDevice
 
 if not sys.platform.startswith("linux"):

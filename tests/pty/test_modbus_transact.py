@@ -16,7 +16,7 @@ from mcp import Client
 
 from serial_mcp.mcp.server import build_server
 from serial_mcp.serial.manager import ConnectionManager
-from serial_mcp.serial.system import SystemOpener
+from serial_mcp.serial.system_open import SystemOpener
 from tests.pty.test_modbus_pymodbus import SLAVE
 from tests.tool_calls import call
 

@@ -13,7 +13,7 @@ from mcp import Client
 from serial_mcp.mcp.server import build_server
 from serial_mcp.serial.manager import ConnectionManager
 from serial_mcp.serial.ports import PortInfo
-from serial_mcp.serial.system import SystemOpener
+from serial_mcp.serial.system_open import SystemOpener
 from serial_mcp.store.profiles import ProfileStore
 from tests.pty.devices import PtyDevice, echo
 from tests.tool_calls import call, error

@@ -10,7 +10,7 @@ from mcp import Client
 
 from serial_mcp.mcp.server import build_server
 from serial_mcp.serial.manager import ConnectionManager
-from serial_mcp.serial.system import SystemOpener
+from serial_mcp.serial.system_open import SystemOpener
 from tests.pty.devices import PtyDevice, echo
 from tests.tool_calls import call
 

@@ -164,7 +164,7 @@ async def test_missing_and_busy_ports(manager: ConnectionManager, pty_factory: l
     pty_factory.append(dev)
     await manager.open(dev.path)
     other = ConnectionManager(
-        __import__("serial_mcp.serial.system", fromlist=["SystemOpener"]).SystemOpener()
+        __import__("serial_mcp.serial.system_open", fromlist=["SystemOpener"]).SystemOpener()
     )
     with pytest.raises(SerialMcpError) as exc:
         await other.open(dev.path)  # a second manager = another program: the exclusive lock refuses it

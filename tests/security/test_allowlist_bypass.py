@@ -21,7 +21,7 @@ from serial_mcp.core.settings import SerialSettings
 from serial_mcp.errors import InvalidArgument, SerialMcpError
 from serial_mcp.serial.judged import JudgedPath
 from serial_mcp.serial.policy import GuardedOpener
-from serial_mcp.serial.system import SystemOpener
+from serial_mcp.serial.system_open import SystemOpener
 from tests.pty.devices import PtyDevice, echo
 from tests.security.openers import production_server
 from tests.tool_calls import call, error

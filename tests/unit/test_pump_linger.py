@@ -111,7 +111,7 @@ def test_read_after_a_quiet_linger_waits_instead_of_eof() -> None:
     import tty
 
     from serial_mcp.core.settings import SerialSettings
-    from serial_mcp.serial.system import SystemOpener
+    from serial_mcp.serial.system_open import SystemOpener
 
     m, s = os.openpty()
     tty.setraw(m)
@@ -138,7 +138,7 @@ async def test_connection_lingers_only_when_nobody_needs_the_bytes() -> None:
     import tty
 
     from serial_mcp.serial.manager import ConnectionManager
-    from serial_mcp.serial.system import SystemOpener
+    from serial_mcp.serial.system_open import SystemOpener
 
     m, s = os.openpty()
     tty.setraw(m)
