@@ -7,7 +7,7 @@ engine would) and times the decoder. The baseline splits the same bytes on the s
 terminator with one ``bytes.split`` call: the ceiling for pure-Python framing (for the binary
 sensor frames: a ``struct`` walk from length field to length field, without sync search or CRC).
 The GNSS cases use gpsd's u-blox / RTCM3 logs in ``../shared/data/gnss`` when present.
-Rows marked "(old)" time the frozen pre-optimisation copies in ``bench/legacy`` on the same
+Rows marked "(old)" time the pre-optimisation code loaded from git by ``bench/legacy.py`` on the same
 stream in the same run (the machine may be loaded: compare rows of one run, not runs), and
 the bench first checks that old and new emit exactly the same frames.
 

@@ -1,4 +1,4 @@
-"""Do the optimised decoders emit exactly what the frozen copies in ``bench/legacy`` emit?
+"""Do the optimised decoders emit exactly what the pre-optimisation code emits (``bench/legacy.py``)?
 
 Feeds every NMEA, GNSS and sensor stream (plus mutated copies: flipped bytes, binary garbage,
 torn sentences) to the old and the new nmea0183 pipeline, gnss demux and binary framing, in

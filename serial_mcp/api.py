@@ -3,7 +3,7 @@
     async with serial_mcp.Engine() as eng:
         conn = await eng.open("/dev/ttyUSB0", baud_rate=115200)
         reply = await conn.transact("AT\\r", match="OK")
-        print(reply.read.data)
+        text = reply.read.data  # the reply, as the transact tool returns it
 
 The same operations the MCP tools and the CLI call (``serial_mcp.engine``), with the same typed
 results and the same errors (``serial_mcp.SerialMcpError`` with a stable ``code``). For code
