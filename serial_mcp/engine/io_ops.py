@@ -64,7 +64,7 @@ async def read(
         max_frames=max_frames,
     )
     term = shaping.screen_for(conn, req.cursor, screen) if screen is not None else None
-    start = reader.resolve_start(conn, req)  # a respond rule sees the unread bytes from here on
+    start = reader.resolve_start(conn, req) if respond is not None else None  # a rule sees unread bytes
     async with respond_ops.armed(svc, "read", conn, respond, start) as responder:
         outcome = await reader.read(conn, req)
     result = shaping.read_result(conn, outcome, req.encoding, responder, strip_ansi=strip_ansi, view=frames)

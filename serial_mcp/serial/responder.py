@@ -24,6 +24,7 @@ log = logging.getLogger(__name__)
 RESPOND_KEYS = ("on", "send", "encoding", "times")
 MAX_TIMES = 100
 _REGEX_WINDOW = 4096  # bytes of history a regex/glob pattern is searched in
+PRIME_WINDOW = 64 * 1024  # at most this much unread history is shown to a rule being armed (under the lock)
 
 
 @dataclass
@@ -104,7 +105,8 @@ def prime(conn: _Armable, responder: Responder, start: int | None) -> int:
     hits = 0
     with conn.lock:
         if start is not None:
-            history = conn.ring.read(max(start, conn.ring.start_offset), None)
+            end = conn.ring.end_offset  # only the recent past: a prompt still waiting, not old news
+            history = conn.ring.read(max(start, conn.ring.start_offset, end - PRIME_WINDOW), None)
             if history.data and responder.feed(history.data, history.from_offset):
                 hits += 1
                 while not responder.done and responder.feed(b"", history.next_offset):

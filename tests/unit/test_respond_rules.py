@@ -95,3 +95,19 @@ async def test_responder_answers_keep_their_mark_in_captures(tmp_path: object) -
         await call(c, "export_log", {"connection_id": cid, "path": "boot.jsonl"})
     events = [json.loads(line) for line in (Path(str(tmp_path)) / "boot.jsonl").read_text().splitlines()[1:]]
     assert any(e["type"] == "tx" and e.get("respond") is True for e in events)
+
+
+async def test_a_rule_being_armed_sees_only_recent_history() -> None:
+    """Priming is bounded (it runs under the connection's lock): a prompt 64 KiB back is old news."""
+    from serial_mcp.serial.responder import PRIME_WINDOW
+
+    client, dev, _ = await _client()
+    async with client as c:
+        cid = (await call(c, "open", {"port": "dev", "rx_buffer_size": 1 << 20}))["connection_id"]
+        dev.feed(b"login: " + b"x" * (PRIME_WINDOW + 10))
+        await call(c, "read", {"connection_id": cid, "from": "now", "max_bytes": 1, "timeout_ms": 0})
+        with anyio.fail_after(5):
+            while (await call(c, "get_status", {"connection_id": cid}))["end_offset"] < PRIME_WINDOW + 17:
+                await anyio.sleep(0.01)
+        r = await call(c, "read", {"connection_id": cid, "timeout_ms": 50, "max_bytes": 16, "respond": {"on": "login:", "send": "root\r"}})
+        assert r["responded"] == 0 and bytes(dev.written) == b""
