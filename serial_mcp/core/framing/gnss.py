@@ -19,7 +19,8 @@ from typing import Final
 
 from serial_mcp import messages
 from serial_mcp.core import checksums
-from serial_mcp.core.framing.base import DEFAULT_MAX_LENGTH, Frame, FrameEvent
+from serial_mcp.core.framing._receivebuffer import as_bytes
+from serial_mcp.core.framing.base import DEFAULT_MAX_LENGTH, Frame, FrameEvent, FramingError
 from serial_mcp.core.framing.binary import BinaryLayout, FrameChecksum, LengthField
 from serial_mcp.core.framing.line import LineDecoder
 from serial_mcp.core.framing.scan import NEED, REJECT, ScanDecoder
@@ -227,6 +228,19 @@ def _plain_text(data: bytes | bytearray) -> bool:
     return data.isascii() and data.translate(_CONTROL).find(0) < 0
 
 
+def _text_lines(work: bytes, done: int) -> bool:
+    """Do the complete lines ``work[:done]`` hold no byte :func:`_last_binary` would resync past?"""
+    if work.translate(_CONTROL).find(0, 0, done) >= 0:
+        return False
+    if work.isascii():
+        return True
+    try:
+        work[:done].decode("utf-8")  # an LF never splits a UTF-8 sequence: valid here, valid per line
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
 class NmeaLineDecoder(LineDecoder):
     """RX framing ``nmea``: ``auto`` lines, each starting at its sentence after binary garbage."""
 
@@ -276,3 +290,46 @@ class NmeaLineDecoder(LineDecoder):
     def flush(self) -> list[FrameEvent]:
         """End of stream: a trailing unterminated line, resynchronised like the others."""
         return self._resync(super().flush())
+
+    def feed_lines(self, data: bytes) -> tuple[list[bytes], int, list[FramingError]] | None:
+        """The decode pipeline's fast route through a chunk of plain text (the usual NMEA log).
+
+        Consumes ``data`` and returns the complete lines it ends as raw pieces of an LF split
+        (each may end in the CR of its CRLF), the absolute offset of the first, and the framing
+        errors after them (the unterminated tail grown past ``max_length``). :meth:`feed` would
+        emit ``Frame(line, offset, offset + len(line) + 1)`` for each line, without its CR,
+        that is not empty. None, consuming nothing, when the chunk needs :meth:`feed`: binary
+        bytes to resynchronise past, a CR that is not a CRLF's, no LF, a line over
+        ``max_length``, a state left by an earlier chunk, or non-default options.
+        """
+        data = as_bytes(data)
+        rx = self._rx
+        buf = rx.buf
+        if (
+            self._include
+            or not self._skip_empty
+            or self._discarding
+            or self._skip_lf
+            or b"\n" not in data
+            or data[-1] == _CR
+            or data.count(b"\r") != data.count(b"\r\n")
+            or b"\r" in buf
+        ):
+            return None
+        work = bytes(buf) + data if buf else data
+        lines = work.split(b"\n")
+        rest = lines.pop()
+        done = len(work) - len(rest)
+        if not _text_lines(work, done):
+            return None
+        if done > self.max_length and max(map(len, lines)) > self.max_length:
+            return None  # feed() puts its FramingError in place
+        start = rx.base
+        rx.base = start + done
+        buf.clear()
+        rx.scan = len(rest)
+        events: list[FrameEvent] = []
+        if rest:
+            buf += rest
+            self._check_overflow(events)
+        return lines, start, [e for e in events if isinstance(e, FramingError)]

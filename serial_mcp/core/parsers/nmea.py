@@ -9,14 +9,14 @@ receiver metadata, kept as ``trailer``) and ``#`` comment or other non-NMEA line
 from __future__ import annotations
 
 import string
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from serial_mcp import messages
 from serial_mcp.core import checksums
 from serial_mcp.core.parsers.base import Parsed
 from serial_mcp.errors import InvalidArgument
 
-__all__ = ["NmeaEncoder", "NmeaParser", "nmea_encode"]
+__all__ = ["FrameMaker", "NmeaEncoder", "NmeaParser", "nmea_encode", "parse_fields", "parse_lines"]
 
 _HEX = frozenset(string.hexdigits.encode())
 _AIS_KEYS = ("fragment_count", "fragment_number", "message_id", "channel", "payload", "fill_bits")
@@ -65,6 +65,30 @@ def _sentence(address: str, values: list[str], checksum: str | None) -> dict[str
     }
 
 
+# The fields of a ``$`` sentence by address, ``fields`` and ``checksum`` still to fill in: a copy
+# and two stores per sentence instead of building seven entries and slicing the address. Bounded,
+# so a stream of garbage addresses cannot grow it without end (past the bound: built each time).
+_TEMPLATES: dict[str, dict[str, Any]] = {}
+_TEMPLATES_MAX = 1024
+
+
+def _template(address: str) -> dict[str, Any]:
+    template = _TEMPLATES.get(address)
+    if template is None:
+        template = _sentence(address, [], None)
+        if len(_TEMPLATES) < _TEMPLATES_MAX:
+            _TEMPLATES[address] = template
+    return template
+
+
+def _sentence_of(address: str, values: list[str], checksum: str | None) -> dict[str, Any]:
+    """:func:`_sentence` from the template of ``address`` (the same keys, in the same order)."""
+    fields = (_TEMPLATES.get(address) or _template(address)).copy()
+    fields["fields"] = values
+    fields["checksum"] = checksum
+    return fields
+
+
 def parse_fields(payload: bytes) -> tuple[dict[str, Any], bool | None]:
     """:meth:`NmeaParser.parse` as ``(fields, checksum_valid)``, without the :class:`Parsed`
     wrapper (the decode pipeline calls this once per sentence).
@@ -72,7 +96,8 @@ def parse_fields(payload: bytes) -> tuple[dict[str, Any], bool | None]:
     Fast path for the usual ``$BODY*HH`` (one ``*``, nothing around it, so ``strip`` would
     change nothing): one decode, one split, and the XOR over the whole line compared with
     the XOR the line has when ``HH`` is right (see ``_TAILS``); anything else goes through
-    :func:`_parse_any`, which gives the same result for these lines too.
+    :func:`_parse_any`, which gives the same result for these lines too. :func:`parse_lines`
+    inlines this function.
     """
     if payload[:1] == b"$" and payload[1:2] != b"$":
         text = payload.decode("ascii", "replace")
@@ -80,8 +105,60 @@ def parse_fields(payload: bytes) -> tuple[dict[str, Any], bool | None]:
         tail = _TAILS.get(text[star:])
         if tail is not None and text.find("*") == star:
             values = text[1:star].split(",")
-            return _sentence(values.pop(0), values, tail[0]), _xor(payload) == tail[1]
+            return _sentence_of(values.pop(0), values, tail[0]), _xor(payload) == tail[1]
     return _parse_any(payload)
+
+
+E = TypeVar("E")
+E_co = TypeVar("E_co", covariant=True)
+
+
+class FrameMaker(Protocol[E_co]):
+    """What :func:`parse_lines` builds a frame with (``core.decode.DecodedFrame``)."""
+
+    def __call__(
+        self, data: bytes, start: int, end: int, checksum_valid: bool | None, parsed: dict[str, Any], /
+    ) -> E_co: ...
+
+
+def parse_lines(lines: list[bytes], start: int, out: list[E], make: FrameMaker[E], validate: bool) -> int:
+    """The decode pipeline's one pass over the complete lines of a chunk of NMEA text.
+
+    ``lines`` are the pieces of an LF split (see ``NmeaLineDecoder.feed_lines``), each maybe
+    ending in the CR of its CRLF, the first at absolute offset ``start``. For each non-empty
+    line, without its CR, this appends ``make(line, offset, offset + len(line) + 1, valid,
+    fields)`` to ``out`` with ``(fields, valid)`` = :func:`parse_fields` (inlined) — what the
+    nmea framing, this parser and ``StreamDecoder`` give for it one by one — unless
+    ``validate`` and the checksum is bad. Returns how many lines were dropped so.
+    """
+    tails = _TAILS
+    templates = _TEMPLATES
+    xor = _xor
+    append = out.append
+    dropped = 0
+    for raw in lines:
+        size = len(raw) + 1
+        line = raw[:-1] if raw[-1:] == b"\r" else raw
+        if line:
+            text = line.decode("ascii", "replace")
+            star = len(text) - 3
+            tail = tails.get(text[star:])
+            valid: bool | None
+            if tail is not None and text[0] == "$" and text[1] != "$" and text.find("*") == star:
+                values = text[1:star].split(",")
+                address = values.pop(0)
+                fields = (templates.get(address) or _template(address)).copy()
+                fields["fields"] = values
+                fields["checksum"] = tail[0]
+                valid = xor(line) == tail[1]
+            else:
+                fields, valid = _parse_any(line)
+            if valid is False and validate:
+                dropped += 1
+            else:
+                append(make(line, start, start + len(line) + 1, valid, fields))
+        start += size
+    return dropped
 
 
 def _parse_any(payload: bytes) -> tuple[dict[str, Any], bool | None]:
@@ -113,7 +190,7 @@ def _parse_any(payload: bytes) -> tuple[dict[str, Any], bool | None]:
     address = values.pop(0)  # the body before its first comma; the fields follow it
     fields: dict[str, Any]
     if first == b"$":
-        fields = _sentence(address, values, checksum)
+        fields = _sentence_of(address, values, checksum)
     else:
         sentence = address[2:]
         fields = {
