@@ -311,11 +311,11 @@ class NmeaLineDecoder(LineDecoder):
             or self._discarding
             or self._skip_lf
             or b"\n" not in data
-            or data[-1] == _CR
-            or data.count(b"\r") != data.count(b"\r\n")
-            or b"\r" in buf
+            or data.count(b"\r") != data.count(b"\r\n")  # also when data ends in CR
         ):
             return None
+        # buf, an unterminated tail, holds no CR or LF (without include_terminators): every CR of
+        # buf + data starts a CRLF too, and every complete line ends in data
         work = bytes(buf) + data if buf else data
         lines = work.split(b"\n")
         rest = lines.pop()
