@@ -41,7 +41,9 @@ def _general_route(chunks: list[bytes], validate: bool, max_length: int) -> tupl
 
 
 def _pipeline(chunks: list[bytes], validate: bool, max_length: int) -> tuple[list[Any], tuple[int, ...]]:
-    decoder = StreamDecoder({"type": "nmea", "max_length": max_length}, {"type": "nmea", "validate": validate})
+    decoder = StreamDecoder(
+        {"type": "nmea", "max_length": max_length}, {"type": "nmea", "validate": validate}
+    )
     out: list[Any] = []
     for chunk in chunks:
         out += decoder.feed(chunk)
