@@ -314,7 +314,10 @@ class Connection:
         ``cursor_busy``."""
         lock = self._cursor_locks.setdefault(cursor, asyncio.Lock())
         try:
-            with anyio.fail_after(max(timeout, 0.05)):
+            if lock.locked():  # only a wait needs its deadline (a cancel scope costs per call)
+                with anyio.fail_after(max(timeout, 0.05)):
+                    await lock.acquire()
+            else:
                 await lock.acquire()
         except TimeoutError:
             raise SerialMcpError(
@@ -369,12 +372,15 @@ class Connection:
                 return
             self._waiters.append(fut)
         self._pump.poke()  # a pump lingering over a trickle reads now
+        # A timer rather than a cancel scope: this runs once per wait of every read.
+        timer = self.loop.call_later(timeout, _wake_one, fut)
         try:
-            with anyio.move_on_after(timeout):
-                await fut
+            await fut
         finally:
+            timer.cancel()
             if not fut.done():
                 fut.cancel()
+            if fut in self._waiters:  # timed out or cancelled, not woken by data: unregister
                 with self.lock:
                     if fut in self._waiters:
                         self._waiters.remove(fut)
@@ -442,3 +448,9 @@ class Connection:
     @property
     def pump_alive(self) -> bool:
         return self._pump.alive
+
+
+def _wake_one(fut: asyncio.Future[None]) -> None:
+    """A waiter's timeout: it wakes as if data came (the reader looks and sees why it woke)."""
+    if not fut.done():
+        fut.set_result(None)

@@ -92,7 +92,10 @@ class SystemPortHandle:
         self._read_first = False  # set by linger: try the read before selecting
         self._generic_cancel = hasattr(ser, "cancel_read") and self._fd is None
         # socket:// has no modem lines; pyserial answers with made-up levels, we report None
-        self._has_lines = not name.lower().startswith("socket://") and not _is_pty(self._fd)
+        pty = _is_pty(self._fd)
+        self._has_lines = not name.lower().startswith("socket://") and not pty
+        # A PTY or a socket has nothing to drain: a write the descriptor takes at once is done.
+        self._no_drain = self._direct_write and (pty or not self._is_tty)
         if self._fd is None:
             want = None if self._generic_cancel else _GENERIC_TIMEOUT
             if ser.timeout != want:  # on an open rfc2217 port this setter renegotiates every setting
@@ -212,6 +215,21 @@ class SystemPortHandle:
             return self._write_generic(data)
         with self._write_busy:  # close() waits for this before it lets the descriptor go
             return self._write_fd(self._fd, data, deadline, cancel)
+
+    def write_nowait(self, data: bytes) -> int:
+        """Write what the descriptor takes at once, never blocking: the count written (0: none, or this
+        port must be written the bounded way — a real UART owes a drain, a handler its own write)."""
+        fd = self._fd
+        if fd is None or not self._no_drain or self._closing.is_set():
+            return 0
+        if not self._write_busy.acquire(blocking=False):
+            return 0
+        try:
+            return os.write(fd, data)
+        except (BlockingIOError, InterruptedError):
+            return 0
+        finally:
+            self._write_busy.release()
 
     def _write_fd(self, fd: int, data: bytes, deadline: float | None, cancel: threading.Event | None) -> int:
         view = memoryview(data)

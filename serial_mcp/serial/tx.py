@@ -106,6 +106,9 @@ class TxSession:
     async def acquire_within(self, timeout_s: float) -> bool:
         """Take ``lock`` (FIFO), waiting at most ``timeout_s``: a write queued behind a stuck one
         times out too, instead of waiting for ever. True if taken (the caller releases it)."""
+        if not self._lock.locked():  # free: no deadline to keep (a cancel scope costs per call)
+            await self._lock.acquire()
+            return True
         try:
             with anyio.fail_after(max(timeout_s, 0.001)):
                 await self._lock.acquire()
@@ -119,18 +122,43 @@ class TxSession:
         """Write ``data`` within ``timeout_s`` (default: ``write_budget_s`` at 115200 baud); the caller
         must hold ``lock``. A cancelled write stops at once: the worker is woken, then waited for."""
         budget = write_budget_s(len(data), 115200, pace) if timeout_s is None else timeout_s
+        first = self._write_nowait(data) if pace is None else 0
+        if first == len(data):
+            self.tx_bytes += first
+            return WriteOutcome(first)
+        return await self._write_in_worker(data, first, pace, budget)
+
+    def _write_nowait(self, data: bytes) -> int:
+        """Write on the event loop what the port takes at once, when that cannot block: a PTY or a
+        socket whose descriptor has room (no drain to wait for). A command of a few bytes then costs
+        no thread hop; whatever is left goes the bounded way in a worker."""
+        nowait = getattr(self.handle, "write_nowait", None)
+        if nowait is None or not self._io_lock.acquire(blocking=False):
+            return 0
+        try:
+            n: int = nowait(data)
+            return n
+        finally:
+            self._io_lock.release()
+
+    async def _write_in_worker(
+        self, data: bytes, first: int, pace: Pace | None, budget: float
+    ) -> WriteOutcome:
+        """The bounded, cancellable write of ``data[first:]`` in a worker thread (``first`` bytes
+        already went out on the loop)."""
         deadline = time.monotonic() + budget
+        rest = data[first:] if first else data
         stop = threading.Event()
         finished = threading.Event()
         started = threading.Event()  # the worker picked the job up (a call cancelled first never runs it)
-        written = [0]
+        written = [first]
         timed_out = [False]
         closed = [False]
 
         def run() -> None:
             started.set()
             try:
-                pieces = [(data, 0.0)] if pace is None else pace_chunks(data, pace)
+                pieces = [(rest, 0.0)] if pace is None else pace_chunks(data, pace)
                 for piece, pause in pieces:
                     if stop.is_set():
                         return
