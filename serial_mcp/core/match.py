@@ -170,7 +170,17 @@ class Matcher:
 
     @classmethod
     def from_spec(cls, spec: Any) -> Matcher:
-        """Build from the tool shape ``{"pattern", "mode", "pattern_encoding"}`` (or a bare string)."""
+        """Build from the tool shape ``{"pattern", "mode", "pattern_encoding"}`` (or a bare string).
+
+        A matcher is immutable, so the same spec gives the same (cached) matcher: an agent's prompt
+        or ``OK`` is compiled once, not once per call."""
+        key = _spec_key(spec)
+        if key is None:
+            return cls._build(spec)
+        return _cached_matcher(cls, key)
+
+    @classmethod
+    def _build(cls, spec: Any) -> Matcher:
         if isinstance(spec, str):
             spec = {"pattern": spec}
         if not isinstance(spec, dict):
@@ -207,6 +217,36 @@ class Matcher:
             return None if i < 0 else Span(i, i + len(self._literal))
         m = self._regex.search(window, begin, stop)
         return None if m is None else Span(m.start(), m.end())
+
+
+def _spec_key(spec: Any) -> Any:
+    """A hashable form of a spec made of short strings only (else None: not cached)."""
+    if isinstance(spec, str):
+        return spec if len(spec) <= _CACHED_PATTERN_MAX else None
+    if (
+        isinstance(spec, dict)
+        and all(isinstance(k, str) and isinstance(v, str) for k, v in spec.items())
+        and sum(len(v) for v in spec.values()) <= _CACHED_PATTERN_MAX
+    ):
+        return tuple(sorted(spec.items()))
+    return None
+
+
+_CACHED_PATTERN_MAX = 256
+
+
+_MATCHERS: dict[tuple[type[Matcher], Any], Matcher] = {}
+_MATCHERS_MAX = 256
+
+
+def _cached_matcher(cls: type[Matcher], key: Any) -> Matcher:
+    found = _MATCHERS.get((cls, key))
+    if found is None:
+        found = cls._build(key if isinstance(key, str) else dict(key))  # a bad spec raises, uncached
+        if len(_MATCHERS) >= _MATCHERS_MAX:
+            _MATCHERS.clear()
+        _MATCHERS[(cls, key)] = found
+    return found
 
 
 # A fixed pattern of ours (CSI, OSC, two-byte ESC sequences), not a user's: safe on Python's re.

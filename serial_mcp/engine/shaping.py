@@ -34,7 +34,17 @@ def codecs(
 ) -> Resolved:
     """The effective framing/parser for this call (call field → call preset → connection → its preset)."""
     call = {"protocol": protocol, "rx_framing": rx_framing, "tx_framing": tx_framing, "rx_parser": rx_parser}
-    return effective(call, conn.options.codecs())
+    layer = conn.options.codecs()
+    if _unset(call) and _unset(layer):  # the plain case of most calls: nothing to resolve
+        return _PLAIN
+    return effective(call, layer)
+
+
+def _unset(layer: dict[str, Any]) -> bool:
+    return all(v is None for v in layer.values())
+
+
+_PLAIN = effective({}, {})  # no codec at any layer (frozen; its sources are never changed)
 
 
 def decode_spec(resolved: Resolved) -> reader.DecodeSpec | None:

@@ -98,3 +98,17 @@ def test_regex_any_chunking_same_match(text: str, cuts: list[int]) -> None:
     # A regex may match earlier in a shorter window only if the shorter window's match is also
     # the first match in the whole stream; so the first hit is the same.
     assert chunked == (None if whole is None else (whole.start, whole.end))
+
+
+def test_the_same_spec_gives_the_same_compiled_matcher_and_a_bad_one_raises_every_time() -> None:
+    """An agent's ``OK`` or prompt is compiled once, not once per call (matchers are immutable)."""
+    a = Matcher.from_spec("OK")
+    assert Matcher.from_spec("OK") is a
+    spec = {"pattern": r"\$ $", "mode": "regex"}
+    r = Matcher.from_spec(spec)
+    assert Matcher.from_spec(dict(reversed(list(spec.items())))) is r
+    assert r.find(b"root$ ") is not None and a.find(b"\r\nOK") is not None
+    assert Matcher.from_spec({"pattern": "x", "ansi": "ignore"}) is not Matcher.from_spec("x")
+    for _ in range(2):
+        with pytest.raises(InvalidArgument):
+            Matcher.from_spec({"pattern": "(", "mode": "regex"})
