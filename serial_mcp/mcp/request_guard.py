@@ -35,6 +35,7 @@ from pydantic import ValidationError
 
 from serial_mcp import messages
 from serial_mcp.errors import ErrorCode
+from serial_mcp.mcp import stdio_pipes
 from serial_mcp.mcp.toolkit import error_result
 
 MAX_DEPTH = 64  # containers inside params; real tool arguments are two or three deep
@@ -232,14 +233,26 @@ async def run_stdio(server: MCPServer) -> None:
     from mcp.server import stdio as sdk_stdio  # the SDK's private helpers (mcp is pinned)
 
     buffer, restore = sdk_stdio._claim_fd(0, sys.stdin, "rb", sdk_stdio._open_stdin_diversion)
+    out_buffer, restore_out = sdk_stdio._claim_fd(1, sys.stdout, "wb", sdk_stdio._open_stdout_diversion)
     try:
-        text = sdk_stdio._UnownedTextWrapper(buffer, encoding="utf-8", errors="replace")
-        lines = ScreenedLines(anyio.wrap_file(text))
-        async with stdio_server(stdin=lines) as (read_stream, write_stream):  # type: ignore[arg-type]
-            lines.reply_with(write_stream)
-            low = server._lowlevel_server
-            await low.run(read_stream, write_stream, low.create_initialization_options())
+        async with stdio_pipes.loop_stdio(buffer, out_buffer) as pipes:
+            source: Any
+            out: Any
+            if pipes is not None:  # pipes: served on the loop, no worker thread per message
+                source, out = pipes
+            else:
+                source = anyio.wrap_file(
+                    sdk_stdio._UnownedTextWrapper(buffer, encoding="utf-8", errors="replace")
+                )
+                out = anyio.wrap_file(sdk_stdio._UnownedTextWrapper(out_buffer, encoding="utf-8"))
+            lines = ScreenedLines(source)
+            async with stdio_server(stdin=lines, stdout=out) as (read_stream, write_stream):  # type: ignore[arg-type]
+                lines.reply_with(write_stream)
+                low = server._lowlevel_server
+                await low.run(read_stream, write_stream, low.create_initialization_options())
     finally:
+        if restore_out is not None:
+            restore_out()
         if restore is not None:
             restore()
 

@@ -1,0 +1,162 @@
+"""stdio served on the event loop: pipes in and out without a worker thread per message."""
+
+from __future__ import annotations
+
+import io
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client, StdioServerParameters
+
+from serial_mcp.mcp import stdio_pipes
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def pipes() -> Iterator[tuple[tuple[int, int], tuple[int, int]]]:
+    """(stdin read end, our write end), (stdout write end, our read end)."""
+    in_r, in_w = os.pipe()
+    out_r, out_w = os.pipe()
+    yield (in_r, in_w), (out_w, out_r)
+    for fd in (in_r, in_w, out_r, out_w):
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+
+
+def _file(fd: int, mode: str) -> Any:
+    return os.fdopen(fd, mode, buffering=0, closefd=False)
+
+
+async def test_lines_of_any_length_come_through_whole(pipes: Any) -> None:
+    (in_r, in_w), (out_w, _) = pipes
+    big = "x" * (4 << 20)  # far past asyncio's 64 KiB default line limit
+    async with stdio_pipes.loop_stdio(_file(in_r, "rb"), _file(out_w, "wb")) as served:
+        assert served is not None
+        lines, _ = served
+
+        async def feed() -> None:
+            data = f'{{"a": 1}}\n{big}\n\xe9-bad:'.encode() + b"\xff\n" + b"last-no-newline"
+            await anyio.to_thread.run_sync(os.write, in_w, data)
+            os.close(in_w)
+
+        got: list[str] = []
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(feed)
+            async for line in lines:
+                got.append(line)
+    assert got[0] == '{"a": 1}\n'
+    assert got[1] == big + "\n"
+    assert got[2] == "\xe9-bad:\ufffd\n"  # bad UTF-8 is replaced, as the SDK's reader does
+    assert got[3] == "last-no-newline"
+    assert len(got) == 4
+
+
+async def test_replies_reach_the_pipe_and_a_stalled_reader_blocks_only_the_writer(pipes: Any) -> None:
+    (in_r, _), (out_w, out_r) = pipes
+    async with stdio_pipes.loop_stdio(_file(in_r, "rb"), _file(out_w, "wb")) as served:
+        assert served is not None
+        _, writer = served
+        await writer.write('{"id": 1}\n')
+        await writer.flush()
+        assert os.read(out_r, 100) == b'{"id": 1}\n'
+
+        # Nobody reads: a reply larger than the pipe waits, the loop keeps running other work.
+        done = anyio.Event()
+        ticks = 0
+
+        async def reply() -> None:
+            await writer.write("y" * (4 << 20) + "\n")
+            done.set()
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(reply)
+            while ticks < 20:
+                await anyio.sleep(0)
+                ticks += 1
+            assert not done.is_set()
+            received = 0
+            while received < (4 << 20) + 1:
+                chunk = await anyio.to_thread.run_sync(os.read, out_r, 1 << 20)
+                received += len(chunk)
+        assert done.is_set()
+    assert os.get_blocking(out_w) and os.get_blocking(in_r)  # O_NONBLOCK undone for whoever shares them
+
+
+async def test_a_regular_file_or_tty_keeps_the_threaded_path(tmp_path: Path, pipes: Any) -> None:
+    (_, _), (out_w, _) = pipes
+    f = tmp_path / "requests.jsonl"
+    f.write_bytes(b"{}\n")
+    with f.open("rb") as stdin:
+        async with stdio_pipes.loop_stdio(stdin, _file(out_w, "wb")) as served:
+            assert served is None
+    async with stdio_pipes.loop_stdio(io.BytesIO(b""), io.BytesIO()) as served:
+        assert served is None
+
+
+async def test_the_server_serves_pipes_without_wrapping_them_in_threads(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The stdio entry point takes the loop path for pipes: ``anyio.wrap_file`` (a worker thread per
+    line read and per reply written) is never reached."""
+    from serial_mcp.mcp import request_guard
+
+    def no_threads(*_: Any) -> Any:
+        raise AssertionError("stdio over pipes went through anyio.wrap_file")
+
+    monkeypatch.setattr(anyio, "wrap_file", no_threads)
+    in_r, in_w = os.pipe()
+    out_r, out_w = os.pipe()
+
+    class FakeStd:
+        def __init__(self, fd: int, mode: str) -> None:
+            self.buffer = os.fdopen(fd, mode, buffering=0)
+
+    monkeypatch.setattr(sys, "stdin", FakeStd(in_r, "rb"))
+    monkeypatch.setattr(sys, "stdout", FakeStd(out_w, "wb"))
+
+    from serial_mcp.mcp.server import build_server
+    from serial_mcp.serial.fake import FakeOpener
+    from serial_mcp.serial.manager import ConnectionManager
+
+    server = build_server(ConnectionManager(FakeOpener()))
+    request_guard.install(server)
+    init = (
+        b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25",'
+        b'"capabilities":{},"clientInfo":{"name":"t","version":"0"}}}\n'
+        b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n'
+        b'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"list_connections","arguments":{}}}\n'
+    )
+    out = bytearray()
+
+    async def client() -> None:
+        await anyio.to_thread.run_sync(os.write, in_w, init)
+        while out.count(b"\n") < 2:  # both replies, then end of input ends the server
+            out.extend(await anyio.to_thread.run_sync(os.read, out_r, 1 << 16))
+        os.close(in_w)
+
+    with anyio.fail_after(30):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(client)
+            await server.run_stdio_async()
+    os.close(out_w)
+    assert os.read(out_r, 1 << 16) == b""  # no reply after the end, and no duplicate left open
+    os.close(out_r)
+    replies = bytes(out).splitlines()
+    assert len(replies) == 2 and b'"id":2' in replies[1] and b"connections" in replies[1]
+
+
+async def test_a_request_of_megabytes_over_real_stdio_is_answered() -> None:
+    env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "PYTHONPATH", "VIRTUAL_ENV")}
+    params = StdioServerParameters(command=sys.executable, args=["-m", "serial_mcp"], env=env)
+    async with Client(params, read_timeout_seconds=60) as c:
+        r = await c.call_tool("open", {"port": "/dev/" + "x" * (3 << 20)})
+        assert r.is_error and r.structured_content["error"]["code"]  # answered, with our error shape
+        assert not (await c.call_tool("list_connections", {})).is_error
