@@ -1,26 +1,35 @@
-"""``transact`` round trip over stdio vs a trivial tool call plus the raw PTY echo round trip.
+"""``transact`` round trip over stdio vs a trivial tool call, vs mcserial's, and the raw PTY round trip.
 
 A real ``python -m serial_mcp`` subprocess serves MCP over stdio; the device is an AT-like responder
 on a PTY master in a thread of this process (``AT\\r`` → ``\\r\\nOK\\r\\n``). Measured, each after a
-warm-up, ``--calls`` times:
+warm-up, ``--calls`` times, all series interleaved call by call:
 
 * ``transact(data="AT\\r", match="OK")`` over the stdio session,
 * ``list_connections`` (a trivial tool) over the same session,
+* the peer, mcserial (``pip install mcserial``, in its own venv under the cache directory, made on
+  the first run): its ``transact(data="AT\\r", response_terminator="OK")`` and its trivial
+  ``configure_logging``, on a PTY of its own (mcserial only opens ``/dev/tty*`` names, so its
+  port is a symlink in ``/dev``; without write access to ``/dev`` the peer is skipped, said so),
 * the raw PTY round trip: write ``AT\\r`` to a second pair's slave fd, the responder answers, read
   back until ``OK`` — no MCP, no pump, no event loop.
 
-Goal (issue): median transact ≤ 1.5 × (median trivial call + median raw PTY round trip).
+Goals (issue): median transact ≤ 1.15 × the median trivial call of the same server, and ≤ 0.7 × the
+median mcserial transact.
 
-    python bench/bench_transact.py [--calls 200] [--warmup 20] [--mode auto|legacy]
+    python bench/bench_transact.py [--calls 200] [--warmup 20] [--mode auto|legacy] [--peer auto|none]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import select
+import subprocess
 import sys
+import venv
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +49,9 @@ from _pty_devices import (
     print_table,
 )
 
-GOAL = 1.5
+GOAL_TRIVIAL = 1.15  # transact / the same server's trivial call
+GOAL_PEER = 0.7  # our transact / mcserial's transact
+PEER = "mcserial"
 
 
 def raw_round_trips(pair: PtyPair, calls: int, warmup: int) -> list[float]:
@@ -67,39 +78,113 @@ def _check(result: Any, what: str) -> None:
         raise RuntimeError(f"{what} failed: {text}")
 
 
-async def stdio_round_trips(path: str, calls: int, warmup: int, mode: str) -> tuple[list[float], list[float]]:
+def peer_command(venv_dir: Path) -> tuple[str | None, str]:
+    """The peer's server command, installing it into its own venv on the first run; or None and why."""
+    exe = venv_dir / "bin" / PEER
+    if not exe.exists():
+        print(f"installing {PEER} into {venv_dir} (first run) ...", file=sys.stderr)
+        try:
+            venv.create(venv_dir, with_pip=True, clear=True)
+            subprocess.run(
+                [str(venv_dir / "bin" / "python"), "-m", "pip", "install", "-q", PEER],
+                check=True,
+                stdout=subprocess.DEVNULL,
+                timeout=600,
+            )
+        except (OSError, subprocess.SubprocessError) as exc:
+            return None, f"{PEER} could not be installed ({exc})"
+    return (str(exe), "") if exe.exists() else (None, f"{PEER} has no {exe}")
+
+
+@contextlib.contextmanager
+def dev_tty_alias(path: str) -> Any:
+    """A ``/dev/tty…`` name for ``path`` (mcserial refuses ``/dev/pts/N``), or None without /dev access."""
+    alias = Path(f"/dev/ttySMCPBENCH{os.getpid()}")
+    try:
+        alias.symlink_to(path)
+    except OSError:
+        yield None
+        return
+    try:
+        yield str(alias)
+    finally:
+        alias.unlink(missing_ok=True)
+
+
+class Series:
+    """One server's two calls (its transact, its trivial tool), each a list of seconds."""
+
+    def __init__(
+        self, client: Client, transact: tuple[str, dict[str, Any]], trivial: tuple[str, dict[str, Any]]
+    ) -> None:
+        self.client, self.transact_call, self.trivial_call = client, transact, trivial
+        self.transact: list[float] = []
+        self.trivial: list[float] = []
+
+    async def one(self, keep: bool) -> None:
+        for (name, args), out in ((self.transact_call, self.transact), (self.trivial_call, self.trivial)):
+            t0 = monotonic()
+            r = await self.client.call_tool(name, args)
+            t1 = monotonic()
+            _check(r, name)
+            if name == "transact":
+                _check_reply(r)
+            if keep:
+                out.append(t1 - t0)
+
+
+def _check_reply(r: Any) -> None:
+    sc = r.structured_content or {}
+    if "read" in sc:  # ours
+        if sc["read"]["stop_reason"] != "match":
+            raise RuntimeError(f"transact did not match: {sc['read']}")
+    elif not (sc.get("success") and "OK" in sc.get("response", "")):  # the peer's
+        raise RuntimeError(f"{PEER} transact failed: {sc}")
+
+
+@contextlib.asynccontextmanager
+async def ours(path: str, mode: str) -> AsyncIterator[Series]:
     params = StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "serial_mcp"],
-        cwd=str(REPO),
-        env={"PYTHONPATH": str(REPO)},
+        command=sys.executable, args=["-m", "serial_mcp"], cwd=str(REPO), env={"PYTHONPATH": str(REPO)}
     )
     async with Client(params, mode=mode, read_timeout_seconds=30) as client:
         opened = await client.call_tool("open", {"port": path})
         _check(opened, "open")
         conn_id = opened.structured_content["connection_id"]
         args = {"connection_id": conn_id, "data": "AT\r", "match": "OK", "timeout_ms": 2000}
-
-        transact: list[float] = []
-        trivial: list[float] = []
-        # Interleaved, so drift in machine load hits both series alike.
-        for i in range(warmup + calls):
-            t0 = monotonic()
-            r = await client.call_tool("transact", args)
-            t1 = monotonic()
-            _check(r, "transact")
-            read = r.structured_content["read"]
-            if read["stop_reason"] != "match":
-                raise RuntimeError(f"transact did not match: {read}")
-            t2 = monotonic()
-            r = await client.call_tool("list_connections", {})
-            t3 = monotonic()
-            _check(r, "list_connections")
-            if i >= warmup:
-                transact.append(t1 - t0)
-                trivial.append(t3 - t2)
+        yield Series(client, ("transact", args), ("list_connections", {}))
         _check(await client.call_tool("close", {"connection_id": conn_id}), "close")
-    return transact, trivial
+
+
+@contextlib.asynccontextmanager
+async def peer(command: str, path: str, mode: str) -> AsyncIterator[Series]:
+    env = {
+        "PATH": os.environ.get("PATH", ""),
+        "FASTMCP_LOG_LEVEL": "WARNING",
+        "FASTMCP_SHOW_CLI_BANNER": "false",
+    }
+    params = StdioServerParameters(command=command, args=[], env=env)
+    async with Client(params, mode=mode, read_timeout_seconds=30) as client:
+        _check(await client.call_tool("open_serial_port", {"port": path, "baudrate": 115200}), "peer open")
+        args = {"port": path, "data": "AT\r", "response_terminator": "OK", "response_timeout": 2.0}
+        yield Series(client, ("transact", args), ("configure_logging", {"level": "INFO"}))
+        await client.call_tool("close_serial_port", {"port": path})
+
+
+async def stdio_round_trips(
+    path: str, peer_path: str | None, peer_cmd: str | None, calls: int, warmup: int, mode: str
+) -> tuple[Series, Series | None]:
+    async with contextlib.AsyncExitStack() as stack:
+        mine = await stack.enter_async_context(ours(path, mode))
+        other = None
+        if peer_cmd is not None and peer_path is not None:
+            other = await stack.enter_async_context(peer(peer_cmd, peer_path, mode))
+        # Interleaved call by call, so drift in machine load hits every series alike.
+        for i in range(warmup + calls):
+            await mine.one(i >= warmup)
+            if other is not None:
+                await other.one(i >= warmup)
+        return mine, other
 
 
 def _ms(x: float) -> str:
@@ -116,40 +201,66 @@ def main() -> int:
         default="auto",
         help="client protocol era: auto = 2026-07-28, legacy = 2025-11-25 (default auto)",
     )
+    p.add_argument(
+        "--peer", choices=("auto", "none"), default="auto", help=f"run {PEER} side by side (default auto)"
+    )
+    cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "serial-mcp-bench"
+    p.add_argument("--peer-venv", type=Path, default=cache / f"{PEER}-venv", help="the peer's own venv")
     args = p.parse_args()
 
-    served, raw_pair = open_pty(), open_pty()
-    devices = [Responder(pair.master, f"device-{i}").start() for i, pair in enumerate((served, raw_pair))]
+    peer_cmd, why = (None, "--peer none") if args.peer == "none" else peer_command(args.peer_venv)
+    served, raw_pair, peer_pair = open_pty(), open_pty(), open_pty()
+    pairs = (served, raw_pair, peer_pair)
+    devices = [Responder(pair.master, f"device-{i}").start() for i, pair in enumerate(pairs)]
     try:
         raw = raw_round_trips(raw_pair, args.calls, args.warmup)
-        transact, trivial = asyncio.run(stdio_round_trips(served.path, args.calls, args.warmup, args.mode))
+        with dev_tty_alias(peer_pair.path) as alias:
+            if peer_cmd is not None and alias is None:
+                peer_cmd, why = None, "no write access to /dev for its /dev/tty* name"
+            mine, other = asyncio.run(
+                stdio_round_trips(served.path, alias, peer_cmd, args.calls, args.warmup, args.mode)
+            )
     finally:
         for d in devices:
             d.stop()
-        served.close()
-        raw_pair.close()
+        for pair in pairs:
+            pair.close()
 
     print(
         f"transact round trip: {args.calls} calls after {args.warmup} warm-up, stdio, mode={args.mode} — "
         f"{machine_note()}"
     )
-    rows = [
-        [name, _ms(median(xs)), _ms(percentile(xs, 90)), _ms(min(xs))]
-        for name, xs in (
-            ("transact AT\\r → OK (stdio)", transact),
-            ("list_connections (stdio)", trivial),
-            ("raw PTY round trip", raw),
-        )
+    series = [
+        ("transact AT\\r → OK (stdio)", mine.transact),
+        ("list_connections (stdio)", mine.trivial),
     ]
+    if other is not None:
+        series += [
+            (f"{PEER} transact (stdio)", other.transact),
+            (f"{PEER} configure_logging (stdio)", other.trivial),
+        ]
+    series.append(("raw PTY round trip", raw))
+    rows = [[name, _ms(median(xs)), _ms(percentile(xs, 90)), _ms(min(xs))] for name, xs in series]
     print_table(["series", "median ms", "p90 ms", "min ms"], rows)
-    budget = median(trivial) + median(raw)
-    ratio = median(transact) / budget
-    ratio90 = percentile(transact, 90) / (percentile(trivial, 90) + percentile(raw, 90))
+    ratio = median(mine.transact) / median(mine.trivial)
     print(
-        f"\ntransact / (trivial + raw PTY) = {ratio:.2f}× median, {ratio90:.2f}× p90  "
-        f"(goal ≤ {GOAL}× on the median: {'met' if ratio <= GOAL else 'NOT met'})"
+        f"\ntransact / trivial call = {ratio:.2f}× median, "
+        f"{percentile(mine.transact, 90) / percentile(mine.trivial, 90):.2f}× p90  "
+        f"(goal ≤ {GOAL_TRIVIAL}× on the median: {'met' if ratio <= GOAL_TRIVIAL else 'NOT met'})"
     )
-    print(f"transact overhead beyond trivial + raw: {(median(transact) - budget) * 1000:.3f} ms (median)")
+    print(
+        "transact beyond the trivial call: "
+        f"{(median(mine.transact) - median(mine.trivial)) * 1000:.3f} ms (median)"
+    )
+    if other is None:
+        print(f"{PEER} side by side: skipped — {why}")
+    else:
+        vs = median(mine.transact) / median(other.transact)
+        print(
+            f"transact / {PEER} transact = {vs:.2f}× median  "
+            f"(goal ≤ {GOAL_PEER}×: {'met' if vs <= GOAL_PEER else 'NOT met'}); "
+            f"{PEER}'s own transact / trivial = {median(other.transact) / median(other.trivial):.2f}×"
+        )
     return 0
 
 
