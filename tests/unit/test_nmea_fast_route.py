@@ -5,6 +5,7 @@ UTF-8 comments, over-long lines) in any chunking."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,7 @@ from hypothesis import strategies as st
 from serial_mcp.core.decode import DecodedFrame, StreamDecoder, combine_validity
 from serial_mcp.core.framing import Frame
 from serial_mcp.core.framing.gnss import NmeaLineDecoder
-from serial_mcp.core.parsers.nmea import NmeaParser
+from serial_mcp.core.parsers.nmea import DecodedSlots, NmeaParser
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "nmea"
 LOG_LINES = sorted({line for p in sorted(DATA.glob("*")) for line in p.read_bytes().splitlines() if line})
@@ -179,3 +180,8 @@ def test_a_bad_checksum_is_dropped_and_counted_on_the_fast_route() -> None:
         (b"$GPGGA,1,2", None),
     ]
     assert decoder.frames_dropped == 1
+
+
+def test_parse_lines_sets_every_field_of_a_decoded_frame() -> None:
+    """parse_lines builds frames without __init__: a field added to DecodedFrame must be added there."""
+    assert [f.name for f in dataclasses.fields(DecodedFrame)] == list(DecodedSlots.__annotations__)
