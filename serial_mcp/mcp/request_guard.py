@@ -95,7 +95,32 @@ def find_unsafe(value: Any, where: str) -> str | None:
     return None
 
 
+def _plainly_safe(value: Any) -> bool:
+    """True when every string (and key) is ASCII and nothing nests ``MAX_DEPTH`` deep: the common
+    case, told without building a path per item (``find_unsafe`` explains any other case)."""
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, str):
+            if not item.isascii():
+                return False
+        elif isinstance(item, dict):
+            if depth >= MAX_DEPTH - 1:
+                return False
+            for key, sub in item.items():
+                if isinstance(key, str) and not key.isascii():
+                    return False
+                stack.append((sub, depth + 1))
+        elif isinstance(item, list):
+            if depth >= MAX_DEPTH - 1:
+                return False
+            stack.extend((sub, depth + 1) for sub in item)
+    return True
+
+
 def _problem(method: str | None, params: Any) -> str | None:
+    if _plainly_safe(params):
+        return None
     if method == "tools/call" and isinstance(params, dict):
         args = params.get("arguments")
         problem = find_unsafe(args, messages.REQUEST_WHERE_ARGUMENT) if args is not None else None
