@@ -75,6 +75,13 @@ def _flip_checksum(line: bytes) -> bytes:
 
 ODD_LINES = [
     b"$$GPGGA,1,2*55",  # ST Teseo's doubled dollar
+    b"$$GPGGA,1,2*45",
+    b"$$$GPGGA,1,2*55",
+    b"$$*00",
+    b"!*00",
+    b"!$GPGGA,1,2*50",
+    b"!AIVDM,1,1,,A,13aEOK?P00PD2wVMdLDRhgvL289?,0*27",  # a bad checksum
+    b"!AIVDO,1,1,,,13aEOK?P00PD2wVMdLDRhgvL289?,x*00",
     b"$GPGGA,1,2*5a",  # lower-case digits
     b"$GPGGA,1,2",  # no checksum
     b"$GPGGA,1*2*45",  # two stars

@@ -106,8 +106,10 @@ def _fields_of(head: str, values: list[str], checksum: str | None) -> dict[str, 
     return fields
 
 
-# XOR of a whole line with a right ``*HH`` is ``_TAILS[*HH][1]`` for a ``$`` line; for a ``!`` line:
+# XOR of a whole line with a right ``*HH`` is ``_TAILS[*HH][1]`` for a ``$`` line; folded with
+# these for a ``!`` line and for a ``$$`` line.
 _BANG: Final = ord("$") ^ ord("!")
+_DOLLAR: Final = ord("$")
 
 
 def parse_fields(payload: bytes) -> tuple[dict[str, Any], bool | None]:
@@ -118,7 +120,7 @@ def parse_fields(payload: bytes) -> tuple[dict[str, Any], bool | None]:
     change nothing): one decode, one split, and the XOR over the whole line compared with
     the XOR the line has when ``HH`` is right (see ``_TAILS``); anything else goes through
     :func:`_parse_any`, which gives the same result for these lines too. :func:`parse_lines`
-    inlines this function (and has the same fast path for ``!BODY*HH``).
+    inlines this function (and has the same fast path for ``!BODY*HH`` and ``$$BODY*HH``).
     """
     if payload[:1] == b"$" and payload[1:2] != b"$":
         text = payload.decode("ascii", "replace")
@@ -170,14 +172,18 @@ def parse_lines(lines: list[bytes], start: int, out: list[Any], frame_type: type
             text = line.decode("ascii", "replace")
             star = len(text) - 3
             tail = tails.get(text[star:])
-            if tail is not None and text[0] == "$" and text[1] != "$" and text.find("*") == star:
-                values = text[:star].split(",")
+            if tail is not None and text[0] == "$" and text.find("*") == star:
+                if text[1] != "$":
+                    values = text[:star].split(",")
+                    valid = xor(line) == tail[1]
+                else:  # ST Teseo's ``$$``: the sentence starts at the second, the two cancel in the XOR
+                    values = text[1:star].split(",")
+                    valid = xor(line) == tail[1] ^ _DOLLAR
                 head = values[0]
                 fields = (templates.get(head) or _template(head)).copy()
                 del values[0]
                 fields["fields"] = values
                 fields["checksum"] = tail[0]
-                valid = xor(line) == tail[1]
             elif tail is not None and text[0] == "!" and text.find("*") == star:
                 values = text[:star].split(",")
                 head = values[0]
