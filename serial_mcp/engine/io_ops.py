@@ -13,6 +13,7 @@ import anyio
 
 from serial_mcp import messages
 from serial_mcp.core.keys import encode_keys
+from serial_mcp.core.pace import Pace
 from serial_mcp.core.unknown_keys import reject_unknown_keys
 from serial_mcp.engine import respond_ops, results, shaping
 from serial_mcp.engine.access import Caller
@@ -152,14 +153,17 @@ async def transact(
     paced = shaping.pace_for(conn, pace)
     budget = shaping.write_budget(conn, body, paced, write_timeout_ms)
     shaping.require_open(conn)
-    async with shaping.tx_turn(conn, body, budget):
+    await shaping.take_tx_turn(conn, body, budget)
+    try:
         mark = conn.snapshot().end_offset  # the RX live edge, taken BEFORE the write
-        async with respond_ops.armed(svc, "transact", conn, respond, mark) as responder:
-            n = await shaping.write_all(conn, body, paced, budget)
-            start = mark
-            if conn.settings.rs485 is not None and not read_echo:
-                start = await skip_echo(conn, mark, body, req.timeout_ms)
-            outcome = await reader.read(conn, req, start=start)
+        if respond is None:
+            responder = None
+            n, outcome = await _exchange(conn, body, paced, budget, mark, req, read_echo)
+        else:
+            async with respond_ops.armed(svc, "transact", conn, respond, mark) as responder:
+                n, outcome = await _exchange(conn, body, paced, budget, mark, req, read_echo)
+    finally:
+        conn.tx.lock.release()
     read_part = shaping.read_result(
         conn, outcome, req.encoding, responder, strip_ansi=strip_ansi, view=frames
     )
@@ -170,6 +174,23 @@ async def transact(
         read=read_part,
         mark_offset=mark,
     )
+
+
+async def _exchange(
+    conn: Connection,
+    body: bytes,
+    paced: Pace | None,
+    budget: float,
+    mark: int,
+    req: reader.ReadRequest,
+    read_echo: bool,
+) -> tuple[int, reader.ReadOutcome]:
+    """Write, then read the reply from ``mark`` (our own RS-485 echo skipped unless ``read_echo``)."""
+    n = await shaping.write_all(conn, body, paced, budget)
+    start = mark
+    if conn.settings.rs485 is not None and not read_echo:
+        start = await skip_echo(conn, mark, body, req.timeout_ms)
+    return n, await reader.read(conn, req, start=start)
 
 
 async def flush(

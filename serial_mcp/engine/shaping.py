@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from typing import Any
 
@@ -111,15 +109,11 @@ async def write(
         conn.tx.lock.release()
 
 
-@asynccontextmanager
-async def tx_turn(conn: Connection, data: bytes, budget: float) -> AsyncIterator[None]:
-    """Hold the TX lock (FIFO) for a transact; waiting longer than ``budget`` is ``write_timeout``."""
+async def take_tx_turn(conn: Connection, data: bytes, budget: float) -> None:
+    """Take the TX lock (FIFO) for a transact (the caller releases ``conn.tx.lock``); waiting longer
+    than ``budget`` is ``write_timeout``."""
     if not await conn.tx.acquire_within(budget):
         raise _stopped(conn, data, budget, 0)
-    try:
-        yield
-    finally:
-        conn.tx.lock.release()
 
 
 async def write_all(conn: Connection, data: bytes, pace: Pace | None, budget: float) -> int:

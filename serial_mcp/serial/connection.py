@@ -307,27 +307,11 @@ class Connection:
                 ErrorCode.PORT_OPEN_FAILED, messages.RECONNECT_FAILED.format(id=self.id, error=exc)
             ) from exc
 
-    @contextlib.asynccontextmanager
-    async def reading(self, cursor: str, timeout: float) -> Any:
+    def reading(self, cursor: str, timeout: float) -> CursorHold:
         """Hold ``cursor`` for one read: reads on one cursor run one at a time, so two concurrent
         readers never get the same bytes twice (nor lose any). Waiting longer than ``timeout`` is
         ``cursor_busy``."""
-        lock = self._cursor_locks.setdefault(cursor, asyncio.Lock())
-        try:
-            if lock.locked():  # only a wait needs its deadline (a cancel scope costs per call)
-                with anyio.fail_after(max(timeout, 0.05)):
-                    await lock.acquire()
-            else:
-                await lock.acquire()
-        except TimeoutError:
-            raise SerialMcpError(
-                ErrorCode.CURSOR_BUSY,
-                messages.CURSOR_BUSY.format(cursor=cursor, id=self.id, ms=int(timeout * 1000)),
-            ) from None
-        try:
-            yield
-        finally:
-            lock.release()
+        return CursorHold(self, cursor, timeout)
 
     def current_state(self) -> State:
         """The state now (after an await, another task may have changed it)."""
@@ -454,3 +438,33 @@ def _wake_one(fut: asyncio.Future[None]) -> None:
     """A waiter's timeout: it wakes as if data came (the reader looks and sees why it woke)."""
     if not fut.done():
         fut.set_result(None)
+
+
+class CursorHold:
+    """``async with conn.reading(cursor, timeout)``: the cursor's lock, taken within ``timeout``
+    (a class, not a generator: it runs once per read)."""
+
+    __slots__ = ("_conn", "_cursor", "_lock", "_timeout")
+
+    def __init__(self, conn: Connection, cursor: str, timeout: float) -> None:
+        self._conn, self._cursor, self._timeout = conn, cursor, timeout
+        self._lock = conn._cursor_locks.setdefault(cursor, asyncio.Lock())
+
+    async def __aenter__(self) -> None:
+        lock = self._lock
+        if not lock.locked():  # free: no deadline to keep (a cancel scope costs per call)
+            await lock.acquire()
+            return
+        try:
+            with anyio.fail_after(max(self._timeout, 0.05)):
+                await lock.acquire()
+        except TimeoutError:
+            raise SerialMcpError(
+                ErrorCode.CURSOR_BUSY,
+                messages.CURSOR_BUSY.format(
+                    cursor=self._cursor, id=self._conn.id, ms=int(self._timeout * 1000)
+                ),
+            ) from None
+
+    async def __aexit__(self, *exc: object) -> None:
+        self._lock.release()
