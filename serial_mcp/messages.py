@@ -835,3 +835,6 @@ MATCH_BAD_ANSI = "match.ansi is {value!r}; use keep (default) or ignore (match t
 S_SKIPPED = " skipped {n} byte(s) between frames"
 MODBUS_ASCII_FRAME_BAD = "{frame!r} looks like a whole Modbus ASCII frame but its hex or LRC is wrong; send the address + PDU bytes instead (the LRC is added for you)."
 UNKNOWN_KEY = "{field} has an unknown key {key!r}.{hint} Allowed keys: {allowed}."
+
+# --- stdio transport ---------------------------------------------------------------------------
+STDIO_CLIENT_GONE = "the client closed the server's stdout; shutting down"

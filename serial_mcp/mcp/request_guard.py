@@ -19,6 +19,7 @@ what its parser lets through.
 from __future__ import annotations
 
 import json
+import logging
 import re
 import sys
 from collections.abc import AsyncIterable, AsyncIterator
@@ -37,6 +38,8 @@ from serial_mcp import messages
 from serial_mcp.errors import ErrorCode
 from serial_mcp.mcp import stdio_pipes
 from serial_mcp.mcp.toolkit import error_result
+
+log = logging.getLogger(__name__)
 
 MAX_DEPTH = 64  # containers inside params; real tool arguments are two or three deep
 
@@ -271,10 +274,13 @@ async def run_stdio(server: MCPServer) -> None:
                 )
                 out = anyio.wrap_file(sdk_stdio._UnownedTextWrapper(out_buffer, encoding="utf-8"))
             lines = ScreenedLines(source)
-            async with stdio_server(stdin=lines, stdout=out) as (read_stream, write_stream):  # type: ignore[arg-type]
-                lines.reply_with(write_stream)
-                low = server._lowlevel_server
-                await low.run(read_stream, write_stream, low.create_initialization_options())
+            try:
+                async with stdio_server(stdin=lines, stdout=out) as (read_stream, write_stream):  # type: ignore[arg-type]
+                    lines.reply_with(write_stream)
+                    low = server._lowlevel_server
+                    await low.run(read_stream, write_stream, low.create_initialization_options())
+            except* (BrokenPipeError, ConnectionResetError):  # the client went away: nothing to answer
+                log.info(messages.STDIO_CLIENT_GONE)
     finally:
         if restore_out is not None:
             restore_out()

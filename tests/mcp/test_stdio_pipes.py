@@ -160,3 +160,45 @@ async def test_a_request_of_megabytes_over_real_stdio_is_answered() -> None:
         r = await c.call_tool("open", {"port": "/dev/" + "x" * (3 << 20)})
         assert r.is_error and r.structured_content["error"]["code"]  # answered, with our error shape
         assert not (await c.call_tool("list_connections", {})).is_error
+
+
+def test_a_client_that_closes_our_stdout_ends_the_server_cleanly() -> None:
+    """Its reader gone, the server's next reply meets a broken pipe: it shuts down, exit status 0, no
+    traceback and no ``unhandled errors`` line on stderr."""
+    import json
+    import subprocess
+
+    env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "PYTHONPATH", "VIRTUAL_ENV")}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "serial_mcp"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    init = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "t", "version": "0"},
+        },
+    }
+    proc.stdin.write((json.dumps(init) + "\n").encode())
+    proc.stdin.flush()
+    assert b'"id":1' in proc.stdout.readline()
+    proc.stdout.close()
+    proc.stdin.write(b'{"jsonrpc":"2.0","id":2,"method":"tools/list"}\n')
+    proc.stdin.flush()
+    try:
+        rc = proc.wait(30)  # a hang guard; it ends at the broken pipe, stdin still open
+    finally:
+        proc.kill()
+    err = proc.stderr.read().decode()
+    proc.stdin.close()
+    proc.stderr.close()
+    assert rc == 0, err
+    assert "Traceback" not in err and "unhandled errors" not in err
