@@ -33,7 +33,7 @@ from serial_mcp.core.settings import SerialSettings
 from serial_mcp.errors import ErrorCode, SerialMcpError
 from serial_mcp.serial.handle import PortHandle
 from serial_mcp.serial.pump import RxPump
-from serial_mcp.serial.tx import TxSession
+from serial_mcp.serial.tx import TxSession, lock_is_free
 
 log = logging.getLogger(__name__)
 
@@ -452,7 +452,7 @@ class CursorHold:
 
     async def __aenter__(self) -> None:
         lock = self._lock
-        if not lock.locked():  # free: no deadline to keep (a cancel scope costs per call)
+        if lock_is_free(lock):  # taken at once: no deadline to keep (a cancel scope costs per call)
             await lock.acquire()
             return
         try:

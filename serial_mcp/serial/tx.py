@@ -55,6 +55,12 @@ def write_budget_s(
     return DEFAULT_WRITE_TIMEOUT_MS / 1000 + wire + pauses
 
 
+def lock_is_free(lock: asyncio.Lock) -> bool:
+    """``acquire`` would return at once: unlocked and nobody queued (a just-released lock whose next
+    waiter has not run yet is not free: acquiring it means queueing, and queueing needs a deadline)."""
+    return not lock.locked() and not getattr(lock, "_waiters", None)
+
+
 class TxSession:
     """One writer at a time, in arrival order; the blocking write happens in a worker thread."""
 
@@ -106,7 +112,7 @@ class TxSession:
     async def acquire_within(self, timeout_s: float) -> bool:
         """Take ``lock`` (FIFO), waiting at most ``timeout_s``: a write queued behind a stuck one
         times out too, instead of waiting for ever. True if taken (the caller releases it)."""
-        if not self._lock.locked():  # free: no deadline to keep (a cancel scope costs per call)
+        if lock_is_free(self._lock):  # taken at once: no deadline to keep (a cancel scope costs per call)
             await self._lock.acquire()
             return True
         try:
