@@ -252,3 +252,39 @@ def test_any_chunking_gives_the_same_frames(seed: int, cuts: list[int]) -> None:
     assert getattr(decoder, "bytes_skipped", 0) == skipped_whole
     # every byte is in exactly one frame or counted as skipped
     assert sum(f.end - f.start for f in whole) + skipped_whole == len(data)
+
+
+LAYOUTS: list[dict[str, Any]] = [
+    SENSOR,
+    {**SENSOR, "checksum": {"algorithm": "crc16_xmodem", "endianness": "big", "start": 2}},
+    {"type": "binary", "sync": "AA55", "length": {"offset": 2, "size": 1}},  # no checksum
+    {
+        "type": "binary",
+        "sync": "FF",
+        "length": 9,
+        "checksum": {"algorithm": "sum8", "position": 1, "start": 2},  # a checksum inside the frame
+    },
+    {"type": "binary", "sync": ["AA55", "AA56"], "length": {"offset": 2, "size": 2, "endianness": "little"}},
+    {**SENSOR, "include_terminators": True},
+]
+
+
+@pytest.mark.parametrize("config", LAYOUTS)
+@settings(max_examples=60, deadline=None)
+@given(data=st.binary(min_size=0, max_size=80), base=st.integers(0, 1 << 40))
+def test_the_bound_frame_maker_gives_what_frame_gives(config: dict[str, Any], data: bytes, base: int) -> None:
+    """``fast_frame`` (offsets bound once, the checksum inlined) agrees with the general ``frame``
+    on any bytes, valid or not, wherever it is used."""
+    layout = build_decoder(config).layout  # type: ignore[attr-defined]
+    fast = layout.fast_frame
+    if fast is None:
+        return
+    work = b"\x00garbage" + data + b"tail"
+    s, e = 8, 8 + len(data)
+    if e - s < layout.min_length:
+        return
+    assert fast(work, s, e, base) == layout.frame(work, s, e, base)
+
+
+def test_the_usual_layout_has_a_bound_frame_maker() -> None:
+    assert build_decoder(SENSOR).layout.fast_frame is not None  # type: ignore[attr-defined]

@@ -13,7 +13,7 @@ encoder takes exactly that ``data`` and inserts sync, length and checksum.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -127,6 +127,7 @@ class BinaryLayout:
         "_keep",
         "_len_add",
         "checksum",
+        "fast_frame",
         "fixed_length",
         "header_length",
         "include_terminators",
@@ -169,6 +170,11 @@ class BinaryLayout:
         self._field = None if f is None else (f.offset, f.end, f.endianness, f.mask)
         self._cks = None if checksum is None else _Check(checksum)
         self._keep = {len(s): self._plan(len(s)) for s in self.syncs}
+        # What the scan engine calls per frame: ``frame`` with its offsets bound, unless a subclass
+        # has a ``frame`` of its own.
+        self.fast_frame: Callable[[bytes, int, int, int], Frame | None] | None = (
+            self._fast_frame() if type(self).frame is BinaryLayout.frame else None
+        )
 
     @property
     def resync_on_bad(self) -> bool:
@@ -255,6 +261,37 @@ class BinaryLayout:
             a, _, b, _ = spans[0]
             return work[s + a : e + b]
         return b"".join(work[(e if af else s) + a : (e if bf else s) + b] for a, af, b, bf in spans)
+
+    def _fast_frame(self) -> Callable[[bytes, int, int, int], Frame | None] | None:
+        """``frame`` for the usual layout, with its offsets bound once (a frame costs one slice for
+        the data, one for the checksum's range and the C checksum): one sync length, the data one
+        span from the header to the trailing checksum, empty frames kept. None otherwise."""
+        if self.skip_empty or self.include_terminators or len(self._keep) != 1:
+            return None
+        spans = next(iter(self._keep.values()))
+        if len(spans) != 1 or spans[0][1] or not spans[0][3]:
+            return None
+        a, _, b, _ = spans[0]
+        cks = self._cks
+        if cks is None or not (cks.at_from_end and cks.stop_from_end):
+            check = None if cks is None else cks.check
+
+            def framed(work: bytes, s: int, e: int, base: int) -> Frame | None:
+                return Frame(
+                    work[s + a : e + b], base + s, base + e, None if check is None else check(work, s, e)
+                )
+
+            return framed
+        fn, mask, order, width = cks.fn, cks.mask, cks.order, cks.width
+        start, at, stop = cks.start, cks.at, cks.stop
+        from_bytes = int.from_bytes
+
+        def checked(work: bytes, s: int, e: int, base: int) -> Frame | None:
+            t = e + at
+            valid = (fn(work[s + start : e + stop]) & mask) == from_bytes(work[t : t + width], order)
+            return Frame(work[s + a : e + b], base + s, base + e, valid)
+
+        return checked
 
     def frame(self, work: bytes, s: int, e: int, base: int) -> Frame | None:
         """The frame ``work[s:e]`` with its checksum verdict."""

@@ -64,6 +64,12 @@ _Make = Callable[[bytes, int, int, int], "Frame | None"]
 _Entry = tuple[bytes, _Measure, _Make, FrameRule]
 
 
+def _maker(rule: FrameRule) -> _Make:
+    """The rule's ``frame``, or its specialised equivalent (``fast_frame``) where it has one."""
+    fast: _Make | None = getattr(rule, "fast_frame", None)
+    return fast if fast is not None else rule.frame
+
+
 class ScanDecoder:
     """Incremental decoder over one or more :class:`FrameRule`; see the module docstring."""
 
@@ -85,10 +91,13 @@ class ScanDecoder:
         self._max_sync = max(len(s) for s in syncs)
         self._prefixes = frozenset(s[:k] for s in syncs for k in range(1, len(s)))
         # Fast path for back-to-back frames: a first byte that begins exactly one sync word.
-        self._entries: list[_Entry] = [(b"", r.measure, r.frame, r) for r in self._rules]
+        self._entries: list[_Entry] = [(b"", r.measure, _maker(r), r) for r in self._rules]
         firsts = [s[0] for s in syncs]
         self._lead: dict[int, _Entry] = {
-            s[0]: (s, r.measure, r.frame, r) for r in self._rules for s in r.syncs if firsts.count(s[0]) == 1
+            s[0]: (s, r.measure, _maker(r), r)
+            for r in self._rules
+            for s in r.syncs
+            if firsts.count(s[0]) == 1
         }
         self._rx = ReceiveBuffer(offset)
 
