@@ -32,8 +32,11 @@ from serial_mcp.serial.handle import PortHandle
 
 log = logging.getLogger(__name__)
 
-LINGER_S = 0.05  # at most this long between two reads of a trickle nobody waits for
-LINGER_BUDGET = 8192  # a port that delivered fewer bytes than this per window trickles (< ~80 KB/s)
+LINGER_S = 0.1  # at most this long between two reads of a trickle nobody waits for
+# A port that delivered fewer bytes than this in the current and previous window trickles (under
+# ~20-40 KB/s; a 115200-baud device sends 11.5 KB/s). Budget x linger bounds what waits in the
+# kernel's tty buffer during a linger: at most ~4 KiB, well inside it.
+LINGER_BUDGET = 4096
 TRICKLE_WINDOW_S = 0.1
 
 
