@@ -113,11 +113,7 @@ class SystemPortHandle:
         return True
 
     def _drain_wake_pipe(self) -> None:
-        try:
-            while os.read(self._wake_r, 512):
-                pass
-        except OSError:
-            pass
+        _empty_pipe(self._wake_r)
 
     def linger(self, seconds: float) -> None:
         """Wait up to ``seconds`` before the next read, sooner on ``interrupt`` (the pump lingers over
@@ -316,11 +312,7 @@ class SystemPortHandle:
             pass
 
     def _drain_wake_writer(self) -> None:
-        try:
-            while os.read(self._wake_wr, 512):
-                pass
-        except OSError:
-            pass
+        _empty_pipe(self._wake_wr)
 
     def _control(self, attr: str, value: Any) -> None:
         """Set a pyserial attribute; a network port's refusal or silence (rfc2217 answers time out)
@@ -401,6 +393,15 @@ class SystemPortHandle:
                     os.close(fd)
                 except OSError:
                     pass
+
+
+def _empty_pipe(fd: int) -> None:
+    """Read a non-blocking wake pipe until it is empty (or gone)."""
+    try:
+        while os.read(fd, 512):
+            pass
+    except OSError:
+        pass
 
 
 def _is_pty(fd: int | None) -> bool:

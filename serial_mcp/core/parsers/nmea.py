@@ -57,22 +57,20 @@ def _sentence(address: str, values: list[str], checksum: str | None) -> dict[str
             "fields": values,
             "checksum": checksum,
         }
-    return {
-        "kind": "sentence",
-        "start": "$",
-        "address": address,
-        "talker": address[:2],
-        "sentence": address[2:],
-        "fields": values,
-        "checksum": checksum,
-    }
+    return _talker_sentence("sentence", "$", address, values, checksum)
 
 
 def _encapsulated(address: str, values: list[str], checksum: str | None) -> dict[str, Any]:
     """The fields of a ``!`` sentence (AIS and other encapsulated data), without ``ais``."""
+    return _talker_sentence("ais", "!", address, values, checksum)
+
+
+def _talker_sentence(
+    kind: str, start: str, address: str, values: list[str], checksum: str | None
+) -> dict[str, Any]:
     return {
-        "kind": "ais",
-        "start": "!",
+        "kind": kind,
+        "start": start,
         "address": address,
         "talker": address[:2],
         "sentence": address[2:],
