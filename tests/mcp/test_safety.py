@@ -27,6 +27,7 @@ from serial_mcp.serial.policy import GuardedOpener
 from serial_mcp.serial.ports import PortInfo
 from serial_mcp.serial.system_open import SystemOpener
 from tests.pty.devices import PtyDevice, echo
+from tests.raw_rpc import INITIALIZE
 from tests.tool_calls import call, error
 
 TOOLS_LIST_BUDGET = 30_000
@@ -230,16 +231,7 @@ def http_server() -> Iterator[tuple[str, str]]:
     assert proc.stdout is not None and proc.stdout.read() == b"", "nothing on stdout"
 
 
-INIT = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "t", "version": "0"},
-    },
-}
+INIT = INITIALIZE
 HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
 
 

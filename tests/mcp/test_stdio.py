@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -13,13 +12,13 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from tests.pty.devices import AtResponder, PtyDevice
+from tests.raw_rpc import INITIALIZE, INITIALIZED, server_env
 
 pytestmark = [pytest.mark.anyio, pytest.mark.stdio]
 
 
 def server_params() -> StdioServerParameters:
-    env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "PYTHONPATH", "VIRTUAL_ENV")}
-    return StdioServerParameters(command=sys.executable, args=["-m", "serial_mcp"], env=env)
+    return StdioServerParameters(command=sys.executable, args=["-m", "serial_mcp"], env=server_env())
 
 
 @pytest.fixture
@@ -54,17 +53,8 @@ async def test_pty_round_trip_over_stdio(mode: str, at_device: PtyDevice) -> Non
 def test_stdout_carries_only_json_rpc(at_device: PtyDevice) -> None:
     """Raw newline-delimited JSON-RPC in; every stdout line must be a JSON-RPC message, logs on stderr."""
     requests: list[dict[str, Any]] = [
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-11-25",
-                "capabilities": {},
-                "clientInfo": {"name": "raw", "version": "0"},
-            },
-        },
-        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        INITIALIZE,
+        INITIALIZED,
         {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
         {
             "jsonrpc": "2.0",

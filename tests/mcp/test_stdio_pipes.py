@@ -14,6 +14,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from serial_mcp.mcp import stdio_pipes
+from tests.raw_rpc import INITIALIZE, server_env
 
 pytestmark = pytest.mark.anyio
 
@@ -154,8 +155,7 @@ async def test_the_server_serves_pipes_without_wrapping_them_in_threads(
 
 
 async def test_a_request_of_megabytes_over_real_stdio_is_answered() -> None:
-    env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "PYTHONPATH", "VIRTUAL_ENV")}
-    params = StdioServerParameters(command=sys.executable, args=["-m", "serial_mcp"], env=env)
+    params = StdioServerParameters(command=sys.executable, args=["-m", "serial_mcp"], env=server_env())
     async with Client(params, read_timeout_seconds=60) as c:
         r = await c.call_tool("open", {"port": "/dev/" + "x" * (3 << 20)})
         assert r.is_error and r.structured_content["error"]["code"]  # answered, with our error shape
@@ -168,26 +168,15 @@ def test_a_client_that_closes_our_stdout_ends_the_server_cleanly() -> None:
     import json
     import subprocess
 
-    env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "PYTHONPATH", "VIRTUAL_ENV")}
     proc = subprocess.Popen(
         [sys.executable, "-m", "serial_mcp"],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
-        env=env,
+        env=server_env(),
     )
     assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
-    init = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-11-25",
-            "capabilities": {},
-            "clientInfo": {"name": "t", "version": "0"},
-        },
-    }
-    proc.stdin.write((json.dumps(init) + "\n").encode())
+    proc.stdin.write((json.dumps(INITIALIZE) + "\n").encode())
     proc.stdin.flush()
     assert b'"id":1' in proc.stdout.readline()
     proc.stdout.close()

@@ -17,6 +17,7 @@ import serial
 
 from serial_mcp.store.capture_files import read_capture
 from tests.pty.devices import PtyDevice
+from tests.raw_rpc import INITIALIZE_PARAMS, INITIALIZED
 
 CAPTURES = Path(__file__).parents[2] / "captures"
 
@@ -170,16 +171,8 @@ def test_recording_survives_sigkill_of_the_server(tmp_path: Path) -> None:
                 return reply
 
     try:
-        rpc(
-            1,
-            "initialize",
-            {
-                "protocolVersion": "2025-11-25",
-                "capabilities": {},
-                "clientInfo": {"name": "t", "version": "0"},
-            },
-        )
-        proc.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
+        rpc(1, "initialize", INITIALIZE_PARAMS)
+        proc.stdin.write((json.dumps(INITIALIZED) + "\n").encode())
 
         def tool(i: int, name: str, arguments: dict[str, object]) -> dict[str, Any]:
             return rpc(i, "tools/call", {"name": name, "arguments": arguments})

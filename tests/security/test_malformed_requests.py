@@ -8,7 +8,6 @@ subprocess; the answer must come back (bounds are generous) and ``tools/list`` m
 from __future__ import annotations
 
 import json
-import os
 import select
 import subprocess
 import sys
@@ -24,6 +23,7 @@ from serial_mcp.mcp.request_guard import MAX_DEPTH, answer_for_rejected_line, en
 from serial_mcp.mcp.server import build_server
 from serial_mcp.serial.fake import FakeOpener
 from serial_mcp.serial.manager import ConnectionManager
+from tests.raw_rpc import INITIALIZE_PARAMS, INITIALIZED, server_env
 from tests.security.http_harness import TOKEN, http_server
 from tests.tool_calls import error
 
@@ -34,7 +34,7 @@ class StdioServer:
     """A ``serial-mcp`` subprocess spoken to in raw newline-delimited JSON-RPC."""
 
     def __init__(self) -> None:
-        env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "PYTHONPATH", "VIRTUAL_ENV")}
+        env = server_env()
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "serial_mcp"],
             stdin=subprocess.PIPE,
@@ -82,13 +82,8 @@ class StdioServer:
 @pytest.fixture(scope="module")
 def stdio() -> Iterator[StdioServer]:
     srv = StdioServer()
-    init = {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "raw", "version": "0"},
-    }
-    assert "result" in srv.request("initialize", init)
-    srv.send(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+    assert "result" in srv.request("initialize", INITIALIZE_PARAMS)
+    srv.send(json.dumps(INITIALIZED))
     yield srv
     srv.close()
 

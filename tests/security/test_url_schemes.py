@@ -5,7 +5,6 @@ URL options are checked by us: only those pyserial documents for the scheme pass
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -23,6 +22,7 @@ from serial_mcp.core.settings import SerialSettings
 from serial_mcp.errors import InvalidArgument, SerialMcpError
 from serial_mcp.serial.system_open import SystemOpener
 from tests.pty.devices import PtyDevice, echo
+from tests.raw_rpc import server_env
 from tests.security.openers import production_server
 from tests.tool_calls import call, error
 
@@ -128,9 +128,8 @@ async def test_an_operator_enabled_scheme_is_passed_on(tmp_path: Path, device: P
 
 
 def _stdio(*flags: str, env: dict[str, str] | None = None) -> StdioServerParameters:
-    base = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "PYTHONPATH", "VIRTUAL_ENV")}
     return StdioServerParameters(
-        command=sys.executable, args=["-m", "serial_mcp", *flags], env={**base, **(env or {})}
+        command=sys.executable, args=["-m", "serial_mcp", *flags], env=server_env(**(env or {}))
     )
 
 

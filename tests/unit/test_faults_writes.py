@@ -18,6 +18,7 @@ from mcp import Client
 from serial_mcp.mcp.server import build_server
 from serial_mcp.serial.manager import ConnectionManager
 from serial_mcp.serial.system_open import SystemOpener
+from tests.raw_rpc import INITIALIZE, INITIALIZED
 from tests.tool_calls import call, error
 
 if not sys.platform.startswith("linux"):
@@ -134,17 +135,8 @@ def test_the_server_exits_when_stdin_closes_during_a_stuck_write(far_end: tuple[
 
     _, path = far_end
     rpc: list[dict[str, Any]] = [
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-11-25",
-                "capabilities": {},
-                "clientInfo": {"name": "t", "version": "0"},
-            },
-        },
-        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        INITIALIZE,
+        INITIALIZED,
         {
             "jsonrpc": "2.0",
             "id": 2,

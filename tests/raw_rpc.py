@@ -1,0 +1,22 @@
+"""Pieces every test that runs a real ``serial-mcp`` subprocess shares: its environment and the
+raw JSON-RPC of a 2025-11-25 handshake."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+PASSED_ENV = ("PATH", "HOME", "PYTHONPATH", "VIRTUAL_ENV")
+
+INITIALIZE_PARAMS: dict[str, Any] = {
+    "protocolVersion": "2025-11-25",
+    "capabilities": {},
+    "clientInfo": {"name": "t", "version": "0"},
+}
+INITIALIZE: dict[str, Any] = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": INITIALIZE_PARAMS}
+INITIALIZED: dict[str, Any] = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+
+
+def server_env(**extra: str) -> dict[str, str]:
+    """The environment a server subprocess needs (and nothing else of ours)."""
+    return {**{k: v for k, v in os.environ.items() if k in PASSED_ENV}, **extra}
