@@ -14,18 +14,9 @@ from serial_mcp import messages
 from serial_mcp.commands.output import status
 from serial_mcp.core import offline_decode
 from serial_mcp.core.capture import decode_lines, parse_capture
+from serial_mcp.core.json_arg import json_option
 from serial_mcp.core.presets import effective
-from serial_mcp.errors import InvalidArgument
 from serial_mcp.store.capture_files import read_capture_bytes
-
-
-def _json_option(text: str | None, name: str) -> Any:
-    if text is None:
-        return None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InvalidArgument(messages.CLI_BAD_JSON.format(name=name, error=exc)) from None
 
 
 def load_streams(raw: bytes) -> dict[str, list[tuple[float, bytes]]]:
@@ -65,8 +56,8 @@ def run_decode(
     resolved = effective(
         {
             "protocol": protocol,
-            "rx_framing": _json_option(rx_framing, "--rx-framing"),
-            "rx_parser": _json_option(rx_parser, "--rx-parser"),
+            "rx_framing": json_option(rx_framing, "--rx-framing"),
+            "rx_parser": json_option(rx_parser, "--rx-parser"),
         },
         {},
     )

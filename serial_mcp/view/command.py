@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import json
 import sys
 import webbrowser
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Final, TextIO
+from typing import Final, TextIO
 
 from serial_mcp import messages
+from serial_mcp.core.json_arg import json_option
 from serial_mcp.errors import InvalidArgument
 from serial_mcp.store.capture_files import read_capture_bytes, write_report
 from serial_mcp.view.model import DEFAULT_GAP_S, ViewOptions, build_view
@@ -18,15 +18,6 @@ from serial_mcp.view.render import render_page
 __all__ = ["default_output", "run_view"]
 
 PROGRESS_FROM_BYTES: Final = 4 << 20  # smaller inputs are done before anyone would wait
-
-
-def _json_option(text: str | None, name: str) -> Any:
-    if text is None:
-        return None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InvalidArgument(messages.CLI_BAD_JSON.format(name=name, error=exc)) from None
 
 
 def default_output(capture: str | Path) -> Path:
@@ -59,8 +50,8 @@ def run_view(
         raise InvalidArgument(messages.VIEW_SAME_FILE.format(path=file))
     options = ViewOptions(
         protocol=protocol,
-        rx_framing=_json_option(rx_framing, "--rx-framing"),
-        rx_parser=_json_option(rx_parser, "--rx-parser"),
+        rx_framing=json_option(rx_framing, "--rx-framing"),
+        rx_parser=json_option(rx_parser, "--rx-parser"),
         fields=[f for item in fields for f in item.split(",") if f] if fields else None,
         gap_s=gap_s,
     )
