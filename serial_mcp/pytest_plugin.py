@@ -20,9 +20,10 @@ The engine is imported when a fixture is first used, so pytest starts as fast as
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import os
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -59,45 +60,53 @@ def _beside_the_test(capture: str | os.PathLike[str], test_dir: Path) -> str | o
     return beside if beside.exists() else capture
 
 
-@pytest.fixture
-def serial_replay(request: pytest.FixtureRequest) -> Iterator[ReplayFactory]:
-    """``serial_replay("boot.jsonl", mode="respond")`` → the path of a PTY replaying that capture."""
-    from serial_mcp.api import replay_url, serve_pty
+@contextlib.contextmanager
+def _pty_bridges() -> Iterator[Callable[[str], str]]:
+    """``serve(url)`` → the path of a PTY with ``url``'s device behind it; all closed at the end."""
+    from serial_mcp.api import serve_pty
 
     bridges: list[PtyBridge] = []
 
-    def make(
-        capture: str | os.PathLike[str], mode: ReplayMode = "timed", *, speed: float = 1.0, loop: bool = False
-    ) -> str:
-        found = _beside_the_test(capture, request.path.parent)
-        bridge = serve_pty(replay_url(found, mode, speed, loop))
+    def serve(url: str) -> str:
+        bridge = serve_pty(url)
         bridges.append(bridge)
         return bridge.path
 
     try:
-        yield make
+        yield serve
     finally:
         for bridge in bridges:
             bridge.close()
+
+
+@pytest.fixture
+def serial_replay(request: pytest.FixtureRequest) -> Iterator[ReplayFactory]:
+    """``serial_replay("boot.jsonl", mode="respond")`` → the path of a PTY replaying that capture."""
+    from serial_mcp.api import replay_url
+
+    with _pty_bridges() as serve:
+
+        def make(
+            capture: str | os.PathLike[str],
+            mode: ReplayMode = "timed",
+            *,
+            speed: float = 1.0,
+            loop: bool = False,
+        ) -> str:
+            return serve(replay_url(_beside_the_test(capture, request.path.parent), mode, speed, loop))
+
+        yield make
 
 
 @pytest.fixture
 def serial_sim() -> Iterator[SimFactory]:
     """``serial_sim("modem")`` → the path of a PTY with a simulated device (``sim://modem``) behind it."""
-    from serial_mcp.api import serve_pty
+    with _pty_bridges() as serve:
 
-    bridges: list[PtyBridge] = []
+        def make(kind: str = "modem") -> str:
+            return serve(kind if kind.startswith("sim://") else f"sim://{kind}")
 
-    def make(kind: str = "modem") -> str:
-        bridge = serve_pty(kind if kind.startswith("sim://") else f"sim://{kind}")
-        bridges.append(bridge)
-        return bridge.path
-
-    try:
         yield make
-    finally:
-        for bridge in bridges:
-            bridge.close()
 
 
 @pytest.fixture
