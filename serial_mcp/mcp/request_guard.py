@@ -203,11 +203,10 @@ def answer_for_rejected_line(line: str) -> types.JSONRPCMessage | None:
     notification)."""
     if not line.strip():
         return None
-    env = envelope(line)
-    rid, method, name = env.get(("id",)), env.get(("method",)), env.get(("params", "name"))
-    if not isinstance(rid, int | str) or isinstance(rid, bool):
-        rid = None
+    if isinstance(line, stdio_pipes.OverlongLine):  # only its head was kept: it cannot be parsed
+        return _reply(envelope(line), types.INVALID_PARAMS, messages.REQUEST_TOO_LONG.format(max=line.limit))
     code, problem = types.INVALID_REQUEST, messages.REQUEST_NOT_JSON_RPC
+    env = envelope(line)
     try:
         parsed = json.loads(line)
     except RecursionError:
@@ -216,9 +215,18 @@ def answer_for_rejected_line(line: str) -> types.JSONRPCMessage | None:
     except ValueError as exc:
         code, problem = types.PARSE_ERROR, messages.REQUEST_NOT_JSON.format(error=_quoted(str(exc)))
     else:
-        found = _problem(method, parsed.get("params")) if isinstance(parsed, dict) else None
+        found = _problem(env.get(("method",)), parsed.get("params")) if isinstance(parsed, dict) else None
         if found is not None:
             code, problem = types.INVALID_PARAMS, found
+    return _reply(env, code, problem)
+
+
+def _reply(env: dict[tuple[str, ...], Any], code: int, problem: str) -> types.JSONRPCMessage | None:
+    """The error for a request with this envelope: a tool error for a named ``tools/call`` with bad
+    params, a JSON-RPC error otherwise, nothing for a notification."""
+    rid, method, name = env.get(("id",)), env.get(("method",)), env.get(("params", "name"))
+    if not isinstance(rid, int | str) or isinstance(rid, bool):
+        rid = None
     if rid is None:
         if isinstance(method, str) and code != types.PARSE_ERROR:
             return None  # a notification: JSON-RPC never answers those
@@ -247,7 +255,7 @@ class ScreenedLines:
 
     async def _lines(self) -> AsyncIterator[str]:
         async for line in self._source:
-            if _sdk_accepts(line):
+            if not isinstance(line, stdio_pipes.OverlongLine) and _sdk_accepts(line):
                 yield line
                 continue
             reply = answer_for_rejected_line(line)

@@ -7,8 +7,10 @@ thread wake-ups, the largest part of a small call's cost. When the descriptors a
 A terminal or a regular file keeps the SDK's threaded path: making a descriptor non-blocking
 changes it for every process that shares it.
 
-The read side has no line-length limit of its own beyond ``MAX_LINE`` (the SDK's path had none):
-a request too large to be real is answered by the request guard, not by a dropped connection.
+A line longer than ``MAX_LINE`` (the SDK's path had no limit: a hostile client could make it
+buffer any amount) is not kept: its head comes through as an :class:`OverlongLine`, which the
+request guard answers (with the request's id when the head holds it), and the rest of it is
+skipped without being buffered.
 """
 
 from __future__ import annotations
@@ -22,7 +24,8 @@ from typing import Any, BinaryIO
 
 import anyio
 
-MAX_LINE = 1 << 30  # one JSON-RPC line; StreamReader pauses the pipe at twice this buffered
+MAX_LINE = 64 << 20  # one JSON-RPC line (a 32 MB write in hex); StreamReader pauses at twice this
+HEAD_KEPT = 64 << 10  # of an overlong line: enough for its id, method and tool name
 
 
 def is_pipe(fd: int) -> bool:
@@ -34,21 +37,54 @@ def is_pipe(fd: int) -> bool:
     return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
 
 
+class OverlongLine(str):
+    """The head of a line longer than ``limit`` bytes (the rest was skipped)."""
+
+    limit: int
+
+    def __new__(cls, head: str, limit: int) -> OverlongLine:
+        line = super().__new__(cls, head)
+        line.limit = limit
+        return line
+
+
 class PipeLines:
     """The lines of a pipe, as ``str`` (UTF-8, bad bytes replaced), read on the event loop."""
 
-    def __init__(self, reader: asyncio.StreamReader) -> None:
+    def __init__(self, reader: asyncio.StreamReader, limit: int = MAX_LINE) -> None:
         self._reader = reader
+        self._limit = limit
 
     def __aiter__(self) -> AsyncIterator[str]:
         return self._lines()
 
     async def _lines(self) -> AsyncIterator[str]:
+        reader = self._reader
         while True:
-            line = await self._reader.readline()
-            if not line:
+            try:
+                line = await reader.readuntil(b"\n")
+            except asyncio.IncompleteReadError as end:  # end of input: a last line without LF
+                if end.partial:
+                    yield end.partial.decode("utf-8", errors="replace")
                 return
+            except asyncio.LimitOverrunError as over:
+                head = await reader.readexactly(min(over.consumed, HEAD_KEPT, self._limit))
+                await self._skip_rest_of_line()
+                yield OverlongLine(head.decode("utf-8", errors="replace"), self._limit)
+                continue
             yield line.decode("utf-8", errors="replace")
+
+    async def _skip_rest_of_line(self) -> None:
+        """Drop everything up to and including the next LF, never buffering more than the limit."""
+        reader = self._reader
+        while True:
+            try:
+                await reader.readuntil(b"\n")
+                return
+            except asyncio.LimitOverrunError as over:
+                await reader.readexactly(max(1, over.consumed))
+            except asyncio.IncompleteReadError:
+                return
 
 
 class PipeWriter:
@@ -70,7 +106,9 @@ class PipeWriter:
 
 
 @contextlib.asynccontextmanager
-async def loop_stdio(stdin: BinaryIO, stdout: BinaryIO) -> AsyncIterator[tuple[PipeLines, PipeWriter] | None]:
+async def loop_stdio(
+    stdin: BinaryIO, stdout: BinaryIO, limit: int = MAX_LINE
+) -> AsyncIterator[tuple[PipeLines, PipeWriter] | None]:
     """Loop-served ``(lines, writer)`` over the claimed stdin/stdout buffers, or None when either is not
     a pipe or socket (then the caller keeps the threaded path). The descriptors themselves stay open
     and blocking again afterwards: the transports own duplicates."""
@@ -84,7 +122,7 @@ async def loop_stdio(stdin: BinaryIO, stdout: BinaryIO) -> AsyncIterator[tuple[P
     loop = asyncio.get_running_loop()
     transports: list[Any] = []
     try:
-        reader = asyncio.StreamReader(limit=MAX_LINE)
+        reader = asyncio.StreamReader(limit=limit)
         read_t, _ = await loop.connect_read_pipe(
             lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(os.dup(fds[0]), "rb", buffering=0)
         )
@@ -94,7 +132,7 @@ async def loop_stdio(stdin: BinaryIO, stdout: BinaryIO) -> AsyncIterator[tuple[P
         )
         transports.append(write_t)
         writer = asyncio.StreamWriter(write_t, write_p, None, loop)
-        yield PipeLines(reader), PipeWriter(writer)
+        yield PipeLines(reader, limit), PipeWriter(writer)
     finally:
         for t in transports:
             t.close()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 import os
 import sys
 from collections.abc import Iterator
@@ -165,7 +166,6 @@ async def test_a_request_of_megabytes_over_real_stdio_is_answered() -> None:
 def test_a_client_that_closes_our_stdout_ends_the_server_cleanly() -> None:
     """Its reader gone, the server's next reply meets a broken pipe: it shuts down, exit status 0, no
     traceback and no ``unhandled errors`` line on stderr."""
-    import json
     import subprocess
 
     proc = subprocess.Popen(
@@ -191,3 +191,38 @@ def test_a_client_that_closes_our_stdout_ends_the_server_cleanly() -> None:
     proc.stderr.close()
     assert rc == 0, err
     assert "Traceback" not in err and "unhandled errors" not in err
+
+
+async def test_a_line_over_the_limit_is_answered_by_id_and_not_buffered(pipes: Any) -> None:
+    """A hostile client's endless line: its head comes through (so the reply names its request), the
+    rest is skipped in pieces no larger than the limit, and the next request is read as usual."""
+    from serial_mcp.mcp.request_guard import answer_for_rejected_line
+
+    (in_r, in_w), (out_w, _) = pipes
+    limit = 4096
+    huge = b'{"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "write", "arguments": {"data": "'
+    huge += b"A" * (limit * 50) + b'"}}}\n'
+    after = b'{"jsonrpc": "2.0", "id": 8, "method": "tools/list"}\n'
+    async with stdio_pipes.loop_stdio(_file(in_r, "rb"), _file(out_w, "wb"), limit=limit) as served:
+        assert served is not None
+        lines, _ = served
+
+        async def feed() -> None:
+            await anyio.to_thread.run_sync(os.write, in_w, huge + after)
+            os.close(in_w)
+
+        got: list[str] = []
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(feed)
+            async for line in lines:
+                got.append(line)
+    assert len(got) == 2
+    head, nxt = got
+    assert isinstance(head, stdio_pipes.OverlongLine) and len(head) <= limit and '"id": 7' in head
+    assert nxt == after.decode()
+    reply = answer_for_rejected_line(head)
+    assert reply is not None
+    dumped = reply.model_dump(by_alias=True, exclude_none=True)
+    assert dumped["id"] == 7
+    text = json.dumps(dumped)
+    assert "longer than 4096 bytes" in text and "invalid_argument" in text  # a tool error, by its id
