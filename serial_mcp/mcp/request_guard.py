@@ -9,8 +9,8 @@ Two layers:
   ``-32602``.
 * ``run_stdio`` (the stdio transport): the SDK parses each stdin line with pydantic-core, which
   rejects lone surrogates and nesting past ~200 levels, and then drops the line without a reply
-  (it cannot know the id). Lines are screened with the same parser first; a line it would drop
-  is answered here, with the id recovered by a shallow scan of the line.
+  (it cannot know the id). Here each line is parsed once, with the same parser, and a line it
+  would drop is answered, with the id recovered by a shallow scan of the line.
 
 Over HTTP the SDK answers unparseable bodies itself (400 / ``-32700``), and the middleware covers
 what its parser lets through.
@@ -18,18 +18,20 @@ what its parser lets through.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import re
 import sys
 from collections.abc import AsyncIterable, AsyncIterator
+from contextlib import asynccontextmanager
 from functools import partial
 from typing import Any
 
 import anyio
 import mcp_types as types
 from mcp.server.mcpserver import MCPServer
-from mcp.server.stdio import stdio_server
+from mcp.shared._context_streams import create_context_streams  # as the SDK's stdio_server
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
@@ -190,12 +192,15 @@ def envelope(line: str) -> dict[tuple[str, ...], Any]:
     return found
 
 
-def _sdk_accepts(line: str) -> bool:
+def parse_line(line: str) -> types.JSONRPCMessage | None:
+    """The message on a stdin line, parsed as the SDK's stdio transport parses it; None if it cannot be."""
+    if isinstance(line, stdio_pipes.OverlongLine):  # only its head was kept: it cannot be parsed
+        return None
     try:
-        types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+        message: types.JSONRPCMessage = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
     except ValidationError:
-        return False
-    return True
+        return None
+    return message
 
 
 def answer_for_rejected_line(line: str) -> types.JSONRPCMessage | None:
@@ -238,30 +243,40 @@ def _reply(env: dict[tuple[str, ...], Any], code: int, problem: str) -> types.JS
     return types.JSONRPCError(jsonrpc="2.0", id=rid, error=types.ErrorData(code=code, message=problem))
 
 
-class ScreenedLines:
-    """stdin for the SDK's stdio transport: lines it would drop are answered here instead."""
+@asynccontextmanager
+async def screened_stdio(
+    source: AsyncIterable[str], out: Any
+) -> AsyncIterator[tuple[Any, Any]]:
+    """The SDK's ``stdio_server`` streams over ``source`` (lines) and ``out`` (``write``/``flush``), with
+    each line parsed once: a line the SDK's parser would drop is answered here instead (the SDK's own
+    transport would parse a line we had screened a second time, on every request)."""
+    read_writer, read_stream = create_context_streams[SessionMessage | Exception](0)
+    write_stream, write_reader = create_context_streams[SessionMessage](0)
 
-    def __init__(self, source: AsyncIterable[str]) -> None:
-        self._source = source
-        self._replies: Any = None
-        self._ready = anyio.Event()
+    async def read_lines() -> None:
+        with contextlib.suppress(anyio.ClosedResourceError):
+            async with read_writer:
+                async for line in source:
+                    message = parse_line(line)
+                    if message is not None:
+                        await read_writer.send(SessionMessage(message))
+                        continue
+                    reply = answer_for_rejected_line(line)
+                    if reply is not None:
+                        await write_stream.send(SessionMessage(reply))
 
-    def reply_with(self, write_stream: Any) -> None:
-        self._replies = write_stream
-        self._ready.set()
+    async def write_lines() -> None:
+        with contextlib.suppress(anyio.ClosedResourceError):
+            async with write_reader:
+                async for session_message in write_reader:
+                    text = session_message.message.model_dump_json(by_alias=True, exclude_unset=True)
+                    await out.write(text + "\n")
+                    await out.flush()
 
-    def __aiter__(self) -> AsyncIterator[str]:
-        return self._lines()
-
-    async def _lines(self) -> AsyncIterator[str]:
-        async for line in self._source:
-            if not isinstance(line, stdio_pipes.OverlongLine) and _sdk_accepts(line):
-                yield line
-                continue
-            reply = answer_for_rejected_line(line)
-            if reply is not None:
-                await self._ready.wait()
-                await self._replies.send(SessionMessage(reply))
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(read_lines)
+        tg.start_soon(write_lines)
+        yield read_stream, write_stream
 
 
 async def run_stdio(server: MCPServer) -> None:
@@ -281,10 +296,8 @@ async def run_stdio(server: MCPServer) -> None:
                     sdk_stdio._UnownedTextWrapper(buffer, encoding="utf-8", errors="replace")
                 )
                 out = anyio.wrap_file(sdk_stdio._UnownedTextWrapper(out_buffer, encoding="utf-8"))
-            lines = ScreenedLines(source)
             try:
-                async with stdio_server(stdin=lines, stdout=out) as (read_stream, write_stream):  # type: ignore[arg-type]
-                    lines.reply_with(write_stream)
+                async with screened_stdio(source, out) as (read_stream, write_stream):
                     low = server._lowlevel_server
                     await low.run(read_stream, write_stream, low.create_initialization_options())
             except* (BrokenPipeError, ConnectionResetError):  # the client went away: nothing to answer

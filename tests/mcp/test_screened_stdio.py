@@ -1,0 +1,95 @@
+"""The stdio transport parses each line once: requests reach the session, unparseable ones are answered."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+import mcp_types as types
+import pytest
+from mcp.shared.message import SessionMessage
+
+from serial_mcp.mcp import request_guard, stdio_pipes
+from tests.raw_rpc import INITIALIZE
+
+pytestmark = pytest.mark.anyio
+
+
+class CountingAdapter:
+    """``types.jsonrpc_message_adapter`` with a count of the lines it parsed."""
+
+    def __init__(self, real: Any) -> None:
+        self.real = real
+        self.parsed = 0
+
+    def validate_json(self, *args: Any, **kwargs: Any) -> Any:
+        self.parsed += 1
+        return self.real.validate_json(*args, **kwargs)
+
+
+class Out:
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+
+    async def write(self, text: str) -> None:
+        self.lines.append(text)
+
+    async def flush(self) -> None:
+        pass
+
+
+async def _source(lines: list[str]) -> AsyncIterator[str]:
+    for line in lines:
+        yield line
+
+
+def _call(rid: int, arguments: str) -> str:
+    return (
+        f'{{"jsonrpc":"2.0","id":{rid},"method":"tools/call",'
+        f'"params":{{"name":"read","arguments":{arguments}}}}}\n'
+    )
+
+
+async def _serve(lines: list[str]) -> tuple[list[Any], list[dict[str, Any]]]:
+    out = Out()
+    received: list[Any] = []
+    async with request_guard.screened_stdio(_source(lines), out) as (read_stream, write_stream):
+        async with read_stream:
+            async for item in read_stream:
+                received.append(item)
+        await write_stream.aclose()
+    return received, [json.loads(line) for line in out.lines]
+
+
+async def test_each_line_is_parsed_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    counter = CountingAdapter(types.jsonrpc_message_adapter)
+    monkeypatch.setattr(types, "jsonrpc_message_adapter", counter)
+    lines = [json.dumps(INITIALIZE) + "\n", _call(2, '{"connection_id":"c1"}'), _call(3, "{}")]
+    received, replies = await _serve(lines)
+    assert counter.parsed == len(lines)  # the SDK's own transport would parse each a second time
+    assert [m.message.id for m in received if isinstance(m, SessionMessage)] == [1, 2, 3]
+    assert replies == []
+
+
+async def test_a_line_the_parser_refuses_is_answered_by_id() -> None:
+    surrogate = _call(7, '{"connection_id":"\\ud800"}')
+    deep = _call(8, "[" * 300 + "]" * 300)
+    received, replies = await _serve([surrogate, "\n", deep, "{not json\n"])
+    assert received == []  # nothing the session could not parse reaches it
+    by_id = {r.get("id"): r for r in replies}
+    assert by_id[7]["result"]["isError"] is True
+    assert by_id[7]["result"]["structuredContent"]["error"]["code"] == "invalid_argument"
+    assert by_id[8]["result"]["structuredContent"]["error"]["code"] == "invalid_argument"
+    assert by_id[None]["error"]["code"] == types.PARSE_ERROR
+    assert len(replies) == 3  # the blank line gets no answer
+
+
+async def test_an_overlong_line_is_answered_without_being_parsed(monkeypatch: pytest.MonkeyPatch) -> None:
+    counter = CountingAdapter(types.jsonrpc_message_adapter)
+    monkeypatch.setattr(types, "jsonrpc_message_adapter", counter)
+    head = stdio_pipes.OverlongLine(_call(9, '{"connection_id":"' + "x" * 100), limit=64)
+    received, replies = await _serve([head])
+    assert received == [] and counter.parsed == 0
+    assert replies[0]["id"] == 9
+    assert "longer than" in replies[0]["result"]["structuredContent"]["error"]["message"]
