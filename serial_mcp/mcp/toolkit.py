@@ -116,6 +116,9 @@ class ToolRegistry:
                     idempotent_hint=True if idempotent else None,
                 ),
             )(call)
+            # The result is a model, validated as it was built; its output schema stays published, but
+            # the SDK no longer validates the dump of it a second time on every call.
+            self.server._tool_manager.get_tool(fn.__name__).fn_metadata.output_model = None  # type: ignore[union-attr]
             return fn
 
         return register
