@@ -18,8 +18,7 @@ import threading
 import time
 import weakref
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 import anyio
 
@@ -43,9 +42,9 @@ STABLE_S = 2.0  # a reconnected port that stays up this long (or delivers data) 
 Listener = Callable[[LogEvent, bytes | None], None]
 
 
-@dataclass(frozen=True, slots=True)
-class Snapshot:
-    """A consistent view of the ring edges and state, taken under the lock."""
+class Snapshot(NamedTuple):
+    """A consistent view of the ring edges and state, taken under the lock (several per call: a
+    tuple is built at a third of a frozen dataclass's cost)."""
 
     start_offset: int
     end_offset: int
@@ -105,6 +104,7 @@ class Connection:
         self._last_rx_time: float | None = None
         self._waiters: list[asyncio.Future[None]] = []
         self._wake_pending = False
+        self._served = False  # the last chunk went to a waiting read: a conversation, not a stream
         self._generation = 0
         self._pump = self._new_pump(handle)
 
@@ -127,8 +127,9 @@ class Connection:
         def may_linger() -> bool:  # nobody needs the next bytes at once (see RxPump: lingering)
             conn = me()
             # a recording keeps exact chunk timing, a mirror its latency; other listeners (resource
-            # notifications, coalesced per 250 ms anyway) do not stop a linger
-            if conn is None or conn._waiters or conn.responders:
+            # notifications, coalesced per 250 ms anyway) do not stop a linger. Nor after a reply a
+            # read waited for: the next command's read would have to poke the pump out of it first.
+            if conn is None or conn._waiters or conn._served or conn.responders:
                 return False
             return conn.recorder is None and conn.mirror is None
 
@@ -160,7 +161,8 @@ class Connection:
             responders = list(self.responders) if self.responders else None
             # Wake the loop only if someone waits and no wake-up is already on its way: a flood
             # nobody is reading costs no loop work at all, and a burst costs one wake-up.
-            schedule = bool(self._waiters) and not self._wake_pending
+            self._served = bool(self._waiters)
+            schedule = self._served and not self._wake_pending
             if schedule:
                 self._wake_pending = True
         if responders:  # outside the lock: answering may block on the write
@@ -320,6 +322,11 @@ class Connection:
     def snapshot(self) -> Snapshot:
         with self.lock:
             return Snapshot(self.ring.start_offset, self.ring.end_offset, self.state, self._last_rx_time)
+
+    def rx_end(self) -> int:
+        """The RX live edge: one past the newest byte received."""
+        with self.lock:
+            return self.ring.end_offset
 
     def read_ring(self, offset: int, max_bytes: int | None) -> RingRead:
         with self.lock:

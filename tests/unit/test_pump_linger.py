@@ -132,7 +132,8 @@ def test_read_after_a_quiet_linger_waits_instead_of_eof() -> None:
 
 @pytest.mark.anyio
 async def test_connection_lingers_only_when_nobody_needs_the_bytes() -> None:
-    """No linger while a read waits, a responder is armed, or a recording/mirror listens."""
+    """No linger while a read waits, right after a chunk a read waited for, while a responder is
+    armed, or while a recording/mirror listens."""
     import asyncio
     import os
     import tty
@@ -164,6 +165,17 @@ async def test_connection_lingers_only_when_nobody_needs_the_bytes() -> None:
         assert not may()
         os.write(m, b"x")
         await waiter
+        # a reply a read waited for: the next command's read must not find the pump lingering
+        assert not may()
+        arrived = asyncio.Event()
+        loop = asyncio.get_running_loop()
+
+        def heard(event: object, data: bytes | None) -> None:
+            loop.call_soon_threadsafe(arrived.set)
+
+        conn.listeners.append(heard)
+        os.write(m, b"y")  # a chunk nobody waits for: a stream again
+        await asyncio.wait_for(arrived.wait(), 5)
         assert may()
     finally:
         await mgr.close_all()
