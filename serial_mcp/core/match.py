@@ -17,8 +17,7 @@ Bytes are matched as bytes (RE2's Latin-1 mode), ``^``/``$`` at line ends (multi
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, NamedTuple
 
 import re2
 
@@ -38,8 +37,7 @@ REGEX_LOOKBACK = 64 * 1024  # longest regex/glob match found across chunk bounda
 _UNBOUNDED = frozenset(b"*+{")
 
 
-@dataclass(frozen=True, slots=True)
-class Span:
+class Span(NamedTuple):
     """Where a match sits in the searched window: ``window[start:end]``."""
 
     start: int

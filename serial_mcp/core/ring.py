@@ -9,15 +9,14 @@ holds one short lock around every call.
 from __future__ import annotations
 
 from bisect import bisect_left
-from dataclasses import dataclass
+from typing import NamedTuple
 
 MIN_CAPACITY = 1024
 MAX_CAPACITY = 256 * 1024 * 1024
 DEFAULT_CAPACITY = 256 * 1024
 
 
-@dataclass(frozen=True, slots=True)
-class RingRead:
+class RingRead(NamedTuple):
     """The answer to a ring read: the bytes from ``from_offset`` and how many were lost before them."""
 
     data: bytes

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from serial_mcp import messages
 from serial_mcp.core.cursors import DEFAULT_CURSOR
@@ -21,7 +21,7 @@ from serial_mcp.core.framing.base import FramingError
 from serial_mcp.core.match import Matcher, Span
 from serial_mcp.errors import ErrorCode, InvalidArgument, SerialMcpError, Short
 from serial_mcp.serial.connection import Connection
-from serial_mcp.serial.pattern_search import find_in_window
+from serial_mcp.serial.pattern_search import find_in_window, search_inline
 
 DEFAULT_TIMEOUT_MS = 1000
 MAX_TIMEOUT_MS = 600_000
@@ -98,8 +98,7 @@ def build_decode_spec(rx_framing: Any, rx_parser: Any) -> DecodeSpec | None:
 From = int | Literal["cursor", "now", "buffer_start"]
 
 
-@dataclass(frozen=True, slots=True)
-class ReadRequest:
+class ReadRequest(NamedTuple):
     """A validated read: where to start, when to stop, how to render."""
 
     from_: From = "cursor"
@@ -170,8 +169,7 @@ def build_read_request(
     return ReadRequest(from_, cursor or DEFAULT_CURSOR, t, idle_ms, mb, matcher, enc, decode, mf)
 
 
-@dataclass(frozen=True, slots=True)
-class ReadOutcome:
+class ReadOutcome(NamedTuple):
     """The raw result of a read; the MCP layer renders it."""
 
     data: bytes
@@ -284,7 +282,10 @@ async def _read(conn: Connection, req: ReadRequest, start: int | None) -> ReadOu
         buf += rr.data
         if req.matcher is not None and len(buf) > searched:
             # linear (RE2), resumes near the new bytes; a big search runs in a worker thread
-            span, searched = await find_in_window(req.matcher, buf, searched, deadline)
+            found = search_inline(req.matcher, buf, searched)
+            if found is None:
+                found = await find_in_window(req.matcher, buf, searched, deadline)
+            span, searched = found
             if span is not None:
                 del buf[span.end :]
                 stop = "match"
@@ -306,7 +307,7 @@ async def _read(conn: Connection, req: ReadRequest, start: int | None) -> ReadOu
         next_offset=next_offset,
         bytes_lost=lost,
         stop_reason=stop,
-        buffered_remaining=max(0, conn.snapshot().end_offset - next_offset),
+        buffered_remaining=max(0, conn.rx_end() - next_offset),
         match=span,
         cursor=advanced,
     )
@@ -413,7 +414,7 @@ async def _read_framed(
         next_offset=next_offset,
         bytes_lost=lost,
         stop_reason=stop,
-        buffered_remaining=max(0, conn.snapshot().end_offset - next_offset),
+        buffered_remaining=max(0, conn.rx_end() - next_offset),
         match=None,
         cursor=advanced,
         frames=frames,

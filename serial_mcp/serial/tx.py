@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import anyio
 
@@ -32,8 +32,7 @@ class WriteStopped(TimeoutError):
         self.reason = reason
 
 
-@dataclass(frozen=True, slots=True)
-class WriteOutcome:
+class WriteOutcome(NamedTuple):
     """What a write did: how many bytes went out, and whether it stopped at its deadline."""
 
     bytes_written: int
