@@ -21,6 +21,16 @@ class ConnectionOptions:
     pace: Pace | None = None
     profile: str | None = None  # the device profile this connection is bound to (write-through)
 
+    @property
+    def plain(self) -> bool:
+        """No default codec at all (most connections): nothing to resolve on a call."""
+        return (
+            self.protocol is None
+            and self.rx_framing is None
+            and self.tx_framing is None
+            and self.rx_parser is None
+        )
+
     def codecs(self) -> dict[str, Any]:
         """The codec layer as ``presets.effective`` takes it."""
         return {name: getattr(self, name) for name in CODEC_FIELDS}

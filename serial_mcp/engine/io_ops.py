@@ -155,7 +155,7 @@ async def transact(
     shaping.require_open(conn)
     await shaping.take_tx_turn(conn, body, budget)
     try:
-        mark = conn.snapshot().end_offset  # the RX live edge, taken BEFORE the write
+        mark = conn.rx_end()  # the RX live edge, taken BEFORE the write
         if respond is None:
             responder = None
             n, outcome = await _exchange(conn, body, paced, budget, mark, req, read_echo)

@@ -13,10 +13,12 @@ from pydantic import BaseModel
 
 from serial_mcp import messages
 
+_LITERAL = json.JSONEncoder(ensure_ascii=False)  # json.dumps builds an encoder per call for these options
+
 
 def _q(text: str) -> str:
     """A payload as a JSON string literal: escapes CR/LF so the summary stays one line."""
-    return json.dumps(text, ensure_ascii=False)
+    return _LITERAL.encode(text)
 
 
 class Port(BaseModel):

@@ -31,15 +31,11 @@ def codecs(
     rx_parser: Any = None,
 ) -> Resolved:
     """The effective framing/parser for this call (call field → call preset → connection → its preset)."""
-    call = {"protocol": protocol, "rx_framing": rx_framing, "tx_framing": tx_framing, "rx_parser": rx_parser}
-    layer = conn.options.codecs()
-    if _unset(call) and _unset(layer):  # the plain case of most calls: nothing to resolve
+    unset = protocol is None and rx_framing is None and tx_framing is None and rx_parser is None
+    if unset and conn.options.plain:  # the plain case of most calls: nothing to resolve
         return _PLAIN
-    return effective(call, layer)
-
-
-def _unset(layer: dict[str, Any]) -> bool:
-    return all(v is None for v in layer.values())
+    call = {"protocol": protocol, "rx_framing": rx_framing, "tx_framing": tx_framing, "rx_parser": rx_parser}
+    return effective(call, conn.options.codecs())
 
 
 _PLAIN = effective({}, {})  # no codec at any layer (frozen; its sources are never changed)
@@ -276,8 +272,8 @@ def read_result(
         error=o.error,
         responded=None if responder is None else responder.sent,
         ansi_stripped=stripped if strip_ansi else None,
+        frames_view=view if frames is not None and view not in (None, "both") else None,
     )
-    result.frames_view = view if frames is not None and view not in (None, "both") else None
     return result
 
 

@@ -35,6 +35,16 @@ def _scan(matcher: Matcher, window: bytes, searched: int, deadline: float) -> tu
         pos = stop
 
 
+def search_inline(
+    matcher: Matcher, window: bytes | bytearray, searched: int
+) -> tuple[Span | None, int] | None:
+    """``find_in_window`` done at once when its work is small (the common case, no coroutine);
+    None when it must run in a worker."""
+    if _work(matcher, len(window), searched) <= INLINE_WORK:
+        return matcher.find(window, searched), len(window)
+    return None
+
+
 async def find_in_window(
     matcher: Matcher, window: bytes | bytearray, searched: int, deadline: float
 ) -> tuple[Span | None, int]:
@@ -42,8 +52,9 @@ async def find_in_window(
 
     The second value is ``len(window)`` unless the deadline (``time.monotonic()``) passed first.
     """
-    if _work(matcher, len(window), searched) <= INLINE_WORK:
-        return matcher.find(window, searched), len(window)
+    found = search_inline(matcher, window, searched)
+    if found is not None:
+        return found
     return await anyio.to_thread.run_sync(
         _scan, matcher, bytes(window), searched, deadline, abandon_on_cancel=True
     )
