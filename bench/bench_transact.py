@@ -10,6 +10,9 @@ warm-up, ``--calls`` times, all series interleaved call by call:
   the first run): its ``transact(data="AT\\r", response_terminator="OK")`` and its trivial
   ``configure_logging``, on a PTY of its own (mcserial only opens ``/dev/tty*`` names, so its
   port is a symlink in ``/dev``; without write access to ``/dev`` the peer is skipped, said so),
+* the SDK's floor (``--floor auto``): ``bench/sdk_floor_server.py``, a bare SDK server whose
+  ``transact`` is an ``os.write`` and an event-loop read of its own PTY, and its trivial
+  ``list_connections`` — what any server built on the SDK pays on this machine,
 * the raw PTY round trip: write ``AT\\r`` to a second pair's slave fd, the responder answers, read
   back until ``OK`` — no MCP, no pump, no event loop.
 
@@ -17,6 +20,7 @@ Goals (issue): median transact ≤ 1.15 × the median trivial call of the same s
 median mcserial transact.
 
     python bench/bench_transact.py [--calls 200] [--warmup 20] [--mode auto|legacy] [--peer auto|none]
+                                   [--floor auto|none]
 """
 
 from __future__ import annotations
@@ -135,7 +139,10 @@ class Series:
 
 def _check_reply(r: Any) -> None:
     sc = r.structured_content or {}
-    if "read" in sc:  # ours
+    if "bytes_written" in sc:  # the SDK floor's
+        if "OK" not in sc.get("data", ""):
+            raise RuntimeError(f"the SDK floor's transact did not match: {sc}")
+    elif "read" in sc:  # ours
         if sc["read"]["stop_reason"] != "match":
             raise RuntimeError(f"transact did not match: {sc['read']}")
     elif not (sc.get("success") and "OK" in sc.get("response", "")):  # the peer's
@@ -157,6 +164,18 @@ async def ours(path: str, mode: str) -> AsyncIterator[Series]:
 
 
 @contextlib.asynccontextmanager
+async def sdk_floor(path: str, mode: str) -> AsyncIterator[Series]:
+    script = str(Path(__file__).resolve().parent / "sdk_floor_server.py")
+    env = {"PATH": os.environ.get("PATH", "")}
+    params = StdioServerParameters(command=sys.executable, args=[script], env=env)
+    async with Client(params, mode=mode, read_timeout_seconds=30) as client:
+        _check(await client.call_tool("open", {"port": path}), "floor open")
+        args = {"connection_id": "c1", "data": "AT\r", "match": "OK", "timeout_ms": 2000}
+        yield Series(client, ("transact", args), ("list_connections", {}))
+        await client.call_tool("close", {"connection_id": "c1"})
+
+
+@contextlib.asynccontextmanager
 async def peer(command: str, path: str, mode: str) -> AsyncIterator[Series]:
     env = {
         "PATH": os.environ.get("PATH", ""),
@@ -172,19 +191,27 @@ async def peer(command: str, path: str, mode: str) -> AsyncIterator[Series]:
 
 
 async def stdio_round_trips(
-    path: str, peer_path: str | None, peer_cmd: str | None, calls: int, warmup: int, mode: str
-) -> tuple[Series, Series | None]:
+    path: str,
+    peer_path: str | None,
+    peer_cmd: str | None,
+    floor_path: str | None,
+    calls: int,
+    warmup: int,
+    mode: str,
+) -> tuple[Series, Series | None, Series | None]:
     async with contextlib.AsyncExitStack() as stack:
         mine = await stack.enter_async_context(ours(path, mode))
-        other = None
+        other = floor = None
         if peer_cmd is not None and peer_path is not None:
             other = await stack.enter_async_context(peer(peer_cmd, peer_path, mode))
+        if floor_path is not None:
+            floor = await stack.enter_async_context(sdk_floor(floor_path, mode))
         # Interleaved call by call, so drift in machine load hits every series alike.
         for i in range(warmup + calls):
-            await mine.one(i >= warmup)
-            if other is not None:
-                await other.one(i >= warmup)
-        return mine, other
+            for series in (mine, other, floor):
+                if series is not None:
+                    await series.one(i >= warmup)
+        return mine, other, floor
 
 
 def _ms(x: float) -> str:
@@ -204,21 +231,30 @@ def main() -> int:
     p.add_argument(
         "--peer", choices=("auto", "none"), default="auto", help=f"run {PEER} side by side (default auto)"
     )
+    p.add_argument(
+        "--floor",
+        choices=("auto", "none"),
+        default="auto",
+        help="run the bare SDK server (sdk_floor_server.py) side by side (default auto)",
+    )
     cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "serial-mcp-bench"
     p.add_argument("--peer-venv", type=Path, default=cache / f"{PEER}-venv", help="the peer's own venv")
     args = p.parse_args()
 
     peer_cmd, why = (None, "--peer none") if args.peer == "none" else peer_command(args.peer_venv)
-    served, raw_pair, peer_pair = open_pty(), open_pty(), open_pty()
-    pairs = (served, raw_pair, peer_pair)
+    served, raw_pair, peer_pair, floor_pair = open_pty(), open_pty(), open_pty(), open_pty()
+    pairs = (served, raw_pair, peer_pair, floor_pair)
     devices = [Responder(pair.master, f"device-{i}").start() for i, pair in enumerate(pairs)]
     try:
         raw = raw_round_trips(raw_pair, args.calls, args.warmup)
         with dev_tty_alias(peer_pair.path) as alias:
             if peer_cmd is not None and alias is None:
                 peer_cmd, why = None, "no write access to /dev for its /dev/tty* name"
-            mine, other = asyncio.run(
-                stdio_round_trips(served.path, alias, peer_cmd, args.calls, args.warmup, args.mode)
+            floor_path = floor_pair.path if args.floor == "auto" else None
+            mine, other, floor = asyncio.run(
+                stdio_round_trips(
+                    served.path, alias, peer_cmd, floor_path, args.calls, args.warmup, args.mode
+                )
             )
     finally:
         for d in devices:
@@ -238,6 +274,11 @@ def main() -> int:
         series += [
             (f"{PEER} transact (stdio)", other.transact),
             (f"{PEER} configure_logging (stdio)", other.trivial),
+        ]
+    if floor is not None:
+        series += [
+            ("SDK floor transact (stdio)", floor.transact),
+            ("SDK floor list_connections (stdio)", floor.trivial),
         ]
     series.append(("raw PTY round trip", raw))
     rows = [[name, _ms(median(xs)), _ms(percentile(xs, 90)), _ms(min(xs))] for name, xs in series]
@@ -260,6 +301,14 @@ def main() -> int:
             f"transact / {PEER} transact = {vs:.2f}× median  "
             f"(goal ≤ {GOAL_PEER}×: {'met' if vs <= GOAL_PEER else 'NOT met'}); "
             f"{PEER}'s own transact / trivial = {median(other.transact) / median(other.trivial):.2f}×"
+        )
+    if floor is not None:
+        f_t, f_v = median(floor.transact), median(floor.trivial)
+        print(
+            f"SDK floor: its transact / its trivial call = {f_t / f_v:.2f}×, "
+            f"{(f_t - f_v) * 1000:.3f} ms beyond it; "
+            f"our transact / its transact = {median(mine.transact) / f_t:.2f}×, "
+            f"our trivial call / its trivial call = {median(mine.trivial) / f_v:.2f}×"
         )
     return 0
 
