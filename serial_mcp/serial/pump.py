@@ -9,7 +9,8 @@ in flight, which is what makes ``capture_boot``'s purge-and-mark exact.
 
 Lingering: while the port trickles (under ``LINGER_BUDGET`` bytes in the last one to two
 ``TRICKLE_WINDOW_S``), if ``may_linger()`` says nobody needs the bytes at once (no waiting read,
-no armed responder, no recording or mirror), the pump waits up to ``LINGER_S`` before its next
+none served by the last chunk, no armed responder, no recording or mirror), the pump waits up to
+``LINGER_S`` before its next
 read. A trickling port (115 bytes every 10 ms) then costs one wake-up, lock round trip and log
 entry per ``LINGER_S`` instead of one per device write. The handle does the waiting
 (``linger(seconds)``, woken by ``interrupt``); a handle without ``linger`` never lingers.
