@@ -37,15 +37,14 @@ def _file(fd: int, mode: str) -> Any:
     return os.fdopen(fd, mode, buffering=0, closefd=False)
 
 
-async def test_lines_of_any_length_come_through_whole(pipes: Any) -> None:
+async def _lines_of(pipes: Any, data: bytes, limit: int = stdio_pipes.MAX_LINE) -> list[str]:
+    """Every line the loop-served reader yields for ``data`` written to stdin, then end of input."""
     (in_r, in_w), (out_w, _) = pipes
-    big = "x" * (4 << 20)  # far past asyncio's 64 KiB default line limit
-    async with stdio_pipes.loop_stdio(_file(in_r, "rb"), _file(out_w, "wb")) as served:
+    async with stdio_pipes.loop_stdio(_file(in_r, "rb"), _file(out_w, "wb"), limit=limit) as served:
         assert served is not None
         lines, _ = served
 
         async def feed() -> None:
-            data = f'{{"a": 1}}\n{big}\n\xe9-bad:'.encode() + b"\xff\n" + b"last-no-newline"
             await anyio.to_thread.run_sync(os.write, in_w, data)
             os.close(in_w)
 
@@ -54,6 +53,13 @@ async def test_lines_of_any_length_come_through_whole(pipes: Any) -> None:
             tg.start_soon(feed)
             async for line in lines:
                 got.append(line)
+    return got
+
+
+async def test_lines_of_any_length_come_through_whole(pipes: Any) -> None:
+    big = "x" * (4 << 20)  # far past asyncio's 64 KiB default line limit
+    data = f'{{"a": 1}}\n{big}\n\xe9-bad:'.encode() + b"\xff\n" + b"last-no-newline"
+    got = await _lines_of(pipes, data)
     assert got[0] == '{"a": 1}\n'
     assert got[1] == big + "\n"
     assert got[2] == "\xe9-bad:\ufffd\n"  # bad UTF-8 is replaced, as the SDK's reader does
@@ -198,24 +204,11 @@ async def test_a_line_over_the_limit_is_answered_by_id_and_not_buffered(pipes: A
     rest is skipped in pieces no larger than the limit, and the next request is read as usual."""
     from serial_mcp.mcp.request_guard import answer_for_rejected_line
 
-    (in_r, in_w), (out_w, _) = pipes
     limit = 4096
     huge = b'{"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "write", "arguments": {"data": "'
     huge += b"A" * (limit * 50) + b'"}}}\n'
     after = b'{"jsonrpc": "2.0", "id": 8, "method": "tools/list"}\n'
-    async with stdio_pipes.loop_stdio(_file(in_r, "rb"), _file(out_w, "wb"), limit=limit) as served:
-        assert served is not None
-        lines, _ = served
-
-        async def feed() -> None:
-            await anyio.to_thread.run_sync(os.write, in_w, huge + after)
-            os.close(in_w)
-
-        got: list[str] = []
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(feed)
-            async for line in lines:
-                got.append(line)
+    got = await _lines_of(pipes, huge + after, limit)
     assert len(got) == 2
     head, nxt = got
     assert isinstance(head, stdio_pipes.OverlongLine) and len(head) <= limit and '"id": 7' in head
