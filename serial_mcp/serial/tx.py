@@ -60,6 +60,20 @@ def lock_is_free(lock: asyncio.Lock) -> bool:
     return not lock.locked() and not getattr(lock, "_waiters", None)
 
 
+async def acquire_within(lock: asyncio.Lock, timeout_s: float) -> bool:
+    """Take ``lock`` (FIFO) within ``timeout_s``; True if taken (the caller releases it). A free lock
+    is taken directly: no deadline to keep, and a cancel scope costs on every call."""
+    if lock_is_free(lock):
+        await lock.acquire()
+        return True
+    try:
+        with anyio.fail_after(timeout_s):
+            await lock.acquire()
+    except TimeoutError:
+        return False
+    return True
+
+
 class TxSession:
     """One writer at a time, in arrival order; the blocking write happens in a worker thread."""
 
@@ -111,15 +125,7 @@ class TxSession:
     async def acquire_within(self, timeout_s: float) -> bool:
         """Take ``lock`` (FIFO), waiting at most ``timeout_s``: a write queued behind a stuck one
         times out too, instead of waiting for ever. True if taken (the caller releases it)."""
-        if lock_is_free(self._lock):  # taken at once: no deadline to keep (a cancel scope costs per call)
-            await self._lock.acquire()
-            return True
-        try:
-            with anyio.fail_after(max(timeout_s, 0.001)):
-                await self._lock.acquire()
-        except TimeoutError:
-            return False
-        return True
+        return await acquire_within(self._lock, max(timeout_s, 0.001))
 
     async def write_locked(
         self, data: bytes, pace: Pace | None = None, timeout_s: float | None = None
