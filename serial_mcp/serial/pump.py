@@ -10,9 +10,9 @@ in flight, which is what makes ``capture_boot``'s purge-and-mark exact.
 Lingering: while the port trickles (under ``LINGER_BUDGET`` bytes in the last one to two
 ``TRICKLE_WINDOW_S``), if ``may_linger()`` says nobody needs the bytes at once (no waiting read,
 none served by the last chunk, no armed responder, no recording or mirror), the pump waits up to
-``LINGER_S`` before its next
-read. A trickling port (115 bytes every 10 ms) then costs one wake-up, lock round trip and log
-entry per ``LINGER_S`` instead of one per device write. The handle does the waiting
+``LINGER_S`` before its next read. A trickling port (115 bytes every 10 ms) then costs one
+wake-up, lock round trip and log entry per ``LINGER_S`` instead of one per device write. The
+handle does the waiting
 (``linger(seconds)``, woken by ``interrupt``); a handle without ``linger`` never lingers.
 ``poke()`` (a read starts waiting), ``stop()`` and ``between_reads()`` end a linger at once; the
 bytes wait in the kernel's tty buffer meanwhile, and their arrival time is the time of the read
@@ -45,7 +45,7 @@ class Trickle:
     """Is the port trickling? Bytes in the current and the previous window, under the budget.
 
     A flood (1 MB/s) is read back to back, never lingered over: the kernel's tty buffer must not
-    fill while the pump sleeps. Only the first chunk after quiet can linger into a burst (≤ 50 ms).
+    fill while the pump sleeps. Only the first chunk after quiet can linger into a burst (≤ ``LINGER_S``).
     """
 
     __slots__ = ("_bytes", "_prev", "_start")
