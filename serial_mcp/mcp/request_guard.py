@@ -34,7 +34,6 @@ from mcp.server.mcpserver import MCPServer
 from mcp.shared._context_streams import create_context_streams  # as the SDK's stdio_server
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
-from pydantic import ValidationError
 
 from serial_mcp import messages
 from serial_mcp.errors import ErrorCode
@@ -198,7 +197,7 @@ def parse_line(line: str) -> types.JSONRPCMessage | None:
         return None
     try:
         message: types.JSONRPCMessage = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
-    except ValidationError:
+    except (ValueError, RecursionError):  # ValidationError is a ValueError; nothing may end the reader
         return None
     return message
 
