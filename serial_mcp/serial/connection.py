@@ -156,12 +156,12 @@ class Connection:
             self.ring.append(data, t)
             self._last_rx_time = t
             event = self.log.append_rx(offset, len(data), t)
+            self._served = bool(self._waiters)  # before the listeners: they may look at may_linger
             for listener in self.listeners:  # recorders only enqueue; the pump never waits on a file
                 listener(event, data)
             responders = list(self.responders) if self.responders else None
             # Wake the loop only if someone waits and no wake-up is already on its way: a flood
             # nobody is reading costs no loop work at all, and a burst costs one wake-up.
-            self._served = bool(self._waiters)
             schedule = self._served and not self._wake_pending
             if schedule:
                 self._wake_pending = True
