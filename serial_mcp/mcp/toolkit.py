@@ -23,7 +23,7 @@ from mcp.server.mcpserver import MCPServer
 
 from serial_mcp import messages
 from serial_mcp.errors import ErrorCode, SerialMcpError, capped
-from serial_mcp.mcp import callers
+from serial_mcp.mcp import callers, tool_arguments
 
 log = logging.getLogger(__name__)
 
@@ -116,9 +116,8 @@ class ToolRegistry:
                     idempotent_hint=True if idempotent else None,
                 ),
             )(call)
-            # The result is a model, validated as it was built; its output schema stays published, but
-            # the SDK no longer validates the dump of it a second time on every call.
-            self.server._tool_manager.get_tool(fn.__name__).fn_metadata.output_model = None  # type: ignore[union-attr]
+            # Per-call argument work precomputed, and no second validation of the result's dump.
+            tool_arguments.make_lean(self.server._tool_manager.get_tool(fn.__name__))  # type: ignore[arg-type]
             return fn
 
         return register
