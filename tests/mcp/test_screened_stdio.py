@@ -94,3 +94,35 @@ async def test_an_overlong_line_is_answered_without_being_parsed(monkeypatch: py
     assert received == [] and counter.parsed == 0
     assert replies[0]["id"] == 9
     assert "longer than" in replies[0]["result"]["structuredContent"]["error"]["message"]
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_a_request_reaches_a_waiting_server_one_loop_turn_after_its_line(anyio_backend: str) -> None:
+    """No checkpoint turn between parsing a line and handing it to a serving loop that waits for it
+    (the reader's context still travels with it, as on the SDK's own stdio transport)."""
+    import asyncio
+    import contextvars
+
+    tag: contextvars.ContextVar[str] = contextvars.ContextVar("tag", default="server")
+    arrived = asyncio.Event()
+
+    async def source() -> AsyncIterator[str]:
+        tag.set("reader")
+        await arrived.wait()
+        yield json.dumps(INITIALIZE) + "\n"
+
+    async with request_guard.screened_stdio(source(), Out()) as (read_stream, write_stream):
+        got = asyncio.ensure_future(read_stream.receive())
+        for _ in range(5):  # reader and server both waiting
+            await asyncio.sleep(0)
+        arrived.set()
+        turns = 0
+        while not got.done():
+            await asyncio.sleep(0)
+            turns += 1
+        message = got.result()
+        assert isinstance(message, SessionMessage) and isinstance(message.message, types.JSONRPCRequest)
+        assert turns == 2  # the reader's turn, then the server's: no turn in between
+        assert read_stream.last_context is not None and read_stream.last_context[tag] == "reader"
+        await read_stream.aclose()
+        await write_stream.aclose()
