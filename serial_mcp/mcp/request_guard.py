@@ -19,7 +19,6 @@ what its parser lets through.
 from __future__ import annotations
 
 import contextlib
-import contextvars
 import json
 import logging
 import re
@@ -32,16 +31,13 @@ from typing import Any
 import anyio
 import mcp_types as types
 from mcp.server.mcpserver import MCPServer
-from mcp.shared._context_streams import (  # as the SDK's stdio_server
-    ContextReceiveStream,
-    create_context_streams,
-)
+from mcp.shared._context_streams import ContextReceiveStream
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
 
 from serial_mcp import messages
 from serial_mcp.errors import ErrorCode
-from serial_mcp.mcp import stdio_pipes
+from serial_mcp.mcp import session_streams, stdio_pipes
 from serial_mcp.mcp.toolkit import error_result
 
 log = logging.getLogger(__name__)
@@ -253,14 +249,12 @@ async def screened_stdio(
     """The SDK's ``stdio_server`` streams over ``source`` (lines) and ``out`` (``write``/``flush``), with
     each line parsed once: a line the SDK's parser would drop is answered here instead (the SDK's own
     transport would parse a line we had screened a second time, on every request)."""
-    # The read side is the SDK's context stream (each message carries the reader's context), built
-    # here so that a message can be handed to a serving loop that already waits for it without the
-    # checkpoint turn ``send`` takes first: one event-loop iteration less on every request.
-    read_writer, raw_read = anyio.create_memory_object_stream[
-        tuple[contextvars.Context, SessionMessage | Exception]
-    ](0)
-    read_stream = ContextReceiveStream(raw_read)
-    write_stream, write_reader = create_context_streams[SessionMessage](0)
+    read_writer: session_streams.HandOverSendStream[SessionMessage | Exception]
+    read_stream: ContextReceiveStream[SessionMessage | Exception]
+    write_stream: session_streams.HandOverSendStream[SessionMessage]
+    write_reader: ContextReceiveStream[SessionMessage]
+    read_writer, read_stream = session_streams.hand_over_streams()
+    write_stream, write_reader = session_streams.hand_over_streams()
 
     async def read_lines() -> None:
         with contextlib.suppress(anyio.ClosedResourceError):
@@ -268,11 +262,7 @@ async def screened_stdio(
                 async for line in source:
                     message = parse_line(line)
                     if message is not None:
-                        envelope = (contextvars.copy_context(), SessionMessage(message))
-                        try:
-                            read_writer.send_nowait(envelope)
-                        except anyio.WouldBlock:  # the server is busy: wait for it, as send does
-                            await read_writer.send(envelope)
+                        await read_writer.send(SessionMessage(message))
                         continue
                     reply = answer_for_rejected_line(line)
                     if reply is not None:

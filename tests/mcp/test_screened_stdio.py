@@ -126,3 +126,42 @@ async def test_a_request_reaches_a_waiting_server_one_loop_turn_after_its_line(a
         assert read_stream.last_context is not None and read_stream.last_context[tag] == "reader"
         await read_stream.aclose()
         await write_stream.aclose()
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_a_reply_reaches_the_waiting_writer_without_a_checkpoint_turn(anyio_backend: str) -> None:
+    """The session's send hands a reply to the stdout writer that waits for it, in the same turn."""
+    import asyncio
+
+    out = Out()
+    written = asyncio.Event()
+    real_write = out.write
+
+    async def write(text: str) -> None:
+        await real_write(text)
+        written.set()
+
+    out.write = write  # type: ignore[method-assign]
+
+    stdin_closed = asyncio.Event()
+
+    async def idle() -> AsyncIterator[str]:  # no request until the end, then end of input
+        await stdin_closed.wait()
+        nothing: tuple[str, ...] = ()
+        for line in nothing:  # an async generator that yields nothing
+            yield line
+
+    async with request_guard.screened_stdio(idle(), out) as (read_stream, write_stream):
+        for _ in range(5):  # the writer waits for a reply
+            await asyncio.sleep(0)
+        reply = types.JSONRPCResponse(jsonrpc="2.0", id=7, result={})
+        sent = asyncio.ensure_future(write_stream.send(SessionMessage(reply)))
+        turns = 0
+        while not written.is_set():
+            await asyncio.sleep(0)
+            turns += 1
+        assert sent.done() and turns == 2  # the sender's turn, then the writer's: none in between
+        assert json.loads(out.lines[0]) == {"jsonrpc": "2.0", "id": 7, "result": {}}
+        stdin_closed.set()
+        await write_stream.aclose()
+        await read_stream.aclose()
