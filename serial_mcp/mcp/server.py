@@ -80,6 +80,7 @@ def build_server(
     tools_console.register(reg, svc)
     tools_util.register(reg)
     server.middleware.append(reg.guard())
+    drop_idle_tracing(server)
     request_guard.install(server)  # malformed requests answered, not dropped
     slim_tool_schemas(server)
     server.notifier = notifier  # type: ignore[attr-defined]  # for tests and diagnostics
@@ -94,3 +95,21 @@ async def advertise_list_changed(ctx: Any, call_next: Any) -> Any:
             if cap in result.get("capabilities", {}):
                 result["capabilities"][cap]["listChanged"] = True
     return result
+
+
+def drop_idle_tracing(server: MCPServer) -> None:
+    """Drop the SDK's OpenTelemetry middleware when nobody collects its spans.
+
+    It opens a span for every message even when no tracer provider is installed (the spans then go
+    nowhere), at about 0.1 ms per tool call over stdio here. Installed, as by
+    ``opentelemetry-instrument python -m serial_mcp`` or by a host process before it builds the
+    server, every message still gets its span.
+    """
+    from mcp.server._otel import OpenTelemetryMiddleware  # the SDK's own (mcp is pinned)
+    from opentelemetry import trace
+
+    if not isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider):
+        return
+    chain = server.middleware  # the SDK's list itself: change it in place
+    chain[:] = [m for m in chain if not isinstance(m, OpenTelemetryMiddleware)]
+
