@@ -37,7 +37,7 @@ from mcp.shared.message import SessionMessage
 
 from serial_mcp import messages
 from serial_mcp.errors import ErrorCode
-from serial_mcp.mcp import session_streams, stdio_pipes
+from serial_mcp.mcp import era_loop, session_streams, stdio_pipes
 from serial_mcp.mcp.toolkit import error_result
 
 log = logging.getLogger(__name__)
@@ -301,8 +301,8 @@ async def run_stdio(server: MCPServer) -> None:
                 out = anyio.wrap_file(sdk_stdio._UnownedTextWrapper(out_buffer, encoding="utf-8"))
             try:
                 async with screened_stdio(source, out) as (read_stream, write_stream):
-                    low = server._lowlevel_server
-                    await low.run(read_stream, write_stream, low.create_initialization_options())
+                    low = server._lowlevel_server  # Server.run, without its per-message relay
+                    await era_loop.serve(low, read_stream, write_stream, low.create_initialization_options())
             except* (BrokenPipeError, ConnectionResetError):  # the client went away: nothing to answer
                 log.info(messages.STDIO_CLIENT_GONE)
     finally:
