@@ -1,9 +1,9 @@
 """A tool's per-call argument work, precomputed once at registration instead of on every call.
 
 The SDK's ``FuncMetadata`` does per call: build a name → field map of every parameter (``transact``
-has 22), try ``json.loads`` on every string argument whose parameter is not plain ``str`` (so
-``"AT\\r"``, ``"OK"`` and ``"c1"`` each raise and catch a decode error), validate, then copy every
-field back out one by one. ``LeanArguments`` gives the same answers for every input with the maps
+has 22), try ``json.loads`` on every string argument whose parameter is not plain ``str`` (``match: "OK"``
+raises and catches a decode error on every plain ``transact``), validate, then copy every field
+back out one by one. ``LeanArguments`` gives the same answers for every input with the maps
 built once, and only tries to parse a string that could become what the SDK keeps (a list, an
 object or ``null``: it leaves strings, numbers and booleans as given). It also carries no
 ``output_model``: results are models validated as they are built, and the SDK would otherwise
