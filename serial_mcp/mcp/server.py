@@ -112,4 +112,3 @@ def drop_idle_tracing(server: MCPServer) -> None:
         return
     chain = server.middleware  # the SDK's list itself: change it in place
     chain[:] = [m for m in chain if not isinstance(m, OpenTelemetryMiddleware)]
-
