@@ -122,3 +122,15 @@ async def test_frames_before_the_first_request_come_first_with_their_contexts() 
     with pytest.raises(anyio.EndOfStream):
         await replay.receive()
     await replay.aclose()
+
+
+async def test_many_frames_before_the_first_request_are_bounded_and_the_request_still_served() -> None:
+    """A client that chatters before its first request: the SDK keeps at most its pre-request limit
+    of those frames (the rest are dropped, as in ``Server.run``) and still serves the request."""
+    from mcp.server import runner as sdk_runner
+
+    chatter = [INITIALIZED] * (sdk_runner._PRE_REQUEST_REPLAY_LIMIT + 5)
+    lines, relayed = await _session([*chatter, INITIALIZE], {1})
+    assert [line["id"] for line in lines if "id" in line] == [1]
+    assert lines[-1]["result"]["protocolVersion"] == "2025-11-25"
+    assert not relayed
