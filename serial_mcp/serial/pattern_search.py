@@ -38,11 +38,20 @@ def _scan(matcher: Matcher, window: bytes, searched: int, deadline: float) -> tu
 def search_inline(
     matcher: Matcher, window: bytes | bytearray, searched: int
 ) -> tuple[Span | None, int] | None:
-    """``find_in_window`` done at once when its work is small (the common case, no coroutine);
-    None when it must run in a worker."""
+    """``find_in_window`` done at once when its work is small (the common case: no coroutine, no
+    thread); None when it must run in a worker (``search_in_worker``)."""
     if _work(matcher, len(window), searched) <= INLINE_WORK:
         return matcher.find(window, searched), len(window)
     return None
+
+
+async def search_in_worker(
+    matcher: Matcher, window: bytes | bytearray, searched: int, deadline: float
+) -> tuple[Span | None, int]:
+    """The search ``search_inline`` declined: in a worker thread, in pieces, until ``deadline``."""
+    return await anyio.to_thread.run_sync(
+        _scan, matcher, bytes(window), searched, deadline, abandon_on_cancel=True
+    )
 
 
 async def find_in_window(
@@ -55,6 +64,4 @@ async def find_in_window(
     found = search_inline(matcher, window, searched)
     if found is not None:
         return found
-    return await anyio.to_thread.run_sync(
-        _scan, matcher, bytes(window), searched, deadline, abandon_on_cancel=True
-    )
+    return await search_in_worker(matcher, window, searched, deadline)

@@ -21,7 +21,7 @@ from serial_mcp.core.framing.base import FramingError
 from serial_mcp.core.match import Matcher, Span
 from serial_mcp.errors import ErrorCode, InvalidArgument, SerialMcpError, Short
 from serial_mcp.serial.connection import Connection
-from serial_mcp.serial.pattern_search import find_in_window, search_inline
+from serial_mcp.serial.pattern_search import search_in_worker, search_inline
 
 DEFAULT_TIMEOUT_MS = 1000
 MAX_TIMEOUT_MS = 600_000
@@ -284,7 +284,7 @@ async def _read(conn: Connection, req: ReadRequest, start: int | None) -> ReadOu
             # linear (RE2), resumes near the new bytes; a big search runs in a worker thread
             found = search_inline(req.matcher, buf, searched)
             if found is None:
-                found = await find_in_window(req.matcher, buf, searched, deadline)
+                found = await search_in_worker(req.matcher, buf, searched, deadline)
             span, searched = found
             if span is not None:
                 del buf[span.end :]
