@@ -6,7 +6,8 @@ give the chosen loop that request again. It does so by starting a task that copi
 message, for the whole connection, from the transport's stream into a second one: two more
 event-loop turns and a task's work on every request, 0.10–0.13 ms per tool call over stdio here.
 
-``serve`` makes the same choice the same way and hands the chosen loop a ``ReplayReceiveStream``:
+``serve`` makes the same choice the same way and hands the chosen loop a
+``session_streams.ReplayReceiveStream``:
 the peeked messages first, then the transport's stream itself. The serving loops are the SDK's own
 (``_serve_legacy_stream`` and ``_serve_modern_stream``; mcp is pinned).
 """
@@ -14,7 +15,6 @@ the peeked messages first, then the transport's stream itself. The serving loops
 from __future__ import annotations
 
 import contextvars
-from types import TracebackType
 from typing import Any
 
 import anyio
@@ -26,51 +26,9 @@ from mcp.shared._context_streams import ContextReceiveStream
 from mcp.shared._stream_protocols import WriteStream
 from mcp.shared.message import SessionMessage
 
+from serial_mcp.mcp.session_streams import ReplayReceiveStream
+
 Item = SessionMessage | Exception
-
-
-class ReplayReceiveStream:
-    """``read_stream`` with ``lead`` (messages already taken from it, each with its sender's
-    context) in front: what the SDK's relay delivers, without a task in between."""
-
-    def __init__(
-        self, lead: list[tuple[contextvars.Context, Item]], read_stream: ContextReceiveStream[Item]
-    ) -> None:
-        self._lead = lead[::-1]  # popped from the end
-        self._inner = read_stream
-        self.last_context: contextvars.Context | None = None  # the dispatcher reads it per message
-
-    async def receive(self) -> Item:
-        if self._lead:
-            self.last_context, item = self._lead.pop()
-            return item
-        item = await self._inner.receive()
-        self.last_context = self._inner.last_context
-        return item
-
-    def __aiter__(self) -> ReplayReceiveStream:
-        return self
-
-    async def __anext__(self) -> Item:
-        try:
-            return await self.receive()
-        except anyio.EndOfStream:
-            raise StopAsyncIteration from None
-
-    async def aclose(self) -> None:
-        self._lead.clear()
-        await self._inner.aclose()
-
-    async def __aenter__(self) -> ReplayReceiveStream:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc_val: BaseException | None,
-        exc_tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
 
 
 async def serve(

@@ -110,7 +110,8 @@ async def test_frames_before_the_first_request_come_first_with_their_contexts() 
     lead_ctx.run(tag.set, "lead")
     early = SessionMessage(request_guard.parse_line(json.dumps(INITIALIZED)))  # type: ignore[arg-type]
     later = SessionMessage(request_guard.parse_line(json.dumps(INITIALIZE)))  # type: ignore[arg-type]
-    replay = era_loop.ReplayReceiveStream([(lead_ctx, early)], receive)
+    replay: session_streams.ReplayReceiveStream[SessionMessage | Exception]
+    replay = session_streams.ReplayReceiveStream([(lead_ctx, early)], receive)
     async with anyio.create_task_group() as tg:
         tag.set("later")
         tg.start_soon(send.send, later)
