@@ -15,6 +15,11 @@ warm-up, ``--calls`` times, all series interleaved call by call:
   ``list_connections`` — what any server built on the SDK pays on this machine,
 * the raw PTY round trip: write ``AT\\r`` to a second pair's slave fd, the responder answers, read
   back until ``OK`` — no MCP, no pump, no event loop.
+* in process (``_transact_probe.py``, a subprocess fed one request per sample, so its samples
+  interleave with the calls above): the engine's ``transact`` through the Python API, a bare reader
+  thread waking an event loop (the least a pump design pays for the device round trip), and the
+  loop reading the port itself. From these medians the script splits transact's time beyond the
+  trivial call into the device round trip, the engine's own work, and the rest (MCP at both ends).
 
 Goals (issue): median transact ≤ 1.15 × the median trivial call of the same server, and ≤ 0.7 × the
 median mcserial transact.
@@ -190,15 +195,52 @@ async def peer(command: str, path: str, mode: str) -> AsyncIterator[Series]:
         await client.call_tool("close_serial_port", {"port": path})
 
 
+class Probe:
+    """``_transact_probe.py`` in its own process: the in-process parts of the round trip, a sample
+    per request, interleaved with the stdio series."""
+
+    KINDS = ("engine", "chain", "direct")
+
+    def __init__(self, proc: asyncio.subprocess.Process) -> None:
+        self.proc = proc
+        self.samples: dict[str, list[float]] = {k: [] for k in self.KINDS}
+
+    async def one(self, keep: bool) -> None:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        for kind in self.KINDS:
+            self.proc.stdin.write(f"{kind}\n".encode())
+            await self.proc.stdin.drain()
+            took = float((await self.proc.stdout.readline()).decode())
+            if keep:
+                self.samples[kind].append(took)
+
+
+@contextlib.asynccontextmanager
+async def probe(paths: tuple[str, str, str]) -> AsyncIterator[Probe]:
+    script = str(Path(__file__).resolve().parent / "_transact_probe.py")
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, script, *paths, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE
+    )
+    assert proc.stdout is not None and proc.stdin is not None
+    if (await proc.stdout.readline()).strip() != b"ready":
+        raise RuntimeError("the in-process probe did not start (see its stderr)")
+    try:
+        yield Probe(proc)
+    finally:
+        proc.stdin.close()
+        await proc.wait()
+
+
 async def stdio_round_trips(
     path: str,
     peer_path: str | None,
     peer_cmd: str | None,
     floor_path: str | None,
+    probe_paths: tuple[str, str, str],
     calls: int,
     warmup: int,
     mode: str,
-) -> tuple[Series, Series | None, Series | None]:
+) -> tuple[Series, Series | None, Series | None, Probe]:
     async with contextlib.AsyncExitStack() as stack:
         mine = await stack.enter_async_context(ours(path, mode))
         other = floor = None
@@ -206,16 +248,47 @@ async def stdio_round_trips(
             other = await stack.enter_async_context(peer(peer_cmd, peer_path, mode))
         if floor_path is not None:
             floor = await stack.enter_async_context(sdk_floor(floor_path, mode))
+        parts = await stack.enter_async_context(probe(probe_paths))
         # Interleaved call by call, so drift in machine load hits every series alike.
         for i in range(warmup + calls):
-            for series in (mine, other, floor):
+            for series in (mine, other, floor, parts):
                 if series is not None:
                     await series.one(i >= warmup)
-        return mine, other, floor
+        return mine, other, floor, parts
 
 
 def _ms(x: float) -> str:
     return f"{x * 1000:.3f}"
+
+
+def print_split(mine: Series, parts: Probe) -> None:
+    """Where transact's time beyond the trivial call goes, from the medians of this run."""
+    beyond = median(mine.transact) - median(mine.trivial)
+    engine, chain, direct = (median(parts.samples[k]) for k in Probe.KINDS)
+    budget = (GOAL_TRIVIAL - 1) * median(mine.trivial)
+    rows = [
+        [
+            "the device round trip through a bare reader thread",
+            _ms(chain),
+            f"the loop reading the port itself: {_ms(direct)} ms",
+        ],
+        [
+            "the engine's own work (in process, minus the line above)",
+            _ms(engine - chain),
+            "pump, ring, cursor, matching, the typed result",
+        ],
+        [
+            "the rest: MCP at both ends, transact's arguments and result",
+            _ms(beyond - engine),
+            "beyond the trivial call's",
+        ],
+    ]
+    print(f"\nsplit of the {_ms(beyond)} ms beyond the trivial call (medians of this run):")
+    print_table(["part", "ms", "note"], rows)
+    print(
+        f"the goal leaves {_ms(budget)} ms beyond the trivial call; "
+        f"the bare reader-thread round trip alone takes {chain / budget:.0%} of it"
+    )
 
 
 def main() -> int:
@@ -243,7 +316,8 @@ def main() -> int:
 
     peer_cmd, why = (None, "--peer none") if args.peer == "none" else peer_command(args.peer_venv)
     served, raw_pair, peer_pair, floor_pair = open_pty(), open_pty(), open_pty(), open_pty()
-    pairs = (served, raw_pair, peer_pair, floor_pair)
+    probe_pairs = (open_pty(), open_pty(), open_pty())
+    pairs = (served, raw_pair, peer_pair, floor_pair, *probe_pairs)
     devices = [Responder(pair.master, f"device-{i}").start() for i, pair in enumerate(pairs)]
     try:
         raw = raw_round_trips(raw_pair, args.calls, args.warmup)
@@ -251,9 +325,17 @@ def main() -> int:
             if peer_cmd is not None and alias is None:
                 peer_cmd, why = None, "no write access to /dev for its /dev/tty* name"
             floor_path = floor_pair.path if args.floor == "auto" else None
-            mine, other, floor = asyncio.run(
+            probe_paths = (probe_pairs[0].path, probe_pairs[1].path, probe_pairs[2].path)
+            mine, other, floor, parts = asyncio.run(
                 stdio_round_trips(
-                    served.path, alias, peer_cmd, floor_path, args.calls, args.warmup, args.mode
+                    served.path,
+                    alias,
+                    peer_cmd,
+                    floor_path,
+                    probe_paths,
+                    args.calls,
+                    args.warmup,
+                    args.mode,
                 )
             )
     finally:
@@ -280,7 +362,12 @@ def main() -> int:
             ("SDK floor transact (stdio)", floor.transact),
             ("SDK floor list_connections (stdio)", floor.trivial),
         ]
-    series.append(("raw PTY round trip", raw))
+    series += [
+        ("engine transact, in process (Python API)", parts.samples["engine"]),
+        ("reader thread → loop, bare (the pump's floor)", parts.samples["chain"]),
+        ("loop reads the port itself (no thread)", parts.samples["direct"]),
+        ("raw PTY round trip", raw),
+    ]
     rows = [[name, _ms(median(xs)), _ms(percentile(xs, 90)), _ms(min(xs))] for name, xs in series]
     print_table(["series", "median ms", "p90 ms", "min ms"], rows)
     ratio = median(mine.transact) / median(mine.trivial)
@@ -310,6 +397,7 @@ def main() -> int:
             f"our transact / its transact = {median(mine.transact) / f_t:.2f}×, "
             f"our trivial call / its trivial call = {median(mine.trivial) / f_v:.2f}×"
         )
+    print_split(mine, parts)
     return 0
 
 
