@@ -665,6 +665,18 @@ REQUEST_LONE_SURROGATE = (
 REQUEST_TOO_DEEP = "{where} is nested deeper than {max} levels; tool arguments are shallow objects and lists."
 REQUEST_NOT_JSON = "the request is not valid JSON ({error})."
 REQUEST_NOT_JSON_RPC = "the request is not a valid JSON-RPC 2.0 message."
+REQUEST_BAD_ID = (
+    "the request's id is {kind}; ids are strings or integers (never booleans, floats or null), so "
+    'this reply carries id null. Send the request again with an id such as 1 or "r1".'
+)
+REQUEST_ID_KINDS = {
+    "bool": "a boolean",
+    "float": "a number written as a float (such as 1.5 or 1e3)",
+    "NoneType": "null",
+    "list": "an array",
+    "dict": "an object",
+}
+REQUEST_ID_KIND_OTHER = "not a string or an integer"
 REQUEST_WHERE_ARGUMENT = "argument {path}"
 REQUEST_WHERE_PARAMS = "params.{path}"
 REQUEST_WHERE_WHOLE = "the request"

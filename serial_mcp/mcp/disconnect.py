@@ -41,19 +41,10 @@ class DisconnectWatch:
             return
         headers = dict(scope.get("headers") or [])
         session = headers.get(b"mcp-session-id", b"").decode("latin-1")
-        body = bytearray()
-        messages: list[Message] = []
-        while True:  # the whole body first: it names the calls this request carries
-            message = await receive()
-            messages.append(message)
-            if message["type"] != "http.request":
-                break
-            body += message.get("body", b"")
-            if not message.get("more_body") or len(body) > MAX_BODY:
-                break
-        ids = _call_ids(bytes(body)) if session and len(body) <= MAX_BODY else []
+        body, messages = await read_body(receive)  # the whole body first: it names its calls
+        ids = _call_ids(body) if session and len(body) <= MAX_BODY else []
         if not ids:
-            await self.app(scope, _replay(messages, receive), send)
+            await self.app(scope, replay(messages, receive), send)
             return
         done = anyio.Event()
         gone = anyio.Event()
@@ -89,7 +80,25 @@ class DisconnectWatch:
                 tg.cancel_scope.cancel()
 
 
-def _replay(messages: list[Message], receive: Receive) -> Any:
+async def read_body(receive: Receive) -> tuple[bytes, list[Message]]:
+    """A request's body, read up to just past ``MAX_BODY``, and the ASGI messages it came in (for
+    ``replay``, so the app behind still receives every one of them)."""
+    body = bytearray()
+    messages: list[Message] = []
+    while True:
+        message = await receive()
+        messages.append(message)
+        if message["type"] != "http.request":
+            break
+        body += message.get("body", b"")
+        if not message.get("more_body") or len(body) > MAX_BODY:
+            break
+    return bytes(body), messages
+
+
+def replay(messages: list[Message], receive: Receive) -> Any:
+    """``receive`` for the app behind: the messages already read, then the client's own."""
+
     async def replayed() -> Message:
         if messages:
             return messages.pop(0)

@@ -5,16 +5,19 @@ from __future__ import annotations
 
 import hmac
 import ipaddress
+import json
 import logging
 from typing import Any
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
+from mcp_types import INVALID_REQUEST
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from serial_mcp import messages
 from serial_mcp.config import ConfigError
-from serial_mcp.mcp.disconnect import DisconnectWatch
+from serial_mcp.mcp.disconnect import MAX_BODY, DisconnectWatch, read_body, replay
+from serial_mcp.mcp.request_guard import bad_id_problem
 
 log = logging.getLogger(__name__)
 
@@ -75,6 +78,39 @@ class BearerAuth:
         await self.app(scope, receive, send)
 
 
+class BadIdScreen:
+    """ASGI middleware: a POSTed request whose ``id`` is ``true``, ``1.5``, ``null``, ``[]`` … gets a
+    JSON-RPC error (400, id null). The SDK reads such a request as a notification: the 2025-11-25
+    era answered it ``202 Accepted`` and nothing else, the request never answered."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope.get("method") != "POST":
+            await self.app(scope, receive, send)
+            return
+        body, received = await read_body(receive)
+        problem = None
+        if len(body) <= MAX_BODY:
+            try:
+                problem = bad_id_problem(json.loads(body))
+            except (ValueError, RecursionError):  # the SDK answers what is not JSON
+                problem = None
+        if problem is None:
+            await self.app(scope, replay(received, receive), send)
+            return
+        error = {"jsonrpc": "2.0", "id": None, "error": {"code": INVALID_REQUEST, "message": problem}}
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 400,
+                "headers": [(b"content-type", b"application/json")],
+            }
+        )
+        await send({"type": "http.response.body", "body": json.dumps(error).encode()})
+
+
 def security_for(host: str) -> TransportSecuritySettings | None:
     """Loopback: the SDK's automatic protection. Elsewhere: explicit Host/Origin allowlists, still on."""
     if is_loopback(host):
@@ -93,6 +129,7 @@ def build_http_app(server: MCPServer, host: str, token: str | None) -> Any:
         raise ConfigError(messages.HTTP_NEEDS_TOKEN.format(host=host))
     app: Any = server.streamable_http_app(host=host, transport_security=security_for(host))
     app = DisconnectWatch(app)  # a dropped stream ends its call (and disarms its responders)
+    app = BadIdScreen(app)  # a request with a bad id is answered, not taken for a notification
     if token:
         app = BearerAuth(app, token)
     return app

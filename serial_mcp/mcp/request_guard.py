@@ -10,10 +10,12 @@ Two layers:
 * ``run_stdio`` (the stdio transport): the SDK parses each stdin line with pydantic-core, which
   rejects lone surrogates and nesting past ~200 levels, and then drops the line without a reply
   (it cannot know the id). Here each line is parsed once, with the same parser, and a line it
-  would drop is answered, with the id recovered by a shallow scan of the line.
+  would drop is answered, with the id recovered by a shallow scan of the line. So is a request
+  whose ``id`` is not a string or an integer (``true``, ``1.5``, ``null``, ``[]``): the SDK's
+  parser takes it for a notification, which is never answered; it gets ``-32600`` with id null.
 
-Over HTTP the SDK answers unparseable bodies itself (400 / ``-32700``), and the middleware covers
-what its parser lets through.
+Over HTTP the SDK answers unparseable bodies itself (400 / ``-32700``), the middleware covers
+what its parser lets through, and ``http.BadIdScreen`` refuses bad ids (``bad_id_problem``).
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ import sys
 from collections.abc import AsyncIterable, AsyncIterator
 from contextlib import asynccontextmanager
 from functools import partial
-from typing import Any
+from typing import Any, TypeGuard
 
 import anyio
 import mcp_types as types
@@ -155,6 +157,22 @@ _TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\]:,]|[^\s{}\[\]:,"]+')
 _WANTED = {("id",), ("method",), ("params", "name")}
 
 
+class NotScalar:
+    """What ``envelope`` records for a wanted member whose value is an object or an array."""
+
+    def __init__(self, opening: str) -> None:
+        self.kind = "dict" if opening == "{" else "list"
+
+
+def _id_kind(value: Any) -> str:
+    name = value.kind if isinstance(value, NotScalar) else type(value).__name__
+    return messages.REQUEST_ID_KINDS.get(name, messages.REQUEST_ID_KIND_OTHER)
+
+
+def _valid_id(value: Any) -> TypeGuard[int | str]:
+    return isinstance(value, int | str) and not isinstance(value, bool)
+
+
 def envelope(line: str) -> dict[tuple[str, ...], Any]:
     """``id``, ``method`` and ``params.name`` of a JSON-RPC line, found without parsing it whole
     (so a line too deep or otherwise unparseable still says which request it was)."""
@@ -164,6 +182,10 @@ def envelope(line: str) -> dict[tuple[str, ...], Any]:
         t = m.group()
         top = stack[-1] if stack else None
         if t in ("{", "["):
+            if top is not None and top[0] and not top[2]:  # an object or array as a member's value
+                path = tuple(entry[1] for entry in stack)
+                if path in _WANTED and path not in found:
+                    found[path] = NotScalar(t)
             stack.append([t == "{", None, t == "{"])
         elif t in ("}", "]"):
             if not stack:
@@ -199,7 +221,32 @@ def parse_line(line: str) -> types.JSONRPCMessage | None:
         message: types.JSONRPCMessage = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
     except (ValueError, RecursionError):  # ValidationError is a ValueError; nothing may end the reader
         return None
+    if isinstance(message, types.JSONRPCNotification) and _has_id_member(line):
+        return None  # ``"id": true`` (1.5, null, []): a request with a bad id, not a notification
     return message
+
+
+def bad_id_problem(doc: Any) -> str | None:
+    """The refusal for a request (a ``method``) whose ``id`` member is not a string or an integer;
+    the SDK's parser reads such a request as a notification and never answers it."""
+    if (
+        isinstance(doc, dict)
+        and isinstance(doc.get("method"), str)
+        and "id" in doc
+        and not _valid_id(doc["id"])
+    ):
+        return messages.REQUEST_BAD_ID.format(kind=_id_kind(doc["id"]))
+    return None
+
+
+def _has_id_member(line: str) -> bool:
+    """Does the line's object have an ``id`` member? The SDK's parser reads a request whose id is
+    not a string or an integer as a notification, which would never be answered."""
+    try:
+        parsed = json.loads(line)
+    except (ValueError, RecursionError):
+        return True  # the SDK parsed it, we cannot: let the rejected-line path say what it is
+    return isinstance(parsed, dict) and "id" in parsed
 
 
 def answer_for_rejected_line(line: str) -> types.JSONRPCMessage | None:
@@ -219,6 +266,8 @@ def answer_for_rejected_line(line: str) -> types.JSONRPCMessage | None:
     except ValueError as exc:
         code, problem = types.PARSE_ERROR, messages.REQUEST_NOT_JSON.format(error=_quoted(str(exc)))
     else:
+        if isinstance(parsed, dict) and "id" in parsed:  # the member the SDK's parser saw (the last)
+            env[("id",)] = parsed["id"]
         found = _problem(env.get(("method",)), parsed.get("params")) if isinstance(parsed, dict) else None
         if found is not None:
             code, problem = types.INVALID_PARAMS, found
@@ -229,23 +278,21 @@ def _reply(env: dict[tuple[str, ...], Any], code: int, problem: str) -> types.JS
     """The error for a request with this envelope: a tool error for a named ``tools/call`` with bad
     params, a JSON-RPC error otherwise, nothing for a notification."""
     rid, method, name = env.get(("id",)), env.get(("method",)), env.get(("params", "name"))
-    if not isinstance(rid, int | str) or isinstance(rid, bool):
-        rid = None
-    if rid is None:
-        if isinstance(method, str) and code != types.PARSE_ERROR:
-            return None  # a notification: JSON-RPC never answers those
-        return types.JSONRPCError(jsonrpc="2.0", id=None, error=types.ErrorData(code=code, message=problem))
-    if method == "tools/call" and isinstance(name, str) and code == types.INVALID_PARAMS:
-        result = error_result(ErrorCode.INVALID_ARGUMENT, problem)
-        dumped = result.model_dump(by_alias=True, mode="json", exclude_none=True)
-        return types.JSONRPCResponse(jsonrpc="2.0", id=rid, result=dumped)
-    return types.JSONRPCError(jsonrpc="2.0", id=rid, error=types.ErrorData(code=code, message=problem))
+    if _valid_id(rid):
+        if method == "tools/call" and isinstance(name, str) and code == types.INVALID_PARAMS:
+            result = error_result(ErrorCode.INVALID_ARGUMENT, problem)
+            dumped = result.model_dump(by_alias=True, mode="json", exclude_none=True)
+            return types.JSONRPCResponse(jsonrpc="2.0", id=rid, result=dumped)
+        return types.JSONRPCError(jsonrpc="2.0", id=rid, error=types.ErrorData(code=code, message=problem))
+    if ("id",) in env and code != types.PARSE_ERROR:  # an id member, but true, 1.5, null, [] …
+        code, problem = types.INVALID_REQUEST, messages.REQUEST_BAD_ID.format(kind=_id_kind(rid))
+    elif isinstance(method, str) and code != types.PARSE_ERROR:
+        return None  # a notification (no id member): JSON-RPC never answers those
+    return types.JSONRPCError(jsonrpc="2.0", id=None, error=types.ErrorData(code=code, message=problem))
 
 
 @asynccontextmanager
-async def screened_stdio(
-    source: AsyncIterable[str], out: Any
-) -> AsyncIterator[tuple[Any, Any]]:
+async def screened_stdio(source: AsyncIterable[str], out: Any) -> AsyncIterator[tuple[Any, Any]]:
     """The SDK's ``stdio_server`` streams over ``source`` (lines) and ``out`` (``write``/``flush``), with
     each line parsed once: a line the SDK's parser would drop is answered here instead (the SDK's own
     transport would parse a line we had screened a second time, on every request)."""

@@ -19,7 +19,13 @@ import httpx2
 import pytest
 from mcp import Client
 
-from serial_mcp.mcp.request_guard import MAX_DEPTH, answer_for_rejected_line, envelope, find_unsafe
+from serial_mcp.mcp.request_guard import (
+    MAX_DEPTH,
+    answer_for_rejected_line,
+    envelope,
+    find_unsafe,
+    parse_line,
+)
 from serial_mcp.mcp.server import build_server
 from serial_mcp.serial.fake import FakeOpener
 from serial_mcp.serial.manager import ConnectionManager
@@ -232,3 +238,89 @@ def test_rejected_line_replies() -> None:
         "or bytes with encoding 'hex' or 'base64'."
     )
     assert find_unsafe({"a": ["ok", "\U0001f600"]}, "{path}") is None  # a real pair is fine
+
+
+# A request whose id is not a string or an integer: the SDK's parser reads it as a notification
+# (it ignores the id member), so without the screens it was never answered: 202 over HTTP
+# (2025-11-25 era), nothing at all over stdio.
+BAD_IDS = {
+    "true": ("true", "a boolean"),
+    "false": ("false", "a boolean"),
+    "float": ("1.5", "a float"),
+    "integral float": ("1.0", "a float"),
+    "exponent": ("1e3", "a float"),
+    "null": ("null", "null"),
+    "array": ("[1]", "an array"),
+    "object": ('{"n":1}', "an object"),
+}
+
+
+def _bad_id_line(raw_id: str, method: str = "tools/call", params: str = "") -> str:
+    params = params or '{"name":"list_ports","arguments":{}}'
+    return f'{{"jsonrpc":"2.0","id":{raw_id},"method":"{method}","params":{params}}}'
+
+
+def _is_bad_id_refusal(answer: dict[str, Any], says: str) -> bool:
+    err = answer.get("error") or {}
+    return (
+        answer.get("id", "absent") is None
+        and err.get("code") == -32600
+        and "the request's id is" in err.get("message", "")
+        and says in err["message"]
+    )
+
+
+@pytest.mark.parametrize("case", list(BAD_IDS))
+def test_a_request_with_a_bad_id_is_refused_not_taken_for_a_notification(case: str) -> None:
+    raw_id, says = BAD_IDS[case]
+    for line in (
+        _bad_id_line(raw_id),
+        _bad_id_line(raw_id, "ping", "{}"),
+        _bad_id_line(raw_id, "tools/call", '{"name":"write","arguments":' + _nested(MAX_DEPTH + 20) + "}"),
+    ):
+        assert parse_line(line) is None, line  # not handed to the SDK as a notification
+        reply = answer_for_rejected_line(line)
+        assert reply is not None, line
+        assert _is_bad_id_refusal(reply.model_dump(mode="json", by_alias=True), says), reply
+    # what stays as it was: a notification has no id member; a good id is a request
+    notification = parse_line('{"jsonrpc":"2.0","method":"notifications/initialized"}')
+    assert notification is not None and not hasattr(notification, "id")
+    request = parse_line('{"jsonrpc":"2.0","id":"r1","method":"ping"}')
+    assert request is not None and getattr(request, "id", None) == "r1"
+
+
+@pytest.mark.stdio
+def test_stdio_answers_requests_with_bad_ids(stdio: StdioServer) -> None:
+    for raw_id, says in BAD_IDS.values():
+        stdio.send(_bad_id_line(raw_id))
+        answer = stdio.receive()
+        assert _is_bad_id_refusal(answer, says), answer
+    assert stdio.request("tools/list")["result"]["tools"]  # and it keeps serving, in order
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("era", ["2025-11-25", "2026-07-28"])
+async def test_http_answers_requests_with_bad_ids(era: str) -> None:
+    base = {"Authorization": f"Bearer {TOKEN}", "Accept": "application/json, text/event-stream"}
+    async with http_server() as srv, httpx2.AsyncClient(headers=base, timeout=BOUND_S) as http:
+        params = '{"name":"list_ports","arguments":{}}'
+        if era == "2025-11-25":
+            init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": INITIALIZE_PARAMS}
+            r = await http.post(srv.url, json=init)
+            headers = {"mcp-session-id": r.headers["mcp-session-id"], "mcp-protocol-version": era}
+            await http.post(srv.url, json=INITIALIZED, headers=headers)
+        else:
+            headers = {"mcp-protocol-version": era, "mcp-method": "tools/call", "mcp-name": "list_ports"}
+            meta = '"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}'
+            params = '{"name":"list_ports","arguments":{},' + meta + "}"
+        headers["content-type"] = "application/json"
+        for raw_id, says in BAD_IDS.values():
+            with anyio.fail_after(BOUND_S):
+                r = await http.post(
+                    srv.url, content=_bad_id_line(raw_id, params=params).encode(), headers=headers
+                )
+            assert r.status_code == 400, (raw_id, r.status_code, r.text)
+            assert _is_bad_id_refusal(r.json(), says), r.text
+        with anyio.fail_after(BOUND_S):  # a good id is still served
+            r = await http.post(srv.url, content=_bad_id_line("7", params=params).encode(), headers=headers)
+        assert r.status_code == 200 and '"id":7' in r.text and "structuredContent" in r.text, r.text

@@ -2,9 +2,10 @@
 
 The lines go through the real stdio path in-process (``request_guard.screened_stdio`` →
 ``era_loop.serve`` → the SDK's serving loop): requests of known and unknown methods with odd
-params, notifications, lines that are not JSON, JSON that is not an object, nesting past any
-limit. Each request (a JSON object with a ``method`` and a fresh integer ``id``) must be answered
-once, by id, within a bound, and a ping after them all must still be answered.
+params, notifications, requests whose id is not a string or an integer, lines that are not JSON,
+JSON that is not an object, nesting past any limit. Each request (a JSON object with a ``method``
+and a fresh integer ``id``) must be answered once, by id, within a bound; each request with a bad
+id gets a refusal with id null; and a ping after them all must still be answered.
 """
 
 from __future__ import annotations
@@ -79,23 +80,47 @@ GARBAGE = st.one_of(
 )
 
 
+# Not a string or an integer: such a request is owed a refusal with id null, never silence.
+BAD_ID = st.one_of(
+    st.booleans(),
+    st.none(),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.lists(st.integers(), max_size=2),
+    st.dictionaries(TEXT, st.integers(), max_size=2),
+)
+BAD_ID_OWED = -1  # the id a session line owes when its reply must be a bad-id refusal (id null)
+
+
 @st.composite
 def sessions(draw: st.DrawFn) -> list[tuple[str, int | None]]:
-    """Lines, each with the id a reply must carry (None: no reply is owed)."""
+    """Lines, each with the id a reply must carry (None: no reply is owed; ``BAD_ID_OWED``: a
+    refusal with id null)."""
     lines: list[tuple[str, int | None]] = []
     for i in range(draw(st.integers(1, 8))):
-        kind = draw(st.sampled_from(["request", "request", "notification", "garbage"]))
+        kind = draw(st.sampled_from(["request", "request", "notification", "garbage", "bad id"]))
         if kind == "garbage":
             lines.append((draw(GARBAGE), None))
             continue
         message: dict[str, Any] = {"jsonrpc": "2.0", "method": draw(st.sampled_from(METHODS) | TEXT)}
         if draw(st.booleans()):
             message["params"] = draw(PARAMS)
-        rid = 1000 + i if kind == "request" else None
-        if rid is not None:
-            message["id"] = rid
+        rid: int | None = None
+        if kind == "request":
+            rid = message["id"] = 1000 + i
+        elif kind == "bad id":
+            message["id"], rid = draw(BAD_ID), BAD_ID_OWED
         lines.append((json.dumps(message), rid))
     return lines
+
+
+def _is_bad_id_refusal(reply: dict[str, Any]) -> bool:
+    error = reply.get("error") or {}
+    return (
+        "id" in reply
+        and reply["id"] is None
+        and error.get("code") == -32600
+        and "the request's id is" in error.get("message", "")
+    )
 
 
 async def _serve(lines: list[str]) -> list[dict[str, Any]]:
@@ -143,10 +168,14 @@ async def _serve(lines: list[str]) -> list[dict[str, Any]]:
 def test_every_request_line_gets_exactly_one_answer(session: list[tuple[str, int | None]]) -> None:
     lines = [line for line, _ in session]
     replies = anyio.run(_serve, lines)
-    owed = [rid for _, rid in session if rid is not None]
+    owed = [rid for _, rid in session if rid is not None and rid != BAD_ID_OWED]
     answered = [r.get("id") for r in replies]
     for rid in owed:
         assert answered.count(rid) == 1, (rid, session, replies)
+    refused = sum(map(_is_bad_id_refusal, replies))
+    bad_ids = sum(rid == BAD_ID_OWED for _, rid in session)
+    garbage = sum(rid is None for _, rid in session)  # a garbage object may carry a bad id too
+    assert bad_ids <= refused <= bad_ids + garbage, (session, replies)
     assert answered.count(999_999) == 1
     for reply in replies:
         assert reply.get("jsonrpc") == "2.0" and ("result" in reply) != ("error" in reply), reply
