@@ -677,6 +677,9 @@ REQUEST_ID_KINDS = {
     "dict": "an object",
 }
 REQUEST_ID_KIND_OTHER = "not a string or an integer"
+REQUEST_BAD_PARAMS = "the {method} request's params are not valid: {errors}. Fix them and send it again."
+REQUEST_BAD_PARAM = "{where}: {problem} (got {kind})"
+REQUEST_MISSING_PARAM = "{where} is required"
 REQUEST_WHERE_ARGUMENT = "argument {path}"
 REQUEST_WHERE_PARAMS = "params.{path}"
 REQUEST_WHERE_WHOLE = "the request"

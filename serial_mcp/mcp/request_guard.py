@@ -36,6 +36,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.shared._context_streams import ContextReceiveStream
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
+from pydantic import ValidationError
 
 from serial_mcp import messages
 from serial_mcp.errors import ErrorCode
@@ -135,20 +136,60 @@ def _problem(method: str | None, params: Any) -> str | None:
     return find_unsafe(params, messages.REQUEST_WHERE_PARAMS)
 
 
+MAX_SHOWN_PARAM_ERRORS = 3
+
+
+def _params_problem(method: str, exc: ValidationError) -> str:
+    """What the SDK's params check found, in words (it answers only "Invalid request parameters")."""
+    shown: list[str] = []
+    for error in exc.errors(include_url=False, include_input=True):
+        where = _path(tuple(error["loc"]))
+        if error["type"] == "missing":
+            text = messages.REQUEST_MISSING_PARAM.format(where=where)
+        else:
+            problem = error["msg"][:1].lower() + error["msg"][1:]
+            text = messages.REQUEST_BAD_PARAM.format(
+                where=where, problem=problem, kind=_json_kind(error.get("input"))
+            )
+        if text not in shown:
+            shown.append(text)
+    return messages.REQUEST_BAD_PARAMS.format(method=method, errors="; ".join(shown[:MAX_SHOWN_PARAM_ERRORS]))
+
+
+def _json_kind(value: Any) -> str:
+    """The JSON kind of a value (never the value: it is the caller's data)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    return "an array" if isinstance(value, list) else "an object"
+
+
 class ArgumentGuard:
-    """Server middleware: refuse params with lone surrogates or absurd nesting, with a clear error."""
+    """Server middleware: refuse params with lone surrogates or absurd nesting, with a clear error;
+    and say what is wrong with params the SDK's schema check refuses."""
 
     async def __call__(self, ctx: Any, call_next: Any) -> Any:
         method = getattr(ctx, "method", None)
         params = getattr(ctx, "params", None)
-        if params is None or (isinstance(method, str) and method.startswith("notifications/")):
+        if isinstance(method, str) and method.startswith("notifications/"):
             return await call_next(ctx)
-        problem = _problem(method, params)
+        problem = _problem(method, params) if params is not None else None
         if problem is None:
-            return await call_next(ctx)
-        if method == "tools/call":
+            try:
+                return await call_next(ctx)
+            except ValidationError as exc:
+                if not exc.title.endswith(("Request", "RequestParams")):  # not the caller's params
+                    raise
+                problem = _params_problem(str(method), exc)
+        named = isinstance(params, dict) and isinstance(params.get("name"), str)
+        if method == "tools/call" and named:
             return error_result(ErrorCode.INVALID_ARGUMENT, problem)
-        raise MCPError(code=types.INVALID_PARAMS, message=problem)
+        raise MCPError(code=types.INVALID_PARAMS, message=problem) from None
 
 
 # --- stdio: answer the lines the SDK would drop ------------------------------------------------

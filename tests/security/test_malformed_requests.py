@@ -324,3 +324,58 @@ async def test_http_answers_requests_with_bad_ids(era: str) -> None:
         with anyio.fail_after(BOUND_S):  # a good id is still served
             r = await http.post(srv.url, content=_bad_id_line("7", params=params).encode(), headers=headers)
         assert r.status_code == 200 and '"id":7' in r.text and "structuredContent" in r.text, r.text
+
+
+# Params the SDK's schema check refuses: it answered only "Invalid request parameters".
+BAD_PARAMS = {
+    "tool name not a string": ("tools/call", '{"name":5}', "params.name: input should be a valid string"),
+    "no params": ("tools/call", "null", "params is required"),
+    "uri not a string": ("resources/read", '{"uri":5}', "params.uri: input should be a valid string"),
+    "unknown level": ("logging/setLevel", '{"level":"loud"}', "params.level: input should be"),
+    "handshake without fields": ("initialize", "{}", "params.capabilities is required"),
+}
+
+
+@pytest.mark.stdio
+@pytest.mark.parametrize("case", list(BAD_PARAMS))
+def test_stdio_says_which_params_are_wrong(stdio: StdioServer, case: str) -> None:
+    method, params, says = BAD_PARAMS[case]
+    stdio.next_id += 1
+    stdio.send(f'{{"jsonrpc":"2.0","id":{stdio.next_id},"method":"{method}","params":{params}}}')
+    answer = stdio.receive()
+    assert answer["id"] == stdio.next_id and answer["error"]["code"] == -32602, answer
+    assert answer["error"]["message"].startswith(f"the {method} request's params are not valid: ")
+    assert says in answer["error"]["message"], answer
+
+
+@pytest.mark.stdio
+@pytest.mark.parametrize("arguments", ['"x"', "[1]", "5"])
+def test_stdio_tool_call_whose_arguments_are_not_an_object_is_a_tool_error(
+    stdio: StdioServer, arguments: str
+) -> None:
+    stdio.next_id += 1
+    stdio.send(_call(stdio.next_id, "list_ports", arguments))
+    answer = stdio.receive()
+    assert answer["id"] == stdio.next_id and answer["result"]["isError"] is True, answer
+    err = answer["result"]["structuredContent"]["error"]
+    assert err["code"] == "invalid_argument" and "params.arguments: input should be" in err["message"], err
+
+
+@pytest.mark.anyio
+async def test_http_says_which_params_are_wrong() -> None:
+    era = "2026-07-28"
+    base = {"Authorization": f"Bearer {TOKEN}", "Accept": "application/json, text/event-stream"}
+    headers = {"mcp-protocol-version": era, "content-type": "application/json"}
+    meta = '"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}'
+    async with http_server() as srv, httpx2.AsyncClient(headers=base, timeout=BOUND_S) as http:
+        body = '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"list_ports","arguments":"x",' + meta + "}}"
+        with anyio.fail_after(BOUND_S):
+            r = await http.post(
+                srv.url, content=body.encode(), headers={**headers, "mcp-method": "tools/call", "mcp-name": "list_ports"}
+            )
+        assert r.status_code == 200, r.text
+        assert '"isError":true' in r.text and "params.arguments: input should be" in r.text, r.text
+        body = '{"jsonrpc":"2.0","id":4,"method":"prompts/get","params":{"name":null,' + meta + "}}"
+        with anyio.fail_after(BOUND_S):
+            r = await http.post(srv.url, content=body.encode(), headers={**headers, "mcp-method": "prompts/get"})
+        assert "params.name: input should be a valid string" in r.text, (r.status_code, r.text)
