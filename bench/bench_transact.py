@@ -280,7 +280,7 @@ def print_split(mine: Series, parts: Probe) -> None:
         [
             "the rest: MCP at both ends, transact's arguments and result",
             _ms(beyond - engine),
-            "beyond the trivial call's",
+            "beyond the trivial call's; and the engine's extra inside the server",
         ],
     ]
     print(f"\nsplit of the {_ms(beyond)} ms beyond the trivial call (medians of this run):")
