@@ -179,6 +179,7 @@ def serve(cfg: config.ServerConfig) -> int:
         cfg.capture_dir,
         Quotas(cfg.capture_max_file_bytes, cfg.capture_max_total_bytes, cfg.capture_max_files),
     )
+    captures.prepare()  # an unusable directory stops the start, like an unreadable profile store
     patterns = None
     if cfg.allowlist is not None:
         try:

@@ -180,6 +180,10 @@ OPT_READ_ONLY = "monitor mode: tools that write, drive lines or change settings 
 OPT_ALLOWLIST = "comma-separated ports that may be opened: path globs, URL globs, usb:VID:PID[:SERIAL]"
 HTTP_NEEDS_TOKEN = "--host {host} is not a loopback address: set --auth-token (or SERIAL_MCP_TOKEN) so the server is not open to the network"
 HTTP_UNAUTHORIZED = '{"error": "unauthorized", "message": "send Authorization: Bearer <token>"}'
+CAPTURE_DIR_UNUSABLE = (
+    "capture directory {dir} cannot be used ({error}); give --capture-dir (or capture_dir) a directory "
+    "this user can create and write, or leave it unset to disable capture files."
+)
 OPT_CAPTURE_DIR = "directory for capture files (export_log, record, list_captures); unset = disabled"
 OPT_CAPTURE_MAX_FILE = "largest capture file in bytes"
 OPT_CAPTURE_MAX_TOTAL = "most bytes all capture files may use together"

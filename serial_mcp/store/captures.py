@@ -83,6 +83,21 @@ class CaptureStore:
     def enabled(self) -> bool:
         return self.directory is not None
 
+    def prepare(self) -> None:
+        """Create the directory now and check that it can be written: a server start with an
+        unusable ``--capture-dir`` stops with one line, instead of failing at the first record."""
+        if self.directory is None:
+            return
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            if not os.access(self.directory, os.W_OK | os.X_OK):
+                raise PermissionError(errno.EACCES, os.strerror(errno.EACCES))
+        except OSError as exc:
+            raise SerialMcpError(
+                ErrorCode.STORAGE_ERROR,
+                messages.CAPTURE_DIR_UNUSABLE.format(dir=self.directory, error=exc.strerror or exc),
+            ) from None
+
     def _dir(self) -> Path:
         if self.directory is None:
             raise SerialMcpError(ErrorCode.CAPTURE_DISABLED, messages.CAPTURE_DISABLED)

@@ -73,3 +73,15 @@ def test_config_file_layers(tmp_path: Path) -> None:
     bad.write_text("colour = 1\n")
     r = run("--config", str(bad))
     assert r.returncode == 2 and "colour" in r.stderr
+
+
+def test_an_unusable_capture_dir_stops_the_start(tmp_path: Path) -> None:
+    not_a_dir = tmp_path / "a-file"
+    not_a_dir.write_text("x")
+    for bad in (not_a_dir, not_a_dir / "below-a-file"):
+        r = run("--capture-dir", str(bad))
+        assert r.returncode == 1 and r.stdout == "", (bad, r)
+        assert len(r.stderr.strip().splitlines()) == 1 and "capture directory" in r.stderr, r.stderr
+    fresh = tmp_path / "new" / "captures"  # a directory that does not exist yet is made
+    r = run("--capture-dir", str(fresh))
+    assert r.returncode == 0 and r.stdout == "" and fresh.is_dir(), r.stderr
