@@ -7,6 +7,7 @@ failure prints one line on stderr and exits non-zero.
 from __future__ import annotations
 
 import argparse
+import difflib
 import logging
 import sys
 from collections.abc import Sequence
@@ -18,9 +19,31 @@ from serial_mcp import __version__, config, messages
 class OneLineParser(argparse.ArgumentParser):
     """argparse, but a usage error is a single line on stderr and exit code 2."""
 
+    argv: Sequence[str] = ()  # what main() parses, to name a mistyped option
+
     def error(self, message: str) -> NoReturn:
+        unknown = self.unknown_option() if "invalid choice" in message else None
+        if unknown is not None:  # `--http-port 8080`: argparse blamed 8080 as an unknown COMMAND
+            close = difflib.get_close_matches(unknown, list(self._option_string_actions), n=1)
+            hint = messages.CLI_DID_YOU_MEAN.format(option=close[0]) if close else ""
+            message = messages.CLI_UNKNOWN_OPTION.format(option=unknown, hint=hint)
         sys.stderr.write(f"serial-mcp: error: {message} (see serial-mcp --help)\n")
         sys.exit(2)
+
+    def unknown_option(self) -> str | None:
+        """The first option before the command that is none of ours (nor an abbreviation of one)."""
+        known = self._option_string_actions
+        tokens = iter(self.argv)
+        for token in tokens:
+            if not token.startswith("-") or token == "-":
+                return None  # the command comes first: argparse's message stands
+            name, has_value = token.split("=", 1)[0], "=" in token
+            matches = [action for option, action in known.items() if option.startswith(name)]
+            if not matches:
+                return name
+            if not has_value and matches[0].nargs != 0:
+                next(tokens, None)  # that option's value
+        return None
 
 
 def build_parser() -> OneLineParser:
@@ -87,7 +110,9 @@ def build_parser() -> OneLineParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    parser.argv = list(sys.argv[1:] if argv is None else argv)
+    args = parser.parse_args(parser.argv)
     try:
         cfg = config.resolve(args)
     except config.ConfigError as exc:

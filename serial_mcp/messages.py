@@ -158,6 +158,8 @@ BAD_ENCODING = "encoding {value!r} for {field} is not known; use one of: {allowe
 
 # --- command line ---------------------------------------------------------------------------------
 
+CLI_UNKNOWN_OPTION = "unrecognized option {option}{hint}"
+CLI_DID_YOU_MEAN = "; did you mean {option}?"
 CLI_DESCRIPTION = (
     "MCP server for serial ports. Without a command it serves MCP over stdio; configure it in "
     "your agent's MCP client as the command 'serial-mcp'."

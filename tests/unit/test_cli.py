@@ -85,3 +85,14 @@ def test_an_unusable_capture_dir_stops_the_start(tmp_path: Path) -> None:
     fresh = tmp_path / "new" / "captures"  # a directory that does not exist yet is made
     r = run("--capture-dir", str(fresh))
     assert r.returncode == 0 and r.stdout == "" and fresh.is_dir(), r.stderr
+
+
+def test_a_mistyped_option_with_a_value_is_named_not_the_value() -> None:
+    # argparse alone blamed "8080" as an unknown COMMAND
+    r = run("--http-port", "8080", "--transport", "http")
+    assert r.returncode == 2 and r.stdout == "" and len(r.stderr.strip().splitlines()) == 1
+    assert "unrecognized option --http-port; did you mean --port?" in r.stderr, r.stderr
+    r = run("--log-level", "DEBUG", "--nope", "3")  # a known option's value is skipped over
+    assert "unrecognized option --nope" in r.stderr and "COMMAND" not in r.stderr, r.stderr
+    r = run("nosuchcmd")  # a real unknown command keeps argparse's own message
+    assert "invalid choice: 'nosuchcmd'" in r.stderr, r.stderr
