@@ -91,6 +91,9 @@ class BadIdScreen:
             await self.app(scope, receive, send)
             return
         body, received = await read_body(receive)
+        if received[-1]["type"] == "http.disconnect":  # gone before its body was whole: no one to answer
+            log.info(messages.HTTP_CLIENT_GONE_MID_BODY, len(body))
+            return
         problem = None
         if len(body) <= MAX_BODY:
             try:

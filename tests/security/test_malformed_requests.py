@@ -8,6 +8,7 @@ subprocess; the answer must come back (bounds are generous) and ``tools/list`` m
 from __future__ import annotations
 
 import json
+import logging
 import select
 import subprocess
 import sys
@@ -379,3 +380,36 @@ async def test_http_says_which_params_are_wrong() -> None:
         with anyio.fail_after(BOUND_S):
             r = await http.post(srv.url, content=body.encode(), headers={**headers, "mcp-method": "prompts/get"})
         assert "params.name: input should be a valid string" in r.text, (r.status_code, r.text)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("era", ["2025-11-25", "2026-07-28"])
+async def test_http_client_gone_mid_body_is_no_server_error(era: str, caplog: pytest.LogCaptureFixture) -> None:
+    """A client that sends half a body and hangs up is a normal network event: nothing to answer,
+    no "Exception in ASGI application" traceback, and the server goes on serving."""
+    base = {"Authorization": f"Bearer {TOKEN}", "Accept": "application/json, text/event-stream"}
+    async with http_server() as srv, httpx2.AsyncClient(headers=base, timeout=BOUND_S) as http:
+        hostport = srv.url.split("//")[1].split("/")[0]
+        host, port = hostport.split(":")
+        stream = await anyio.connect_tcp(host, int(port))
+        head = (
+            f"POST /mcp HTTP/1.1\r\nHost: {hostport}\r\nAuthorization: Bearer {TOKEN}\r\n"
+            f"Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"
+            f"mcp-protocol-version: {era}\r\nContent-Length: 1000\r\n\r\n"
+        )
+        await stream.send(head.encode() + b'{"jsonrpc":"2.0","id":1,')
+        await anyio.sleep(0.2)  # the server is waiting for the rest of the body
+        uvicorn_log = logging.getLogger("uvicorn.error")  # it does not propagate to the root logger
+        uvicorn_log.addHandler(caplog.handler)
+        with caplog.at_level("INFO"):
+            await stream.aclose()
+            with anyio.fail_after(BOUND_S):
+                while not any(
+                    "went away after" in r.getMessage() or r.levelname == "ERROR" for r in caplog.records
+                ):
+                    await anyio.sleep(0.02)
+        uvicorn_log.removeHandler(caplog.handler)
+        assert not [r for r in caplog.records if r.levelname in ("ERROR", "CRITICAL")], caplog.text
+        init = {"jsonrpc": "2.0", "id": 2, "method": "initialize", "params": INITIALIZE_PARAMS}
+        r = await http.post(srv.url, json=init)  # and it goes on serving
+        assert r.status_code == 200 and '"id":2' in r.text.replace(" ", ""), r.text
