@@ -81,7 +81,11 @@ class BearerAuth:
 class BadIdScreen:
     """ASGI middleware: a POSTed request whose ``id`` is ``true``, ``1.5``, ``null``, ``[]`` … gets a
     JSON-RPC error (400, id null). The SDK reads such a request as a notification: the 2025-11-25
-    era answered it ``202 Accepted`` and nothing else, the request never answered."""
+    era answered it ``202 Accepted`` and nothing else, the request never answered.
+
+    It reads the whole body first (as ``DisconnectWatch`` does behind it), so it also sees a client
+    that hangs up halfway through its body: nobody is left to answer, and the SDK would log that
+    as an error with a traceback."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
