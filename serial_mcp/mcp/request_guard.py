@@ -41,6 +41,7 @@ from pydantic import ValidationError
 from serial_mcp import messages
 from serial_mcp.errors import ErrorCode
 from serial_mcp.mcp import era_loop, session_streams, stdio_pipes
+from serial_mcp.mcp.in_flight import InFlight
 from serial_mcp.mcp.toolkit import error_result
 
 log = logging.getLogger(__name__)
@@ -343,6 +344,7 @@ async def screened_stdio(source: AsyncIterable[str], out: Any) -> AsyncIterator[
     write_reader: ContextReceiveStream[SessionMessage]
     read_writer, read_stream = session_streams.hand_over_streams()
     write_stream, write_reader = session_streams.hand_over_streams()
+    in_flight = InFlight()  # a flood of requests waits in the pipe, not as tasks in the server
 
     async def read_lines() -> None:
         with contextlib.suppress(anyio.ClosedResourceError):
@@ -350,6 +352,7 @@ async def screened_stdio(source: AsyncIterable[str], out: Any) -> AsyncIterator[
                 async for line in source:
                     message = parse_line(line)
                     if message is not None:
+                        await in_flight.admit(message)
                         await read_writer.send(SessionMessage(message))
                         continue
                     reply = answer_for_rejected_line(line)
@@ -363,6 +366,7 @@ async def screened_stdio(source: AsyncIterable[str], out: Any) -> AsyncIterator[
                     text = session_message.message.model_dump_json(by_alias=True, exclude_unset=True)
                     await out.write(text + "\n")
                     await out.flush()
+                    in_flight.answered(session_message.message)
 
     async with anyio.create_task_group() as tg:
         tg.start_soon(read_lines)

@@ -10,7 +10,8 @@ changes it for every process that shares it.
 A line longer than ``MAX_LINE`` (the SDK's path had no limit: a hostile client could make it
 buffer any amount) is not kept: its head comes through as an :class:`OverlongLine`, which the
 request guard answers (with the request's id when the head holds it), and the rest of it is
-skipped without being buffered.
+skipped without being buffered. The reader pauses the pipe once ``PAUSE_AT`` bytes wait unread
+(asyncio alone would read ahead 128 MB), so a flooding client is held back by the pipe itself.
 """
 
 from __future__ import annotations
@@ -19,12 +20,15 @@ import asyncio
 import contextlib
 import os
 import stat
-from collections.abc import AsyncIterator
-from typing import Any, BinaryIO
+from collections.abc import AsyncIterator, Iterable
+from typing import Any, BinaryIO, SupportsIndex
 
 import anyio
 
-MAX_LINE = 64 << 20  # one JSON-RPC line (a 32 MB write in hex); StreamReader pauses at twice this
+MAX_LINE = 64 << 20  # one JSON-RPC line (a 32 MB write in hex)
+# Read ahead of the server at most this much; asyncio's StreamReader alone pauses the pipe only at
+# twice its line limit (128 MB): a client flooding requests made the server hold 128 MB of them.
+PAUSE_AT = 1 << 20
 HEAD_KEPT = 64 << 10  # of an overlong line: enough for its id, method and tool name
 
 
@@ -46,6 +50,31 @@ class OverlongLine(str):
         line = super().__new__(cls, head)
         line.limit = limit
         return line
+
+
+class PipeReader(asyncio.StreamReader):
+    """A StreamReader that pauses its pipe once ``PAUSE_AT`` bytes wait unread, instead of at twice
+    the line limit; a longer line still comes through (a read that needs more resumes the pipe).
+    It uses StreamReader's own state (unchanged since Python 3.4), declared here for the checker."""
+
+    _buffer: bytearray
+    _paused: bool
+    _transport: asyncio.ReadTransport | None
+
+    def feed_data(self, data: Iterable[SupportsIndex]) -> None:
+        super().feed_data(data)
+        if self._transport is not None and not self._paused and len(self._buffer) > PAUSE_AT:
+            try:
+                self._transport.pause_reading()
+            except NotImplementedError:
+                self._transport = None
+            else:
+                self._paused = True
+
+    def _maybe_resume_transport(self) -> None:
+        if self._paused and len(self._buffer) <= PAUSE_AT and self._transport is not None:
+            self._paused = False
+            self._transport.resume_reading()
 
 
 class PipeLines:
@@ -122,7 +151,7 @@ async def loop_stdio(
     loop = asyncio.get_running_loop()
     transports: list[Any] = []
     try:
-        reader = asyncio.StreamReader(limit=limit)
+        reader = PipeReader(limit=limit)
         read_t, _ = await loop.connect_read_pipe(
             lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(os.dup(fds[0]), "rb", buffering=0)
         )

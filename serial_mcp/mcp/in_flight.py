@@ -1,0 +1,68 @@
+"""InFlight: at most ``MAX_IN_FLIGHT`` of a stdio client's requests are being served at once.
+
+The SDK's serving loop starts a task for every request it receives and never waits for one to
+finish. A client that writes requests faster than it reads the answers (a flood, or a client that
+stopped reading stdout) therefore made the server hold a task and an answer for every request it
+had read: measured, 1.2 million ``list_connections`` lines grew the server from 90 MiB to 490 MiB
+in 16 s, still rising. With this bound the stdin reader waits for a free slot before it hands the
+next request on; the pipe then fills and the client's own writes block, which is the backpressure
+a pipe is for. Every request is still answered, in order of arrival.
+
+A slot is taken when a request is handed to the SDK and given back when its answer (a result or an
+error with its id) has been written, or when the client cancels it (a cancelled request is never
+answered). Notifications, the client's answers to our requests, and lines we refuse ourselves take
+no slot. Ids are counted, not kept unique: a client that reuses an id still gets each slot back.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+import anyio
+import mcp_types as types
+
+MAX_IN_FLIGHT = 256  # far beyond any agent (a few) or test suite (tens) in flight at once
+
+
+class InFlight:
+    """The requests handed on and not yet answered, by id; ``admit`` waits while ``limit`` are."""
+
+    def __init__(self, limit: int = MAX_IN_FLIGHT) -> None:
+        self.limit = limit
+        self._ids: Counter[Any] = Counter()
+        self._total = 0
+        self._freed = anyio.Event()
+
+    @property
+    def count(self) -> int:
+        return self._total
+
+    async def admit(self, message: types.JSONRPCMessage) -> None:
+        """Before ``message`` goes to the SDK: a request waits for a free slot and takes it."""
+        if isinstance(message, types.JSONRPCRequest):
+            while self._total >= self.limit:
+                await self._freed.wait()
+            self._ids[message.id] += 1
+            self._total += 1
+        elif isinstance(message, types.JSONRPCNotification) and message.method == "notifications/cancelled":
+            params = message.params if isinstance(message.params, dict) else {}
+            request_id = params.get("requestId")
+            if isinstance(request_id, int | str) and not isinstance(request_id, bool):
+                self._drop(request_id, self._ids.get(request_id, 0))
+
+    def answered(self, message: types.JSONRPCMessage) -> None:
+        """After ``message`` was written to the client: an answer gives its request's slot back."""
+        if isinstance(message, types.JSONRPCResponse | types.JSONRPCError) and message.id is not None:
+            self._drop(message.id, 1)
+
+    def _drop(self, request_id: int | str, n: int) -> None:
+        n = min(n, self._ids.get(request_id, 0))
+        if n <= 0:
+            return  # not ours (an answer we wrote for a line we refused), or already given back
+        self._ids[request_id] -= n
+        if not self._ids[request_id]:
+            del self._ids[request_id]
+        self._total -= n
+        self._freed.set()
+        self._freed = anyio.Event()

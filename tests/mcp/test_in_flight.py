@@ -1,0 +1,131 @@
+"""A stdio client's requests in flight are bounded: a flood waits in the pipe, not in the server.
+
+The SDK starts a task per request and never waits; a client that wrote requests faster than it
+read the answers made the server hold every one of them (90 → 490 MiB in 16 s, still rising).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import subprocess
+import sys
+import threading
+from typing import Any
+
+import anyio
+import mcp_types as types
+import pytest
+
+from serial_mcp.mcp import stdio_pipes
+from serial_mcp.mcp.in_flight import MAX_IN_FLIGHT, InFlight
+from tests.raw_rpc import INITIALIZE, INITIALIZED, server_env
+
+
+def _request(rid: int | str) -> types.JSONRPCRequest:
+    return types.JSONRPCRequest(jsonrpc="2.0", id=rid, method="ping")
+
+
+def _answer(rid: int | str) -> types.JSONRPCResponse:
+    return types.JSONRPCResponse(jsonrpc="2.0", id=rid, result={})
+
+
+def _cancel(request_id: Any) -> types.JSONRPCNotification:
+    return types.JSONRPCNotification(
+        jsonrpc="2.0", method="notifications/cancelled", params={"requestId": request_id}
+    )
+
+
+@pytest.mark.anyio
+async def test_admit_waits_at_the_limit_until_an_answer_or_a_cancel_frees_a_slot() -> None:
+    flight = InFlight(limit=2)
+    await flight.admit(_request(1))
+    await flight.admit(_request(2))
+    admitted = anyio.Event()
+
+    async def third() -> None:
+        await flight.admit(_request(3))
+        admitted.set()
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(third)
+        await anyio.wait_all_tasks_blocked()
+        assert not admitted.is_set() and flight.count == 2  # waits: nothing answered yet
+        flight.answered(_answer(1))
+        with anyio.fail_after(5):
+            await admitted.wait()
+    assert flight.count == 2
+    await flight.admit(_cancel(2))  # a cancelled request is never answered: its slot comes back
+    assert flight.count == 1
+    flight.answered(_answer(2))  # a late answer to it gives nothing back twice
+    assert flight.count == 1
+
+
+@pytest.mark.anyio
+async def test_what_takes_no_slot_and_reused_ids() -> None:
+    flight = InFlight(limit=10)
+    await flight.admit(types.JSONRPCNotification(jsonrpc="2.0", method="notifications/initialized"))
+    await flight.admit(_cancel([1]))  # an unhashable id in a hostile cancel is ignored
+    await flight.admit(_cancel(True))
+    flight.answered(_answer(99))  # an answer we wrote for a line we refused ourselves
+    flight.answered(types.JSONRPCError(jsonrpc="2.0", id=None, error=types.ErrorData(code=-32700, message="x")))
+    assert flight.count == 0
+    await flight.admit(_request("r"))
+    await flight.admit(_request("r"))  # a client that reuses an id gets each slot back
+    flight.answered(_answer("r"))
+    assert flight.count == 1
+    flight.answered(types.JSONRPCError(jsonrpc="2.0", id="r", error=types.ErrorData(code=1, message="x")))
+    assert flight.count == 0
+
+
+def test_a_flood_of_requests_blocks_the_client_not_the_servers_memory() -> None:
+    """Requests written without reading a single answer: the server stops reading its stdin (the
+    client's write blocks) after about PAUSE_AT bytes and MAX_IN_FLIGHT requests, then answers
+    every one of them once the client reads."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "serial_mcp"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=server_env(),
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        proc.stdin.write((json.dumps(INITIALIZE) + "\n" + json.dumps(INITIALIZED) + "\n").encode())
+        proc.stdin.flush()
+        assert b'"id":1' in proc.stdout.readline()
+        pad = {"_meta": {"pad": "x" * 1000}}  # 1 KB requests: the bound is reached after ~1300 of them
+        line = (json.dumps({"jsonrpc": "2.0", "id": 0, "method": "ping", "params": pad}) + "\n").encode()
+        total = 8 * stdio_pipes.PAUSE_AT // len(line)  # 8 × what the server may read ahead
+        fd = proc.stdin.fileno()
+        os.set_blocking(fd, False)
+        sent, blocked = 0, False
+        rest = b""
+        while sent < total and not blocked:
+            batch = b"".join(line.replace(b'"id": 0', f'"id": {i}'.encode()) for i in range(sent, sent + 100))
+            sent += 100
+            while batch:
+                try:
+                    batch = batch[os.write(fd, batch) :]
+                except BlockingIOError:
+                    pass
+                if batch:  # the pipe is full: does the server go on draining it?
+                    _, writable, _ = select.select([], [fd], [], 3.0)
+                    if not writable:  # no: it stopped reading (the bound); we have read no answer
+                        blocked, rest = True, batch
+                        break
+        assert blocked, "the server read every request without answering one: nothing bounds it"
+        assert sent >= MAX_IN_FLIGHT
+        answered: list[int] = []
+        out = proc.stdout
+        reader = threading.Thread(target=lambda: answered.extend(json.loads(raw)["id"] for raw in out))
+        reader.start()  # now read, and the rest of the last batch goes through
+        os.set_blocking(fd, True)
+        os.write(fd, rest)
+        proc.stdin.close()
+        reader.join(60)
+        assert sorted(answered) == list(range(sent)), "every request answered once"
+    finally:
+        proc.kill()
+        proc.wait()
