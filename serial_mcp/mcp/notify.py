@@ -5,6 +5,8 @@ clients send ``resources/subscribe``, which MCPServer does not implement, so it 
 on the low-level server (GUIDE §2.7). Notifications are hints: no payload, no cursor moves.
 ``poke`` may be called from any thread. The first poke of a URI notifies at once; further pokes
 within ``min_interval`` collapse into one trailing notification, so a flood costs ~4 per second.
+While a URI's last notification is still being sent (a client that stopped reading its stdout),
+no second one starts: the pokes collapse into one that follows it, so nothing piles up.
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ class Notifier:
         self._dirty: set[str] = set()  # poked again while cooling: one more notification due
         self._pending_lock = threading.Lock()
         self._tasks: set[asyncio.Task[None]] = set()
+        self._sending: dict[str, asyncio.Task[None]] = {}  # each URI's notification being sent
 
     def bind(self, loop: asyncio.AbstractEventLoop) -> None:
         self._loop = loop
@@ -97,10 +100,21 @@ class Notifier:
 
     def _fire(self, uri: str) -> None:
         assert self._loop is not None
-        task = self._loop.create_task(self.publish(uri))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        sending = self._sending.get(uri)
+        if sending is not None and not sending.done():  # the last one is not out yet: one more after it
+            with self._pending_lock:
+                self._dirty.add(uri)
+        else:
+            task = self._loop.create_task(self.publish(uri))
+            self._tasks.add(task)
+            self._sending[uri] = task
+            task.add_done_callback(self._tasks.discard)
+            task.add_done_callback(lambda done: self._sent(uri, done))
         self._loop.call_later(self.min_interval, self._cooled, uri)
+
+    def _sent(self, uri: str, task: asyncio.Task[None]) -> None:
+        if self._sending.get(uri) is task:
+            del self._sending[uri]
 
     def _cooled(self, uri: str) -> None:
         with self._pending_lock:
