@@ -12,6 +12,10 @@ A slot is taken when a request is handed to the SDK and given back when its answ
 error with its id) has been written, or when the client cancels it (a cancelled request is never
 answered). Notifications, the client's answers to our requests, and lines we refuse ourselves take
 no slot. Ids are counted, not kept unique: a client that reuses an id still gets each slot back.
+
+A request waits only while 256 others are being served, and each of those ends within its own
+timeout (a read's is at most 10 minutes). The server sends no requests of its own that the client
+must answer first, so nothing in flight can wait on a line queued behind the bound.
 """
 
 from __future__ import annotations
