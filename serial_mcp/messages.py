@@ -812,6 +812,12 @@ STORAGE_ERROR = (
     "the capture directory could not be written ({error}); the port is fine. Free space or fix the "
     "directory, then record again."
 )
+RECORDER_BEHIND_REASON = (
+    "storage error: the disk fell more than {mib} MiB behind the port; the capture holds what came before"
+)
+RECORDER_BEHIND_LOG = "recording of %s stopped: the disk fell more than %d MiB behind (the port is fine)"
+RECORDER_BEHIND_MARKER = "recording stopped: the disk fell more than {mib} MiB behind the port"
+RECORDER_QUOTA_MARKER = "recording stopped: file quota reached"
 RECORDER_STORAGE_STOPPED = "recording of %s stopped: %s (the port is fine; the capture file keeps what was written)"
 RESPOND_LIST_BAD = "respond must be a list of at most {max} rules {{on, send, encoding, times}}."
 P_RESPOND_OPEN = "Standing rules [{on, send, encoding, times} | \"terminal\" (answers ESC[6n)] armed from the first byte; configure changes them."

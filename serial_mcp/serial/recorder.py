@@ -4,6 +4,10 @@ The connection calls ``on_event`` from the pump thread (rx) and the loop (everyt
 only enqueues. One writer thread turns events into capture lines, flushes whenever it has caught
 up (so a crash loses at most what was still queued), stops cleanly at the size quota with a
 marker, and fsyncs on stop. The file is valid JSON Lines at every flush.
+
+A disk that cannot keep up (a stalled network share, a slow SD card under a 1 MB/s port) must not
+grow the server: once ``MAX_BACKLOG`` bytes wait for the writer, the recording stops taking events
+(``stopped_reason`` says so at once), writes what it holds, and ends with a marker; the port carries on.
 """
 
 from __future__ import annotations
@@ -28,6 +32,9 @@ from serial_mcp.serial.connection import Connection
 log = logging.getLogger(__name__)
 
 _STOP = object()
+_BEHIND = object()  # queued when the backlog passed MAX_BACKLOG: nothing follows it but _STOP
+MAX_BACKLOG = 64 << 20  # bytes of events waiting for the disk
+_QUEUED_EVENT_COST = 128  # bytes one queued event holds beyond its payload, roughly
 
 
 def to_capture_event(event: LogEvent, payload: bytes | None, base: float) -> CaptureEvent:
@@ -86,7 +93,12 @@ class Recorder:
         self._file = file
         self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._done = threading.Event()
-        self._dead = False  # the file failed: take nothing more
+        self._dead = False  # the file failed, or the disk fell behind: take nothing more
+        self._quota_reached = False
+        # The backlog is queued - taken; each counter has one writer (on_event runs under the
+        # connection's lock; the writer thread takes), so neither loses an update.
+        self._queued_bytes = 0
+        self._taken_bytes = 0
         self._base = self.started
         try:
             self._write(header_line(header_for(conn, self._base, note)) + "\n")
@@ -100,8 +112,15 @@ class Recorder:
 
     def on_event(self, event: LogEvent, payload: bytes | None) -> None:
         """Listener hook: called with the connection's lock held, so it only enqueues."""
-        if not self._dead:
-            self._queue.put((event, payload))
+        if self._dead or self._quota_reached:
+            return
+        if self._queued_bytes - self._taken_bytes > MAX_BACKLOG:  # the event that crossed it was kept
+            self._dead = True
+            self.stopped_reason = messages.RECORDER_BEHIND_REASON.format(mib=MAX_BACKLOG >> 20)
+            self._queue.put(_BEHIND)
+            return
+        self._queued_bytes += _QUEUED_EVENT_COST + (len(payload) if payload else 0)
+        self._queue.put((event, payload))
 
     @property
     def queued(self) -> int:
@@ -133,23 +152,39 @@ class Recorder:
             item = self._queue.get()
             if item is _STOP:
                 return
-            if self.stopped_reason is None:
+            if item is _BEHIND:
+                self._fell_behind()
+            else:
                 event, payload = item
-                line = event_line(to_capture_event(event, payload, self._base)) + "\n"
-                if self._write(line):
-                    self.events_written += 1
-                else:
-                    self.stopped_reason = "quota"
-                    marker = CaptureEvent(
-                        max(0.0, time.time() - self._base),
-                        "marker",
-                        None,
-                        None,
-                        {"label": "recording stopped: file quota reached"},
-                    )
-                    self._file.write((event_line(marker) + "\n").encode())
+                self._taken_bytes += _QUEUED_EVENT_COST + (len(payload) if payload else 0)
+                if not self._quota_reached:
+                    self._write_event(event, payload)
             if self._queue.empty():
                 self._file.flush()  # caught up: make it durable against a crash of this process
+
+    def _write_event(self, event: LogEvent, payload: bytes | None) -> None:
+        line = event_line(to_capture_event(event, payload, self._base)) + "\n"
+        if self._write(line):
+            self.events_written += 1
+            return
+        self._quota_reached = True  # take nothing more: the file is full
+        self.stopped_reason = self.stopped_reason or "quota"
+        self._write_marker(messages.RECORDER_QUOTA_MARKER, force=True)
+
+    def _write_marker(self, label: str, force: bool = False) -> None:
+        marker = CaptureEvent(max(0.0, time.time() - self._base), "marker", None, None, {"label": label})
+        line = event_line(marker) + "\n"
+        if force:  # the quota's own marker goes past the quota, as it always did
+            self._file.write(line.encode())
+        else:
+            self._write(line)
+
+    def _fell_behind(self) -> None:
+        """Everything queued before the backlog passed the bound is written: say why it ends."""
+        log.warning(messages.RECORDER_BEHIND_LOG, self.conn.id, MAX_BACKLOG >> 20)
+        self.conn.remove_listener(self.on_event)
+        if not self._quota_reached:
+            self._write_marker(messages.RECORDER_BEHIND_MARKER.format(mib=MAX_BACKLOG >> 20))
 
     def _die(self, exc: BaseException) -> None:
         """Stop taking events, let go of the connection's listener and of everything queued."""

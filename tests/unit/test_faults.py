@@ -7,6 +7,7 @@ import errno
 import gc
 import io
 import logging
+import threading
 import weakref
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,6 +17,7 @@ import pytest
 
 from serial_mcp.core.ring import MAX_CAPACITY
 from serial_mcp.errors import SerialMcpError
+from serial_mcp.serial import recorder as recorder_module
 from serial_mcp.serial.connection import Connection
 from serial_mcp.serial.fake import FakeOpener
 from serial_mcp.serial.manager import ConnectionManager
@@ -252,4 +254,54 @@ async def test_a_new_recording_can_start_after_a_disk_full_death(tmp_path: Path)
     (tmp_path / "captures").mkdir()
     started = await log_ops.record(svc, Caller.local(), conn.id, "start", "again.jsonl")
     assert started.recording and started.path == "again.jsonl"  # not already_recording
+    await manager.close_all()
+
+
+class StalledDisk(io.RawIOBase):
+    """A capture file on a disk that stops answering (a hung network share) until released."""
+
+    def __init__(self) -> None:
+        self.go = threading.Event()
+        self.data = bytearray()
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, b: bytes) -> int:  # type: ignore[override]
+        self.go.wait(30)
+        self.data += b
+        return len(b)
+
+    def fileno(self) -> int:
+        raise OSError(errno.EBADF, "no descriptor")
+
+
+async def test_a_disk_that_falls_behind_stops_the_recording_not_the_servers_memory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(recorder_module, "MAX_BACKLOG", 64 << 10)
+    opener = FakeOpener()
+    dev = opener.add("board")
+    manager = ConnectionManager(opener)
+    conn = await manager.open("board", rx_buffer_size=1 << 20)
+    raw = StalledDisk()
+    raw.go.set()  # the header goes through; then the disk hangs
+    rec = Recorder(conn, io.BufferedWriter(raw, buffer_size=1024), tmp_path / "r.jsonl", 1 << 30)  # type: ignore[type-var]
+    raw.go.clear()
+    conn.start_recording(rec)
+    with anyio.fail_after(20):
+        for i in range(1, 257):  # 1 MiB in 4 KiB chunks, each its own event: 16 × the backlog allowed
+            dev.feed(b"z" * 4096)
+            while conn.rx_end() < i * 4096:
+                await conn.wait_change(2.0, conn.rx_end())
+    assert rec.stopped_reason is not None and "fell more than" in rec.stopped_reason  # said at once
+    assert rec.queued <= (64 << 10) // 4096 + 2  # what it holds stays bounded; before: every chunk
+    assert not rec.active
+    raw.go.set()  # the disk comes back: what was held is written, then the marker, and it lets go
+    with anyio.fail_after(10):
+        await conn.stop_recording("stopped")
+    assert rec.on_event not in conn.listeners and not rec.thread_alive
+    lines = bytes(raw.data).decode().splitlines()
+    assert "fell more than" in lines[-1] and '"type":"marker"' in lines[-1].replace(" ", "")
+    assert 0 < rec.events_written <= (64 << 10) // 4096 + 2
     await manager.close_all()
