@@ -465,6 +465,7 @@ PROFILE_BAD_HISTORY = "{field} holds revision {revision}, which is not older tha
 PROFILE_UNSET_AND_SET = "defaults.{key} is both given and unset; do one or the other."
 PROFILE_REPLACE_NEEDS_DEFAULTS = "replace needs defaults (pass an empty object to clear them all)."
 PROFILE_NOT_FOUND = "no profile {name!r}; saved profiles: {known}. Call list_profiles to see them."
+PROFILES_FULL = "the profile store already holds {max} profiles, the most it keeps; delete some (delete_profile) before saving another."
 PROFILE_EXISTS = (
     "profile {name!r} already exists (revision {revision}); choose another name or update that profile."
 )

@@ -182,6 +182,8 @@ class Opener:
                     )
                 )
             except SerialMcpError as exc:
+                if exc.code == ErrorCode.RESOURCE_LIMIT:  # the store is full: the port opens without one
+                    return None, "transient"
                 if exc.code != ErrorCode.PROFILE_EXISTS:  # another process created it first: use theirs
                     raise
             conn.options.profile = plan.profile

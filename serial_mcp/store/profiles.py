@@ -65,6 +65,7 @@ from serial_mcp.store.profile_toml import document_text, verify_failed
 __all__ = [
     "DEFAULT_FIELDS",
     "HISTORY_LIMIT",
+    "MAX_PROFILES",
     "PROFILES_ENV",
     "SCHEMA_VERSION",
     "Profile",
@@ -81,10 +82,17 @@ PROFILES_ENV: Final = "SERIAL_MCP_PROFILES"
 APP_NAME: Final = "serial-mcp"
 FILE_NAME: Final = "profiles.toml"
 
+MAX_PROFILES: Final = 1000  # each save rewrites the whole file: an unbounded store grows every save
 _LOCK_POLL_S = 0.005  # lock hand-over latency between processes; polling a local lock is cheap
 
 _THREAD_LOCKS: dict[str, threading.Lock] = {}
 _THREAD_LOCKS_GUARD = threading.Lock()
+
+
+def _require_room(snap: Snapshot) -> None:
+    """A new profile needs room in the store (``resource_limit`` past ``MAX_PROFILES``)."""
+    if len(snap.profiles) >= MAX_PROFILES:
+        raise SerialMcpError(ErrorCode.RESOURCE_LIMIT, messages.PROFILES_FULL.format(max=MAX_PROFILES))
 
 
 # --- paths -----------------------------------------------------------------------------------------
@@ -207,6 +215,7 @@ class ProfileStore:
                     profile=name,
                     revision=current.revision,
                 )
+            _require_room(snap)
             return with_profile(snap.data, name, fresh_profile(sel, dflt, now, generated))
 
         return self._result(self._mutate(op), name)
@@ -286,6 +295,7 @@ class ProfileStore:
             if current is None:
                 if expected is not None:
                     raise conflict(name, None, expected)
+                _require_room(snap)
                 return with_profile(snap.data, name, fresh_profile(sel, dflt, now, False))
             if not overwrite:
                 raise SerialMcpError(

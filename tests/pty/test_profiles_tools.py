@@ -180,3 +180,17 @@ async def test_unknown_profile_names_are_clear_errors(env: tuple[Client, Profile
     for tool, args in calls:
         e = await error(c, tool, args)
         assert e["code"] == "profile_not_found" and "ghost" in e["message"], (tool, e)
+
+
+async def test_a_full_profile_store_does_not_stop_an_open(
+    env: tuple[Client, ProfileStore], bench: Bench, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from serial_mcp.store import profiles as store_module
+
+    c, store = env
+    monkeypatch.setattr(store_module, "MAX_PROFILES", 0)
+    opened = await call(c, "open", {"port": bench.ftdi.path})
+    assert opened["profile_action"] == "transient" and opened["state"] == "open", opened
+    assert store.list() == []
+    e = await error(c, "save_profile", {"connection_id": opened["connection_id"], "name": "mine"})
+    assert e["code"] == "resource_limit" and "delete some" in e["message"], e

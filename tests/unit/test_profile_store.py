@@ -891,3 +891,19 @@ def test_profile_is_a_frozen_value() -> None:
     p = Profile("x", dict(FTDI), {})
     with pytest.raises(AttributeError):
         p.name = "y"  # type: ignore[misc]
+
+
+def test_the_store_holds_at_most_max_profiles(store: ProfileStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(store_module, "MAX_PROFILES", 3)
+    for i in range(3):
+        store.save(f"p{i}", {"port_glob": f"/dev/ttyUSB{i}"}, {}, overwrite=False)
+    with pytest.raises(SerialMcpError) as exc:
+        store.save("p3", {"port_glob": "/dev/ttyUSB3"}, {}, overwrite=False)
+    assert code_of(exc) == "resource_limit" and "delete some" in exc.value.message
+    with pytest.raises(SerialMcpError) as exc:
+        store.create("p3", {"port_glob": "/dev/ttyUSB3"}, {}, generated=True)
+    assert code_of(exc) == "resource_limit"
+    assert [p.name for p in store.list()] == ["p0", "p1", "p2"]  # nothing changed
+    store.save("p1", {"port_glob": "/dev/ttyUSB1"}, {"baud_rate": 9600}, overwrite=True)  # a replace needs no room
+    store.delete("p0")
+    store.save("p3", {"port_glob": "/dev/ttyUSB3"}, {}, overwrite=False)  # room again
