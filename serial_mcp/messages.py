@@ -673,6 +673,7 @@ REQUEST_TOO_DEEP = "{where} is nested deeper than {max} levels; tool arguments a
 REQUEST_NOT_JSON = "the request is not valid JSON ({error})."
 REQUEST_NOT_JSON_RPC = "the request is not a valid JSON-RPC 2.0 message."
 HTTP_CLIENT_GONE_MID_BODY = "an HTTP client went away after %d bytes of its request body; nothing to answer"
+LISTENS_FULL = "this client already holds {max} subscriptions/listen streams open, the most this server keeps; cancel one (notifications/cancelled) before listening again."
 REQUEST_BAD_ID = (
     "the request's id is {kind}; ids are strings or integers (never booleans, floats or null), so "
     'this reply carries id null. Send the request again with an id such as 1 or "r1".'

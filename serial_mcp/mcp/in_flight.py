@@ -15,7 +15,10 @@ no slot. Ids are counted, not kept unique: a client that reuses an id still gets
 
 A request waits only while 256 others are being served, and each of those ends within its own
 timeout (a read's is at most 10 minutes). The server sends no requests of its own that the client
-must answer first, so nothing in flight can wait on a line queued behind the bound.
+must answer first, so nothing in flight can wait on a line queued behind the bound. The one request
+that stays open for good, ``subscriptions/listen`` (2026-07-28), takes no such slot: a client may
+hold ``MAX_LISTENS`` of them, and one more is refused at once instead of waiting (256 of them had
+taken every slot, and then the server read nothing more, not even the end of its input).
 """
 
 from __future__ import annotations
@@ -26,15 +29,21 @@ from typing import Any
 import anyio
 import mcp_types as types
 
+from serial_mcp import messages
+
 MAX_IN_FLIGHT = 256  # far beyond any agent (a few) or test suite (tens) in flight at once
+MAX_LISTENS = 16  # subscriptions/listen streams a client holds open at once (one is usual)
+LISTEN = "subscriptions/listen"
 
 
 class InFlight:
     """The requests handed on and not yet answered, by id; ``admit`` waits while ``limit`` are."""
 
-    def __init__(self, limit: int = MAX_IN_FLIGHT) -> None:
+    def __init__(self, limit: int = MAX_IN_FLIGHT, max_listens: int = MAX_LISTENS) -> None:
         self.limit = limit
+        self.max_listens = max_listens
         self._ids: Counter[Any] = Counter()
+        self._listens: Counter[Any] = Counter()
         self._total = 0
         self._freed = anyio.Event()
 
@@ -42,9 +51,21 @@ class InFlight:
     def count(self) -> int:
         return self._total
 
-    async def admit(self, message: types.JSONRPCMessage) -> None:
-        """Before ``message`` goes to the SDK: a request waits for a free slot and takes it."""
+    @property
+    def listens(self) -> int:
+        return sum(self._listens.values())
+
+    async def admit(self, message: types.JSONRPCMessage) -> types.JSONRPCError | None:
+        """Before ``message`` goes to the SDK: a request waits for a free slot and takes it. The
+        answer to send instead, when it is a ``subscriptions/listen`` past ``max_listens``."""
         if isinstance(message, types.JSONRPCRequest):
+            if message.method == LISTEN:
+                if self.listens >= self.max_listens:
+                    problem = messages.LISTENS_FULL.format(max=self.max_listens)
+                    error = types.ErrorData(code=types.INVALID_REQUEST, message=problem)
+                    return types.JSONRPCError(jsonrpc="2.0", id=message.id, error=error)
+                self._listens[message.id] += 1
+                return None
             while self._total >= self.limit:
                 await self._freed.wait()
             self._ids[message.id] += 1
@@ -53,7 +74,8 @@ class InFlight:
             params = message.params if isinstance(message.params, dict) else {}
             request_id = params.get("requestId")
             if isinstance(request_id, int | str) and not isinstance(request_id, bool):
-                self._drop(request_id, self._ids.get(request_id, 0))
+                self._drop(request_id, self._ids.get(request_id, 0) + self._listens.get(request_id, 0))
+        return None
 
     def answered(self, message: types.JSONRPCMessage) -> None:
         """After ``message`` was written to the client: an answer gives its request's slot back."""
@@ -61,12 +83,15 @@ class InFlight:
             self._drop(message.id, 1)
 
     def _drop(self, request_id: int | str, n: int) -> None:
-        n = min(n, self._ids.get(request_id, 0))
-        if n <= 0:
-            return  # not ours (an answer we wrote for a line we refused), or already given back
-        self._ids[request_id] -= n
-        if not self._ids[request_id]:
-            del self._ids[request_id]
-        self._total -= n
-        self._freed.set()
-        self._freed = anyio.Event()
+        for held in (self._ids, self._listens):
+            taken = min(n, held.get(request_id, 0))
+            if taken <= 0:
+                continue  # not ours (an answer we wrote for a line we refused), or given back
+            n -= taken
+            held[request_id] -= taken
+            if not held[request_id]:
+                del held[request_id]
+            if held is self._ids:
+                self._total -= taken
+                self._freed.set()
+                self._freed = anyio.Event()

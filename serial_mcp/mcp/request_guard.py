@@ -352,8 +352,11 @@ async def screened_stdio(source: AsyncIterable[str], out: Any) -> AsyncIterator[
                 async for line in source:
                     message = parse_line(line)
                     if message is not None:
-                        await in_flight.admit(message)
-                        await read_writer.send(SessionMessage(message))
+                        refused = await in_flight.admit(message)
+                        if refused is not None:
+                            await write_stream.send(SessionMessage(refused))
+                        else:
+                            await read_writer.send(SessionMessage(message))
                         continue
                     reply = answer_for_rejected_line(line)
                     if reply is not None:

@@ -19,7 +19,7 @@ import mcp_types as types
 import pytest
 
 from serial_mcp.mcp import stdio_pipes
-from serial_mcp.mcp.in_flight import MAX_IN_FLIGHT, InFlight
+from serial_mcp.mcp.in_flight import MAX_IN_FLIGHT, MAX_LISTENS, InFlight
 from tests.raw_rpc import INITIALIZE, INITIALIZED, server_env
 
 
@@ -126,6 +126,70 @@ def test_a_flood_of_requests_blocks_the_client_not_the_servers_memory() -> None:
         proc.stdin.close()
         reader.join(60)
         assert sorted(answered) == list(range(sent)), "every request answered once"
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def _listen(rid: int | str) -> types.JSONRPCRequest:
+    return types.JSONRPCRequest(jsonrpc="2.0", id=rid, method="subscriptions/listen", params={})
+
+
+@pytest.mark.anyio
+async def test_listen_streams_take_no_slot_and_one_too_many_is_refused_at_once() -> None:
+    flight = InFlight(limit=2, max_listens=2)
+    assert await flight.admit(_listen("a")) is None and await flight.admit(_listen("b")) is None
+    assert flight.count == 0 and flight.listens == 2  # open for good: they must not hold slots
+    refused = await flight.admit(_listen("c"))
+    assert refused is not None and refused.id == "c" and refused.error.code == -32600
+    assert "subscriptions/listen" in refused.error.message
+    await flight.admit(_request(1))
+    await flight.admit(_request(2))  # the request slots are all there still
+    await flight.admit(_cancel("a"))  # a cancelled listen stream frees its place
+    assert flight.listens == 1 and await flight.admit(_listen("d")) is None
+
+
+def test_many_listen_streams_never_stop_the_server_reading() -> None:
+    """300 subscriptions/listen then a ping: the bound on requests in flight once let 256 listen
+    streams take every slot, and the server read nothing more (not the ping, not the end of input)."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "serial_mcp"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=server_env(),
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+    lines = [
+        {
+            "jsonrpc": "2.0",
+            "id": 100 + i,
+            "method": "subscriptions/listen",
+            "params": {"_meta": meta, "notifications": {"resourcesUpdated": {"uris": ["serial://connections"]}}},
+        }
+        for i in range(300)
+    ]
+    lines.append({"jsonrpc": "2.0", "id": 9, "method": "ping", "params": {"_meta": meta}})
+    try:
+        proc.stdin.write("".join(json.dumps(line) + "\n" for line in lines).encode())
+        proc.stdin.flush()
+        refusals = 0
+        while True:
+            ready, _, _ = select.select([proc.stdout], [], [], 20)
+            assert ready, "the ping was never answered"
+            answer = json.loads(proc.stdout.readline())
+            if answer.get("id") == 9:
+                break
+            if "error" in answer:
+                assert "the most this server keeps" in answer["error"]["message"], answer
+                refusals += 1
+        assert refusals == 300 - MAX_LISTENS
+        proc.stdin.close()
+        assert proc.wait(20) == 0  # and the end of input still ends it
     finally:
         proc.kill()
         proc.wait()
