@@ -55,6 +55,11 @@ class InFlight:
     def listens(self) -> int:
         return sum(self._listens.values())
 
+    async def drained(self) -> None:
+        """Wait until every request handed on has been answered (listen streams do not count)."""
+        while self._total > 0:
+            await self._freed.wait()
+
     async def admit(self, message: types.JSONRPCMessage) -> types.JSONRPCError | None:
         """Before ``message`` goes to the SDK: a request waits for a free slot and takes it. The
         answer to send instead, when it is a ``subscriptions/listen`` past ``max_listens``."""

@@ -25,7 +25,7 @@ import json
 import logging
 import re
 import sys
-from collections.abc import AsyncIterable, AsyncIterator
+from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from functools import partial
 from typing import Any, TypeGuard
@@ -333,6 +333,23 @@ def _reply(env: dict[tuple[str, ...], Any], code: int, problem: str) -> types.JS
     return types.JSONRPCError(jsonrpc="2.0", id=None, error=types.ErrorData(code=code, message=problem))
 
 
+async def _answered_or_gone(in_flight: InFlight, out: Any, session_over: anyio.Event) -> None:
+    """Until every request in flight has been answered, the client closed our stdout, or the
+    session stopped writing (nobody is left to answer)."""
+    gone: Callable[[], Awaitable[None]] | None = getattr(out, "gone", None)  # the threaded path: None
+    async with anyio.create_task_group() as tg:
+
+        async def end_on(event: Callable[[], Awaitable[Any]]) -> None:
+            await event()
+            tg.cancel_scope.cancel()
+
+        if gone is not None:
+            tg.start_soon(end_on, gone)
+        tg.start_soon(end_on, session_over.wait)
+        await in_flight.drained()
+        tg.cancel_scope.cancel()
+
+
 @asynccontextmanager
 async def screened_stdio(source: AsyncIterable[str], out: Any) -> AsyncIterator[tuple[Any, Any]]:
     """The SDK's ``stdio_server`` streams over ``source`` (lines) and ``out`` (``write``/``flush``), with
@@ -345,6 +362,7 @@ async def screened_stdio(source: AsyncIterable[str], out: Any) -> AsyncIterator[
     read_writer, read_stream = session_streams.hand_over_streams()
     write_stream, write_reader = session_streams.hand_over_streams()
     in_flight = InFlight()  # a flood of requests waits in the pipe, not as tasks in the server
+    session_over = anyio.Event()  # the writer ended: every sender of replies has closed
 
     async def read_lines() -> None:
         with contextlib.suppress(anyio.ClosedResourceError):
@@ -361,15 +379,22 @@ async def screened_stdio(source: AsyncIterable[str], out: Any) -> AsyncIterator[
                     reply = answer_for_rejected_line(line)
                     if reply is not None:
                         await write_stream.send(SessionMessage(reply))
+                # End of input. A client may close stdin after its last request and read on
+                # (`printf ... | serial-mcp`): what is owed is answered before the session ends
+                # (the SDK would answer it "Connection closed"), unless nobody can read it anyway.
+                await _answered_or_gone(in_flight, out, session_over)
 
     async def write_lines() -> None:
-        with contextlib.suppress(anyio.ClosedResourceError):
-            async with write_reader:
-                async for session_message in write_reader:
-                    text = session_message.message.model_dump_json(by_alias=True, exclude_unset=True)
-                    await out.write(text + "\n")
-                    await out.flush()
-                    in_flight.answered(session_message.message)
+        try:
+            with contextlib.suppress(anyio.ClosedResourceError):
+                async with write_reader:
+                    async for session_message in write_reader:
+                        text = session_message.message.model_dump_json(by_alias=True, exclude_unset=True)
+                        await out.write(text + "\n")
+                        await out.flush()
+                        in_flight.answered(session_message.message)
+        finally:
+            session_over.set()
 
     async with anyio.create_task_group() as tg:
         tg.start_soon(read_lines)

@@ -116,12 +116,33 @@ class PipeLines:
                 return
 
 
+class WatchedPipe(asyncio.streams.FlowControlMixin):
+    """The stdout pipe's protocol: ``gone`` is set once the client closed its end (asyncio's pipe
+    transport watches the read end even while nothing is being written)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.gone = asyncio.Event()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        super().connection_lost(exc)
+        self.gone.set()
+
+
 class PipeWriter:
     """``write`` + ``flush`` as the SDK's stdout writer calls them; a write returns once the pipe took
     the bytes (``drain``), so a client that stops reading holds back only its own replies."""
 
-    def __init__(self, writer: asyncio.StreamWriter) -> None:
+    def __init__(self, writer: asyncio.StreamWriter, pipe: WatchedPipe | None = None) -> None:
         self._writer = writer
+        self._pipe = pipe
+
+    async def gone(self) -> None:
+        """Return once nobody can read what we write: the client closed our stdout."""
+        if self._pipe is None:
+            await asyncio.Event().wait()  # not watched: never known to be gone
+        else:
+            await self._pipe.gone.wait()
 
     async def write(self, text: str) -> None:
         self._writer.write(text.encode("utf-8"))
@@ -157,11 +178,11 @@ async def loop_stdio(
         )
         transports.append(read_t)
         write_t, write_p = await loop.connect_write_pipe(
-            asyncio.streams.FlowControlMixin, os.fdopen(os.dup(fds[1]), "wb", buffering=0)
+            WatchedPipe, os.fdopen(os.dup(fds[1]), "wb", buffering=0)
         )
         transports.append(write_t)
         writer = asyncio.StreamWriter(write_t, write_p, None, loop)
-        yield PipeLines(reader, limit), PipeWriter(writer)
+        yield PipeLines(reader, limit), PipeWriter(writer, write_p)
     finally:
         for t in transports:
             t.close()

@@ -193,3 +193,83 @@ def test_many_listen_streams_never_stop_the_server_reading() -> None:
     finally:
         proc.kill()
         proc.wait()
+
+
+def _one_shot(requests: list[dict[str, Any]]) -> bytes:
+    head = [INITIALIZE, INITIALIZED]
+    return "".join(json.dumps(r) + "\n" for r in [*head, *requests]).encode()
+
+
+def test_requests_piped_in_then_end_of_input_are_all_answered() -> None:
+    """`printf '...' | serial-mcp`: the client closes stdin after its last request and reads on.
+    The session used to end at the end of input, and what was still in flight was answered
+    "Connection closed" (here: a read that waits 1.5 s, and list_connections that raced the end)."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "serial_mcp"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=server_env(),
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    opening = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "open", "arguments": {"port": "sim://echo"}}}
+    calls = [
+        *(
+            {"jsonrpc": "2.0", "id": 10 + i, "method": "tools/call", "params": {"name": "list_connections", "arguments": {}}}
+            for i in range(50)
+        ),
+        {
+            "jsonrpc": "2.0",
+            "id": 99,
+            "method": "tools/call",
+            "params": {"name": "read", "arguments": {"connection_id": "c1", "timeout_ms": 1500, "match": "never"}},
+        },
+    ]
+    try:
+        proc.stdin.write(_one_shot([opening]))
+        proc.stdin.flush()
+        assert [json.loads(proc.stdout.readline())["id"] for _ in range(2)] == [1, 2]
+        proc.stdin.write("".join(json.dumps(c) + "\n" for c in calls).encode())
+        proc.stdin.close()  # the last request is out: end of input
+        answers = {json.loads(line)["id"]: json.loads(line) for line in proc.stdout}
+        assert proc.wait(30) == 0
+    finally:
+        proc.kill()
+        proc.wait()
+    assert sorted(answers) == [*range(10, 60), 99], sorted(answers)
+    read = answers[99]
+    assert "result" in read, read  # before: {"error": {"code": -32000, "message": "Connection closed"}}
+    assert read["result"]["structuredContent"]["stop_reason"] == "timeout", read
+
+
+def test_a_client_gone_for_good_does_not_keep_the_server_waiting() -> None:
+    """Both pipes closed while a long read is in flight: nobody can take its answer, so the server
+    ends now rather than when the read's 60 s are up."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "serial_mcp"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=server_env(),
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    long_read = {
+        "jsonrpc": "2.0",
+        "id": 7,
+        "method": "tools/call",
+        "params": {"name": "read", "arguments": {"connection_id": "c1", "timeout_ms": 60000, "match": "never"}},
+    }
+    opening = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "open", "arguments": {"port": "sim://echo"}}}
+    proc.stdin.write(_one_shot([opening]))
+    proc.stdin.flush()
+    for _ in range(2):
+        assert proc.stdout.readline()  # the handshake's answer and the open's
+    proc.stdin.write((json.dumps(long_read) + "\n").encode())
+    proc.stdin.flush()
+    try:
+        proc.stdout.close()
+        proc.stdin.close()
+        assert proc.wait(30) == 0
+    finally:
+        proc.kill()
+        proc.wait()

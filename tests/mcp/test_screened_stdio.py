@@ -51,15 +51,24 @@ def _call(rid: int, arguments: str) -> str:
     )
 
 
+HARNESS = {"answered_by": "the test, as the SDK's session would"}
+
+
 async def _serve(lines: list[str]) -> tuple[list[Any], list[dict[str, Any]]]:
+    """The lines through screened stdio to a stand-in session that answers every request it gets
+    (the end of input waits for what is owed); returns what it got and the screen's own replies."""
     out = Out()
     received: list[Any] = []
     async with request_guard.screened_stdio(_source(lines), out) as (read_stream, write_stream):
         async with read_stream:
             async for item in read_stream:
                 received.append(item)
+                if isinstance(item, SessionMessage) and isinstance(item.message, types.JSONRPCRequest):
+                    answer = types.JSONRPCResponse(jsonrpc="2.0", id=item.message.id, result=HARNESS)
+                    await write_stream.send(SessionMessage(answer))
         await write_stream.aclose()
-    return received, [json.loads(line) for line in out.lines]
+    replies = [json.loads(line) for line in out.lines]
+    return received, [r for r in replies if r.get("result") != HARNESS]
 
 
 async def test_each_line_is_parsed_once(monkeypatch: pytest.MonkeyPatch) -> None:
