@@ -333,10 +333,22 @@ def _reply(env: dict[tuple[str, ...], Any], code: int, problem: str) -> types.JS
     return types.JSONRPCError(jsonrpc="2.0", id=None, error=types.ErrorData(code=code, message=problem))
 
 
+END_OF_INPUT_GRACE_S = 3.0  # longer than the default read/transact timeout (1 s); see below
+
+
 async def _answered_or_gone(in_flight: InFlight, out: Any, session_over: anyio.Event) -> None:
-    """Until every request in flight has been answered, the client closed our stdout, or the
-    session stopped writing (nobody is left to answer)."""
+    """After the end of input: until every request in flight has been answered, the client closed
+    our stdout, the session stopped writing, or ``END_OF_INPUT_GRACE_S`` passed. Closing stdin is
+    also how a client shuts its server down: a call that runs longer (a stuck 10-minute write) must
+    not keep the process, and the port it holds, alive; the session's end answers it instead."""
     gone: Callable[[], Awaitable[None]] | None = getattr(out, "gone", None)  # the threaded path: None
+    with anyio.move_on_after(END_OF_INPUT_GRACE_S):
+        await _first_of(in_flight, gone, session_over)
+
+
+async def _first_of(
+    in_flight: InFlight, gone: Callable[[], Awaitable[None]] | None, session_over: anyio.Event
+) -> None:
     async with anyio.create_task_group() as tg:
 
         async def end_on(event: Callable[[], Awaitable[Any]]) -> None:
@@ -380,8 +392,8 @@ async def screened_stdio(source: AsyncIterable[str], out: Any) -> AsyncIterator[
                     if reply is not None:
                         await write_stream.send(SessionMessage(reply))
                 # End of input. A client may close stdin after its last request and read on
-                # (`printf ... | serial-mcp`): what is owed is answered before the session ends
-                # (the SDK would answer it "Connection closed"), unless nobody can read it anyway.
+                # (`printf ... | serial-mcp`): what is owed gets a few seconds to be answered
+                # before the session ends (the SDK answers the rest "Connection closed").
                 await _answered_or_gone(in_flight, out, session_over)
 
     async def write_lines() -> None:
