@@ -22,11 +22,21 @@ log = logging.getLogger(__name__)
 MAX_BODY = 8 * 1024 * 1024  # larger bodies are passed through unwatched (the SDK refuses them anyway)
 
 
-def _call_ids(body: bytes) -> list[object]:
+NOT_JSON = object()  # parse_body's answer for a body that is not JSON (or is over MAX_BODY)
+PARSED_BODY = "serial_mcp.parsed_body"  # scope key: a middleware in front already parsed the body
+
+
+def parse_body(body: bytes) -> Any:
+    """A POST body as JSON, parsed once for every middleware (``NOT_JSON`` when it is not)."""
+    if len(body) > MAX_BODY:
+        return NOT_JSON
     try:
-        doc = json.loads(body)
+        return json.loads(body)
     except (ValueError, RecursionError):
-        return []
+        return NOT_JSON
+
+
+def _call_ids(doc: Any) -> list[object]:
     items = doc if isinstance(doc, list) else [doc]
     return [m["id"] for m in items if isinstance(m, dict) and m.get("method") == "tools/call" and "id" in m]
 
@@ -42,7 +52,8 @@ class DisconnectWatch:
         headers = dict(scope.get("headers") or [])
         session = headers.get(b"mcp-session-id", b"").decode("latin-1")
         body, messages = await read_body(receive)  # the whole body first: it names its calls
-        ids = _call_ids(body) if session and len(body) <= MAX_BODY else []
+        doc = scope[PARSED_BODY] if PARSED_BODY in scope else parse_body(body) if session else NOT_JSON
+        ids = _call_ids(doc) if session else []
         if not ids:
             await self.app(scope, replay(messages, receive), send)
             return

@@ -16,7 +16,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from serial_mcp import messages
 from serial_mcp.config import ConfigError
-from serial_mcp.mcp.disconnect import MAX_BODY, DisconnectWatch, read_body, replay
+from serial_mcp.mcp.disconnect import PARSED_BODY, DisconnectWatch, parse_body, read_body, replay
 from serial_mcp.mcp.request_guard import bad_id_problem
 
 log = logging.getLogger(__name__)
@@ -98,14 +98,10 @@ class BadIdScreen:
         if received[-1]["type"] == "http.disconnect":  # gone before its body was whole: no one to answer
             log.info(messages.HTTP_CLIENT_GONE_MID_BODY, len(body))
             return
-        problem = None
-        if len(body) <= MAX_BODY:
-            try:
-                problem = bad_id_problem(json.loads(body))
-            except (ValueError, RecursionError):  # the SDK answers what is not JSON
-                problem = None
-        if problem is None:
-            await self.app(scope, replay(received, receive), send)
+        doc = parse_body(body)  # what is not JSON, the SDK answers
+        problem = bad_id_problem(doc)
+        if problem is None:  # the watch behind us reads the same body: it need not parse it again
+            await self.app({**scope, PARSED_BODY: doc}, replay(received, receive), send)
             return
         error = {"jsonrpc": "2.0", "id": None, "error": {"code": INVALID_REQUEST, "message": problem}}
         await send(
