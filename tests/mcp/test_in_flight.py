@@ -9,8 +9,6 @@ from __future__ import annotations
 import json
 import os
 import select
-import subprocess
-import sys
 import threading
 from typing import Any
 
@@ -20,7 +18,7 @@ import pytest
 
 from serial_mcp.mcp import stdio_pipes
 from serial_mcp.mcp.in_flight import MAX_IN_FLIGHT, MAX_LISTENS, InFlight
-from tests.raw_rpc import INITIALIZE, INITIALIZED, server_env
+from tests.raw_rpc import INITIALIZE, INITIALIZED, start_server
 
 
 def _request(rid: int | str) -> types.JSONRPCRequest:
@@ -83,13 +81,7 @@ def test_a_flood_of_requests_blocks_the_client_not_the_servers_memory() -> None:
     """Requests written without reading a single answer: the server stops reading its stdin (the
     client's write blocks) after about PAUSE_AT bytes and MAX_IN_FLIGHT requests, then answers
     every one of them once the client reads."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "serial_mcp"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        env=server_env(),
-    )
+    proc = start_server()
     assert proc.stdin is not None and proc.stdout is not None
     try:
         proc.stdin.write((json.dumps(INITIALIZE) + "\n" + json.dumps(INITIALIZED) + "\n").encode())
@@ -152,13 +144,7 @@ async def test_listen_streams_take_no_slot_and_one_too_many_is_refused_at_once()
 def test_many_listen_streams_never_stop_the_server_reading() -> None:
     """300 subscriptions/listen then a ping: the bound on requests in flight once let 256 listen
     streams take every slot, and the server read nothing more (not the ping, not the end of input)."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "serial_mcp"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        env=server_env(),
-    )
+    proc = start_server()
     assert proc.stdin is not None and proc.stdout is not None
     meta = {
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
@@ -204,13 +190,7 @@ def test_requests_piped_in_then_end_of_input_are_all_answered() -> None:
     """`printf '...' | serial-mcp`: the client closes stdin after its last request and reads on.
     The session used to end at the end of input, and what was still in flight was answered
     "Connection closed" (here: a read that waits 1.5 s, and list_connections that raced the end)."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "serial_mcp"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        env=server_env(),
-    )
+    proc = start_server()
     assert proc.stdin is not None and proc.stdout is not None
     opening = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "open", "arguments": {"port": "sim://echo"}}}
     calls = [
@@ -245,13 +225,7 @@ def test_requests_piped_in_then_end_of_input_are_all_answered() -> None:
 def test_a_client_gone_for_good_does_not_keep_the_server_waiting() -> None:
     """Both pipes closed while a long read is in flight: nobody can take its answer, so the server
     ends now rather than when the read's 60 s are up."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "serial_mcp"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        env=server_env(),
-    )
+    proc = start_server()
     assert proc.stdin is not None and proc.stdout is not None
     long_read = {
         "jsonrpc": "2.0",
