@@ -37,7 +37,7 @@ class StdioServer:
     to requests by id on a reader thread."""
 
     def __init__(self, *args: str, cwd: Path | None = None, env: dict[str, str] | None = None) -> None:
-        self._stderr = tempfile.TemporaryFile()  # never a pipe: a chatty server must not block on it
+        self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 (closed in close(); never a pipe: a chatty server must not block)
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "serial_mcp", *args],
             stdin=subprocess.PIPE,
@@ -149,7 +149,12 @@ class StdioServer:
         return answer, trips
 
     def assert_live(
-        self, name: str, arguments: dict[str, Any], *, bound: float = BOUND_S, timeout: float = ANSWER_TIMEOUT_S
+        self,
+        name: str,
+        arguments: dict[str, Any],
+        *,
+        bound: float = BOUND_S,
+        timeout: float = ANSWER_TIMEOUT_S,
     ) -> dict[str, Any]:
         """Call tool ``name`` while pinging: every ping must be answered within ``bound``. Returns
         the call's ``result`` (error or not) for the test to look at."""
