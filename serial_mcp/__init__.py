@@ -1,6 +1,8 @@
 """serial-mcp: safe, lossless, fast serial ports for AI agents, bench engineers and CI.
 
-The MCP server is ``serial-mcp`` (``serial_mcp.cli``); the engine as a library is ``Engine``.
+The MCP server is ``serial-mcp`` (``serial_mcp.cli``); the engine as a library is ``Engine``
+(``SyncEngine`` blocking). Its results are the models of ``serial_mcp.results``; its failures are
+``SerialMcpError`` and its families (``PortError``, ``AccessError`` …) with a stable ``ErrorCode``.
 """
 
 from __future__ import annotations
@@ -10,21 +12,66 @@ from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
-__all__ = ["Engine", "EngineConnection", "SerialMcpError", "SyncEngine", "__version__"]
+_API = ("Engine", "EngineConnection", "SyncConnection", "SyncEngine")
+_ERRORS = (
+    "AccessError",
+    "Conflict",
+    "DeviceError",
+    "ErrorCode",
+    "InvalidArgument",
+    "LimitReached",
+    "NotFound",
+    "OperationTimeout",
+    "PortError",
+    "SerialMcpError",
+    "StorageError",
+)
+__all__ = [
+    "AccessError",
+    "Conflict",
+    "DeviceError",
+    "Engine",
+    "EngineConnection",
+    "ErrorCode",
+    "InvalidArgument",
+    "LimitReached",
+    "NotFound",
+    "OperationTimeout",
+    "PortError",
+    "SerialMcpError",
+    "StorageError",
+    "SyncConnection",
+    "SyncEngine",
+    "__version__",
+    "results",
+]
 
 if TYPE_CHECKING:
-    from serial_mcp.api import Engine, EngineConnection, SyncEngine
-    from serial_mcp.errors import SerialMcpError
+    from serial_mcp.api import Engine, EngineConnection, SyncConnection, SyncEngine
+    from serial_mcp.engine import results
+    from serial_mcp.errors import (
+        AccessError,
+        Conflict,
+        DeviceError,
+        ErrorCode,
+        InvalidArgument,
+        LimitReached,
+        NotFound,
+        OperationTimeout,
+        PortError,
+        SerialMcpError,
+        StorageError,
+    )
 
 
 def __getattr__(name: str) -> Any:
-    """Imported on first use, so ``serial-mcp --help`` and the CLI start without loading the engine."""
-    if name in ("Engine", "EngineConnection", "SyncEngine"):
-        # by name, not an import statement: every module imports this package for messages, and
-        # the layer contracts must not see them all depend on the top-level API
+    """Imported on first use, so ``serial-mcp --help`` and the CLI start without loading the engine.
+    By name, not an import statement: every module imports this package for messages, and the layer
+    contracts must not see them all depend on the top-level API."""
+    if name in _API:
         return getattr(importlib.import_module("serial_mcp.api"), name)
-    if name == "SerialMcpError":
-        from serial_mcp.errors import SerialMcpError
-
-        return SerialMcpError
+    if name in _ERRORS:
+        return getattr(importlib.import_module("serial_mcp.errors"), name)
+    if name == "results":
+        return importlib.import_module("serial_mcp.engine.results")
     raise AttributeError(name)

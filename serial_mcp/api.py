@@ -13,17 +13,21 @@ without an event loop, ``SyncEngine`` runs the engine on a private loop thread.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import os
 import threading
 import urllib.parse
 from collections.abc import Callable, Coroutine
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Self, TypeVar
+from typing import Any, Concatenate, ParamSpec, Protocol, Self, TypeVar
 
 from serial_mcp.core.settings import SerialSettings
-from serial_mcp.engine import io_ops, line_ops, log_ops, port_ops, results
+from serial_mcp.engine import operations as ops
+from serial_mcp.engine import port_ops, results
 from serial_mcp.engine.access import AccessPolicy, Caller
+from serial_mcp.engine.operations import Operation, invoke
+from serial_mcp.engine.options import build
 from serial_mcp.engine.services import Services
 from serial_mcp.serial.handle import Opener
 from serial_mcp.serial.manager import ConnectionManager
@@ -35,8 +39,12 @@ from serial_mcp.serial.replay import ReplayMode, ReplayOpener
 from serial_mcp.serial.sim import SimOpener
 from serial_mcp.serial.system_open import SystemOpener
 from serial_mcp.store.captures import CaptureStore, Quotas
+from serial_mcp.store.profiles import ProfileStore
 
 T = TypeVar("T")
+P = ParamSpec("P")
+OptionsT = TypeVar("OptionsT")
+R = TypeVar("R")
 
 __all__ = [
     "Engine",
@@ -53,9 +61,70 @@ __all__ = [
     "serve_pty",
 ]
 
+# Tools that are not methods of the same name, and why (tests/unit/test_api_parity.py holds both
+# lists to the operation table, so a new tool cannot be left out of the API unnoticed).
+NOT_METHODS: dict[str, str] = {
+    "open": "Engine.open returns an EngineConnection (its .opened is the tool's OpenResult)",
+    "open_profile": "Engine.open_profile returns an EngineConnection (its .opened is the tool's result)",
+}
+
+
+def _signature(op: Operation[Any, Any, Any], first: str) -> inspect.Signature:
+    """``(self, <the options' parameters>)``: what help() and IDEs show for a bound operation."""
+    params = list(inspect.signature(op.options_type).parameters.values())
+    me = inspect.Parameter(first, inspect.Parameter.POSITIONAL_ONLY)
+    return inspect.Signature([me, *params], return_annotation=inspect.signature(op.run).return_annotation)
+
+
+def _describe(method: Any, op: Operation[Any, Any, Any], owner: str) -> None:
+    method.__name__ = op.name
+    method.__qualname__ = f"{owner}.{op.name}"
+    method.__doc__ = f"{op.title}: {op.description}\n\n{inspect.getdoc(op.run) or ''}".strip()
+    method.__signature__ = _signature(op, "self")
+
+
+def on_connection(
+    op: Operation[P, OptionsT, R],
+) -> Callable[Concatenate[EngineConnection, P], Coroutine[Any, Any, R]]:
+    """The operation ``op`` as a method of ``EngineConnection``: its options are the keywords
+    (typed: ``mypy`` rejects an unknown one), the connection is the target."""
+
+    async def method(self: EngineConnection, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        opts = build(op.options, op.name, *args, **kwargs)
+        return await invoke(op, self._engine.services, self._engine.caller, self.id, opts)
+
+    _describe(method, op, "EngineConnection")
+    return method
+
+
+def on_engine(op: Operation[P, OptionsT, R]) -> Callable[Concatenate[Engine, P], Coroutine[Any, Any, R]]:
+    """The operation ``op`` as a method of ``Engine`` (an engine-wide operation: no target)."""
+
+    async def method(self: Engine, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        opts = build(op.options, op.name, *args, **kwargs)
+        return await invoke(op, self.services, self.caller, None, opts)
+
+    _describe(method, op, "Engine")
+    return method
+
+
+def opening(
+    op: Operation[P, OptionsT, results.OpenResult],
+) -> Callable[Concatenate[Engine, P], Coroutine[Any, Any, EngineConnection]]:
+    """``open`` / ``open_profile`` as ``Engine`` methods that return the open ``EngineConnection``."""
+
+    async def method(self: Engine, /, *args: P.args, **kwargs: P.kwargs) -> EngineConnection:
+        opts = build(op.options, op.name, *args, **kwargs)
+        opened = await invoke(op, self.services, self.caller, None, opts)
+        return EngineConnection(self, opened.connection_id, opened)
+
+    _describe(method, op, "Engine")
+    return method
+
 
 class EngineConnection:
-    """One open port. Reads consume this connection's ``default`` cursor unless told otherwise."""
+    """One open port: a method per tool that takes a ``connection_id`` (the same names, options
+    and results). Reads consume this connection's ``default`` cursor unless told otherwise."""
 
     def __init__(self, engine: Engine, connection_id: str, opened: results.OpenResult) -> None:
         self._engine = engine
@@ -66,50 +135,29 @@ class EngineConnection:
     def port(self) -> str:
         return self.opened.port
 
-    async def read(self, **options: Any) -> results.ReadResult:
-        """Read what arrived: ``match``, ``timeout_ms``, ``idle_ms``, ``max_bytes``, ``protocol`` …
-        (the ``read`` tool's options; ``from_`` for ``from``)."""
-        return await io_ops.read(self._engine.services, self._engine.caller, self.id, **options)
-
-    async def write(self, data: str = "", **options: Any) -> results.WriteResult:
-        """Send ``data`` (``encoding``: utf8 | hex | base64; ``keys``; ``protocol`` framing)."""
-        return await io_ops.write(self._engine.services, self._engine.caller, self.id, data, **options)
-
-    async def transact(self, data: str, match: Any = None, **options: Any) -> results.TransactResult:
-        """Write ``data`` and read the reply from a mark taken before the write."""
-        return await io_ops.transact(
-            self._engine.services, self._engine.caller, self.id, data, match=match, **options
-        )
-
-    async def capture_boot(self, **options: Any) -> results.CaptureBootResult:
-        return await io_ops.capture_boot(self._engine.services, self._engine.caller, self.id, **options)
-
-    async def flush(self, target: io_ops.FlushTarget = "input") -> results.FlushResult:
-        return await io_ops.flush(self._engine.services, self._engine.caller, self.id, target)
-
-    async def set_dtr_rts(self, dtr: bool | None = None, rts: bool | None = None) -> results.LinesResult:
-        return await line_ops.set_dtr_rts(self._engine.services, self._engine.caller, self.id, dtr, rts)
-
-    async def send_break(self, duration_ms: int = 250) -> results.BreakResult:
-        return await line_ops.send_break(self._engine.services, self._engine.caller, self.id, duration_ms)
-
-    async def reconfigure(self, **settings: Any) -> results.ReconfigureResult:
-        return await line_ops.reconfigure(self._engine.services, self._engine.caller, self.id, **settings)
+    close = on_connection(ops.CLOSE)
+    get_status = on_connection(ops.GET_STATUS)
+    reconnect = on_connection(ops.RECONNECT)
+    read = on_connection(ops.READ)
+    write = on_connection(ops.WRITE)
+    transact = on_connection(ops.TRANSACT)
+    flush = on_connection(ops.FLUSH)
+    capture_boot = on_connection(ops.CAPTURE_BOOT)
+    set_dtr_rts = on_connection(ops.SET_DTR_RTS)
+    send_break = on_connection(ops.SEND_BREAK)
+    set_flow_control = on_connection(ops.SET_FLOW_CONTROL)
+    reconfigure = on_connection(ops.RECONFIGURE)
+    save_profile = on_connection(ops.SAVE_PROFILE)
+    get_log = on_connection(ops.GET_LOG)
+    clear_log = on_connection(ops.CLEAR_LOG)
+    export_log = on_connection(ops.EXPORT_LOG)
+    record = on_connection(ops.RECORD)
+    detect_baud = on_connection(ops.DETECT_BAUD)
+    file_transfer = on_connection(ops.FILE_TRANSFER)
 
     def status(self) -> results.StatusResult:
+        """``get_status`` without awaiting: the connection as it is now."""
         return port_ops.get_status(self._engine.services, self._engine.caller, self.id)
-
-    def log(self, limit: int = 100, since: int | None = None) -> results.LogResult:
-        return log_ops.get_log(self._engine.services, self._engine.caller, self.id, limit=limit, since=since)
-
-    async def close(self) -> results.CloseResult:
-        return await port_ops.close(self._engine.services, self._engine.caller, self.id)
-
-    async def record(
-        self, action: log_ops.RecordAction = "status", path: str | None = None, note: str | None = None
-    ) -> results.RecordResult:
-        """Start (``path``: a capture name in the engine's ``capture_dir``), stop or query recording."""
-        return await log_ops.record(self._engine.services, self._engine.caller, self.id, action, path, note)
 
     async def wait_lost(self) -> str:
         """Wait until the port stops being open (unplugged, failed, closed); returns why: the last
@@ -128,8 +176,10 @@ class EngineConnection:
 
 
 class Engine:
-    """Ports, buffers and stores for one program. ``opener`` decides where bytes come from (default:
-    real ports, ``sim://`` devices and ``replay://`` captures); ``capture_dir`` enables captures."""
+    """Ports, buffers and stores for one program: a method per tool that takes no
+    ``connection_id`` (the rest are ``EngineConnection``'s). ``opener`` decides where bytes come
+    from (default: real ports, ``sim://`` devices and ``replay://`` captures); ``capture_dir``
+    enables captures; ``profiles`` names a profile store (TOML) for the profile operations."""
 
     def __init__(
         self,
@@ -139,29 +189,31 @@ class Engine:
         port_lister: Callable[[], list[PortInfo]] = list_system_ports,
         read_only: bool = False,
         capture_quotas: Quotas | None = None,
+        profiles: Path | str | None = None,
     ) -> None:
         directory = Path(capture_dir) if capture_dir is not None else None
         self.services = Services(
             ConnectionManager(opener or default_opener(directory)),
             CaptureStore(directory, capture_quotas),
-            None,
+            ProfileStore(Path(profiles)) if profiles is not None else None,
             port_lister,
             AccessPolicy(read_only=read_only),
         )
         self.caller = Caller.local()
 
-    async def open(self, port: str, **options: Any) -> EngineConnection:
-        """Open ``port`` (a path or URL); options as the ``open`` tool's (``baud_rate``, ``protocol``,
-        ``rx_framing``, ``reconnect``, ``record`` …)."""
-        extra = {k: options.pop(k) for k in ("profile_mode", "record", "mirror", "share") if k in options}
-        extra.setdefault("profile_mode", "none")
-        opened = await port_ops.open_port(self.services, self.caller, port, options, **extra)
-        return EngineConnection(self, opened.connection_id, opened)
-
-    async def list_ports(self) -> results.ListPortsResult:
-        return await port_ops.list_ports(self.services)
+    open = opening(ops.OPEN)
+    open_profile = opening(ops.OPEN_PROFILE)
+    list_ports = on_engine(ops.LIST_PORTS)
+    list_connections = on_engine(ops.LIST_CONNECTIONS)
+    list_profiles = on_engine(ops.LIST_PROFILES)
+    delete_profile = on_engine(ops.DELETE_PROFILE)
+    configure = on_engine(ops.CONFIGURE)
+    rollback_profile = on_engine(ops.ROLLBACK_PROFILE)
+    list_captures = on_engine(ops.LIST_CAPTURES)
+    compute_checksum = on_engine(ops.COMPUTE_CHECKSUM)
 
     def connections(self) -> results.ListConnectionsResult:
+        """``list_connections`` without awaiting."""
         return port_ops.list_connections(self.services)
 
     async def close(self) -> None:
@@ -177,28 +229,61 @@ class Engine:
         await self.close()
 
 
-class SyncConnection:
-    """``EngineConnection`` for code without an event loop: the same methods, blocking."""
+# --- the blocking API: the async one, method for method -------------------------------------------
 
-    def __init__(self, runner: SyncEngine, conn: EngineConnection) -> None:
-        self._run = runner.run
+
+class _Runner(Protocol):
+    def run(self, coro: Coroutine[Any, Any, T]) -> T: ...
+
+
+def blocking(
+    method: Callable[Concatenate[Any, P], Coroutine[Any, Any, R]], attribute: str
+) -> Callable[Concatenate[Any, P], R]:
+    """``method`` of the async object in ``self.<attribute>``, run to completion on the engine's loop."""
+
+    def run(self: Any, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        target = getattr(self, attribute)
+        coro = getattr(target, method.__name__)(*args, **kwargs)
+        result: R = self._runner.run(coro)
+        return result
+
+    run.__name__ = method.__name__
+    run.__doc__ = method.__doc__
+    run.__signature__ = inspect.signature(method)  # type: ignore[attr-defined]
+    return run
+
+
+class SyncConnection:
+    """``EngineConnection`` for code without an event loop: every method, blocking."""
+
+    def __init__(self, runner: _Runner, conn: EngineConnection) -> None:
+        self._runner = runner
         self.conn = conn
         self.id = conn.id
 
-    def read(self, **options: Any) -> results.ReadResult:
-        return self._run(self.conn.read(**options))
-
-    def write(self, data: str = "", **options: Any) -> results.WriteResult:
-        return self._run(self.conn.write(data, **options))
-
-    def transact(self, data: str, match: Any = None, **options: Any) -> results.TransactResult:
-        return self._run(self.conn.transact(data, match, **options))
+    close = blocking(EngineConnection.close, "conn")
+    get_status = blocking(EngineConnection.get_status, "conn")
+    reconnect = blocking(EngineConnection.reconnect, "conn")
+    read = blocking(EngineConnection.read, "conn")
+    write = blocking(EngineConnection.write, "conn")
+    transact = blocking(EngineConnection.transact, "conn")
+    flush = blocking(EngineConnection.flush, "conn")
+    capture_boot = blocking(EngineConnection.capture_boot, "conn")
+    set_dtr_rts = blocking(EngineConnection.set_dtr_rts, "conn")
+    send_break = blocking(EngineConnection.send_break, "conn")
+    set_flow_control = blocking(EngineConnection.set_flow_control, "conn")
+    reconfigure = blocking(EngineConnection.reconfigure, "conn")
+    save_profile = blocking(EngineConnection.save_profile, "conn")
+    get_log = blocking(EngineConnection.get_log, "conn")
+    clear_log = blocking(EngineConnection.clear_log, "conn")
+    export_log = blocking(EngineConnection.export_log, "conn")
+    record = blocking(EngineConnection.record, "conn")
+    detect_baud = blocking(EngineConnection.detect_baud, "conn")
+    file_transfer = blocking(EngineConnection.file_transfer, "conn")
+    wait_lost = blocking(EngineConnection.wait_lost, "conn")
 
     def status(self) -> results.StatusResult:
-        return self._run(_call(self.conn.status))
-
-    def close(self) -> results.CloseResult:
-        return self._run(self.conn.close())
+        return self._runner.run(_call(self.conn.status))
 
 
 async def _call(fn: Callable[[], T]) -> T:
@@ -206,19 +291,35 @@ async def _call(fn: Callable[[], T]) -> T:
 
 
 class SyncEngine:
-    """A blocking ``Engine`` for scripts and plain tests: ``with SyncEngine() as eng: …``."""
+    """A blocking ``Engine`` for scripts and plain tests: ``with SyncEngine() as eng: …``. Takes
+    ``Engine``'s keywords; every ``Engine`` method, blocking (``open`` gives a ``SyncConnection``)."""
 
     def __init__(self, **options: Any) -> None:
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="serial-mcp-engine", daemon=True)
         self._thread.start()
+        self._runner = self
         self.engine: Engine = self.run(_make(options))
 
     def run(self, coro: Coroutine[Any, Any, T]) -> T:
         return asyncio.run_coroutine_threadsafe(coro, self._loop).result()
 
-    def open(self, port: str, **options: Any) -> SyncConnection:
+    def open(self, port: str, /, **options: Any) -> SyncConnection:
+        """``Engine.open``, blocking; returns a ``SyncConnection``."""
         return SyncConnection(self, self.run(self.engine.open(port, **options)))
+
+    def open_profile(self, name: str) -> SyncConnection:
+        """``Engine.open_profile``, blocking; returns a ``SyncConnection``."""
+        return SyncConnection(self, self.run(self.engine.open_profile(name)))
+
+    list_ports = blocking(Engine.list_ports, "engine")
+    list_connections = blocking(Engine.list_connections, "engine")
+    list_profiles = blocking(Engine.list_profiles, "engine")
+    delete_profile = blocking(Engine.delete_profile, "engine")
+    configure = blocking(Engine.configure, "engine")
+    rollback_profile = blocking(Engine.rollback_profile, "engine")
+    list_captures = blocking(Engine.list_captures, "engine")
+    compute_checksum = blocking(Engine.compute_checksum, "engine")
 
     def close(self) -> None:
         if self._loop.is_closed():

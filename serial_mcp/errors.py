@@ -55,6 +55,7 @@ def _shorten(m: re.Match[str]) -> str:
     run = m.group()
     return f"{run[:BRIEF_CHARS]}... ({len(run)} characters)"
 
+
 class ErrorCode(StrEnum):
     """Every stable error code, in one place (the tool contract: clients branch on these)."""
 
@@ -106,24 +107,158 @@ class ErrorCode(StrEnum):
 
 
 class SerialMcpError(Exception):
-    """A failure with a stable code (``invalid_argument``, ``port_busy`` ...) and a clear message."""
+    """A failure with a stable code (``invalid_argument``, ``port_busy`` ...) and a clear message.
 
-    def __init__(self, code: ErrorCode, message: str, **details: Any) -> None:
+    Raised as the subclass of its code's family (``FAMILY``), so a caller can catch a kind of
+    failure (``except PortError``) as well as test ``exc.code``; ``SerialMcpError(code, text)``
+    itself builds the right subclass. ``operation`` (the tool's name) and ``connection_id`` are
+    attached by the engine as the error leaves an operation (None where it had none)."""
+
+    def __new__(cls, code: ErrorCode | str, message: str = "", **details: Any) -> SerialMcpError:
+        if cls is SerialMcpError:
+            cls = FAMILY.get(ErrorCode(code), SerialMcpError)
+        return Exception.__new__(cls)
+
+    def __init__(self, code: ErrorCode | str, message: str, **details: Any) -> None:
         message = capped(str(message))
         super().__init__(message)
         self.code: ErrorCode = ErrorCode(code)  # an unknown code is a bug, caught by the tests
         self.message = message
         self.details = details
+        self.operation: str | None = None
+        self.connection_id: str | None = None
 
     def __str__(self) -> str:
         return self.message
 
+    def __reduce__(self) -> tuple[Any, ...]:  # pickles (multiprocessing, pytest-xdist) as it was raised
+        return (_rebuild, (self.code, self.message, self.details, self.operation, self.connection_id))
+
+    def attach(self, operation: str, connection_id: str | None) -> None:
+        """Say which operation (and connection) failed, unless an inner one already said."""
+        if self.operation is None:
+            self.operation = operation
+        if self.connection_id is None:
+            self.connection_id = connection_id
+
+
+def _rebuild(
+    code: ErrorCode, message: str, details: dict[str, Any], operation: str | None, cid: str | None
+) -> SerialMcpError:
+    exc = SerialMcpError(code, message, **details)
+    exc.operation, exc.connection_id = operation, cid
+    return exc
+
 
 class InvalidArgument(SerialMcpError):
-    """A tool or codec argument is malformed; nothing was changed."""
+    """An argument is malformed or out of range; nothing was changed (``invalid_argument`` and
+    the codes that say which argument: ``capture_invalid``, ``invalid_config``)."""
 
-    def __init__(self, message: str, **details: Any) -> None:
-        super().__init__(ErrorCode.INVALID_ARGUMENT, message, **details)
+    def __new__(cls, *args: Any, **details: Any) -> InvalidArgument:
+        return Exception.__new__(cls)
+
+    def __init__(self, first: ErrorCode | str, message: str | None = None, /, **details: Any) -> None:
+        """``InvalidArgument(message)``, or ``(code, message)`` as the family of a code built
+        through ``SerialMcpError(code, message)``."""
+        if message is None:
+            first, message = ErrorCode.INVALID_ARGUMENT, first
+        super().__init__(first, message, **details)
+
+
+class _Family(SerialMcpError):
+    """A family raised from a code (``SerialMcpError(code, message)``): constructed like the base."""
+
+    def __new__(cls, code: ErrorCode | str, message: str = "", **details: Any) -> _Family:
+        return Exception.__new__(cls)
+
+
+class PortError(_Family):
+    """The port or connection: not found, busy, failed to open, lost, closed, an I/O error."""
+
+
+class AccessError(_Family):
+    """Not allowed here: read-only mode, the allowlist, another session's connection, a disabled
+    store, an operating-system permission."""
+
+
+class OperationTimeout(_Family):
+    """Something did not happen in time: a reply, a write, a cursor held by another read."""
+
+
+class NotFound(_Family):
+    """A named thing that does not exist: a connection, a profile, a tool."""
+
+
+class Conflict(_Family):
+    """The state forbids it now: already recording, a profile in use or changed meanwhile."""
+
+
+class LimitReached(_Family):
+    """A bound was reached: quotas, memory, connections."""
+
+
+class StorageError(_Family):
+    """The disk behind captures or profiles failed."""
+
+
+class DeviceError(_Family):
+    """The device answered, but not as the operation needs (MicroPython, settings refused)."""
+
+
+_CODES: dict[type[SerialMcpError], tuple[ErrorCode, ...]] = {
+    InvalidArgument: (ErrorCode.INVALID_ARGUMENT, ErrorCode.CAPTURE_INVALID, ErrorCode.INVALID_CONFIG),
+    PortError: (
+        ErrorCode.PORT_NOT_FOUND,
+        ErrorCode.PORT_BUSY,
+        ErrorCode.PORT_AMBIGUOUS,
+        ErrorCode.PORT_OPEN_FAILED,
+        ErrorCode.NOT_CONNECTED,
+        ErrorCode.CONNECTION_CLOSED,
+        ErrorCode.IO_ERROR,
+    ),
+    AccessError: (
+        ErrorCode.READ_ONLY_MODE,
+        ErrorCode.NOT_ALLOWED,
+        ErrorCode.NOT_OWNER,
+        ErrorCode.PERMISSION_DENIED,
+        ErrorCode.CAPTURE_DISABLED,
+        ErrorCode.PROFILES_DISABLED,
+    ),
+    OperationTimeout: (ErrorCode.TIMEOUT, ErrorCode.WRITE_TIMEOUT, ErrorCode.CURSOR_BUSY),
+    NotFound: (
+        ErrorCode.CONNECTION_NOT_FOUND,
+        ErrorCode.PROFILE_NOT_FOUND,
+        ErrorCode.UNKNOWN_TOOL,
+        ErrorCode.NOT_RECORDING,
+        ErrorCode.FILE_UNREADABLE,
+    ),
+    Conflict: (
+        ErrorCode.ALREADY_RECORDING,
+        ErrorCode.CAPTURE_EXISTS,
+        ErrorCode.PROFILE_EXISTS,
+        ErrorCode.PROFILE_IN_USE,
+        ErrorCode.PROFILE_NO_UNIQUE_PORT,
+        ErrorCode.REVISION_CONFLICT,
+        ErrorCode.CANCELLED,
+    ),
+    LimitReached: (ErrorCode.QUOTA_EXCEEDED, ErrorCode.RESOURCE_LIMIT, ErrorCode.TOO_MANY_CONNECTIONS),
+    StorageError: (
+        ErrorCode.STORAGE_ERROR,
+        ErrorCode.PROFILE_STORE_IO,
+        ErrorCode.PROFILE_STORE_INVALID,
+        ErrorCode.FILE_UNWRITABLE,
+    ),
+    DeviceError: (
+        ErrorCode.MPY_FAILED,
+        ErrorCode.NOT_IN_REPL,
+        ErrorCode.SETTINGS_REJECTED,
+        ErrorCode.RS485_UNSUPPORTED,
+        ErrorCode.NOT_SUPPORTED,
+        ErrorCode.UNSUPPORTED,
+    ),
+}
+# The one table from code to family (every code but internal_error has one: tests/unit/test_errors.py).
+FAMILY: dict[ErrorCode, type[SerialMcpError]] = {code: fam for fam, codes in _CODES.items() for code in codes}
 
 
 def storage_error(exc: OSError) -> SerialMcpError:

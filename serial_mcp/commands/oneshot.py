@@ -60,7 +60,7 @@ def run_send(
         async def call(conn: EngineConnection) -> TransactResult:
             return await conn.transact(
                 payload,
-                expect,
+                match=expect,
                 encoding="hex",  # the exact bytes the escapes denote
                 read_encoding="utf8",  # the reply as the tool shows it by default (hex if not text)
                 timeout_ms=timeout_ms,

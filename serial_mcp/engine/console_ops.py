@@ -23,33 +23,25 @@ from serial_mcp.core.xmodem import (
 from serial_mcp.engine import results, shaping
 from serial_mcp.engine.access import Caller
 from serial_mcp.engine.line_ops import apply_settings
-from serial_mcp.engine.services import Progress, Services, no_progress
+from serial_mcp.engine.options import DetectBaudOptions, TransferOptions
+from serial_mcp.engine.services import Services, report_progress
 from serial_mcp.errors import InvalidArgument
 from serial_mcp.serial.transfer import Machine, run_transfer
 
 MAX_CANDIDATES = 16
 MAX_TRANSFER = 16 * 1024 * 1024
-TransferProtocol = Literal["xmodem", "xmodem_crc", "xmodem_1k", "ymodem"]
 
 
 async def detect_baud(
-    svc: Services,
-    caller: Caller,
-    connection_id: str,
-    candidates: list[int] | None = None,
-    window_ms: int = 600,
-    probe: str | None = None,
+    svc: Services, caller: Caller, connection_id: str, opts: DetectBaudOptions
 ) -> results.BaudResult:
     """Listen at each candidate rate for ``window_ms`` (optionally after a probe), rank what was
     heard, and always restore the original settings."""
     svc.policy.require_writable("detect_baud")
+    candidates, window_ms, probe = opts.candidates, opts.window_ms, opts.probe
     conn = svc.connection(caller, connection_id, "control")
     rates = list(candidates or COMMON_RATES)
-    if (
-        not 1 <= len(rates) <= MAX_CANDIDATES
-        or isinstance(window_ms, bool)
-        or not 50 <= window_ms <= 10_000
-    ):
+    if not 1 <= len(rates) <= MAX_CANDIDATES or isinstance(window_ms, bool) or not 50 <= window_ms <= 10_000:
         raise InvalidArgument(messages.BAUD_ARGS.format(max=MAX_CANDIDATES))
     original = conn.settings
     for rate in rates:
@@ -81,18 +73,12 @@ async def detect_baud(
 
 
 async def file_transfer(
-    svc: Services,
-    caller: Caller,
-    connection_id: str,
-    direction: Literal["send", "receive"],
-    protocol: TransferProtocol = "xmodem_crc",
-    data: str | None = None,
-    encoding: str | None = None,
-    filename: str | None = None,
-    progress: Progress = no_progress,
+    svc: Services, caller: Caller, connection_id: str, opts: TransferOptions
 ) -> results.TransferResultModel:
     """Send or receive a file with XMODEM (checksum, CRC, 1K) or YMODEM batch."""
     svc.policy.require_writable("file_transfer")
+    direction, protocol, data, encoding = opts.direction, opts.protocol, opts.data, opts.encoding
+    filename = opts.filename
     conn = svc.connection(caller, connection_id, "write")
     mode: Literal["checksum", "crc", "1k"] = {"xmodem": "checksum", "xmodem_crc": "crc"}.get(  # type: ignore[assignment]
         protocol, "1k"
@@ -117,7 +103,9 @@ async def file_transfer(
     shaping.require_open(conn)
 
     async def on_progress(p: TransferProgress) -> None:
-        await progress(p.bytes, p.total_bytes or None, messages.TRANSFER_PROGRESS.format(block=p.block))
+        await report_progress(
+            p.bytes, p.total_bytes or None, messages.TRANSFER_PROGRESS.format(block=p.block)
+        )
 
     result = await run_transfer(conn, machine, on_progress)
     conn.record("marker", label=f"{protocol} {direction}", ok=result.ok, bytes=result.bytes)

@@ -16,6 +16,7 @@ from serial_mcp.core.keys import encode_keys
 from serial_mcp.core.unknown_keys import reject_unknown_keys
 from serial_mcp.engine import io_ops, micropython_ops, results, shaping
 from serial_mcp.engine.access import Caller
+from serial_mcp.engine.options import READ_WINDOW, ReadOptions, TransactOptions, build, derive
 from serial_mcp.engine.services import Services
 from serial_mcp.errors import ErrorCode, InvalidArgument, SerialMcpError
 
@@ -35,27 +36,20 @@ MPY_TIMEOUT_MS = 10_000
 
 
 async def transact(
-    svc: Services,
-    caller: Caller,
-    connection_id: str,
-    data: str = "",
-    *,
-    steps: Any = None,
-    keys: list[str] | None = None,
-    **options: Any,
+    svc: Services, caller: Caller, connection_id: str, opts: TransactOptions
 ) -> results.TransactResult:
-    """``transact``: one write-then-read, or with ``steps`` a whole dialog (``data`` then empty)."""
-    if steps is None:
-        if keys:
-            data, options["encoding"] = _step_bytes(
-                {"send": data, "keys": keys, "encoding": options.get("encoding")}
-            )
-        return await io_ops.transact(svc, caller, connection_id, data, **options)
-    if data or keys:
+    """``transact``: one write-then-read (``keys`` appended to ``data``), or with ``steps`` a whole
+    dialog (``data`` and ``keys`` then empty)."""
+    if opts.steps is None:
+        if opts.keys:
+            data, encoding = _step_bytes({"send": opts.data, "keys": opts.keys, "encoding": opts.encoding})
+            opts = derive(opts, "keys", data=data, encoding=encoding, keys=None)
+        return await io_ops.transact(svc, caller, connection_id, opts)
+    if opts.data or opts.keys:
         raise InvalidArgument(messages.STEPS_WITH_DATA)
     svc.policy.require_writable("transact")
     svc.connection(caller, connection_id, "write")
-    return await run_steps(svc, caller, connection_id, steps, common=options)
+    return await run_steps(svc, caller, connection_id, opts)
 
 
 def parse_steps(steps: Any) -> list[dict[str, Any]]:
@@ -102,16 +96,11 @@ def _step_bytes(step: dict[str, Any]) -> tuple[str, str | None]:
 
 
 async def run_steps(
-    svc: Services,
-    caller: Caller,
-    connection_id: str,
-    steps: Any,
-    *,
-    common: dict[str, Any],
+    svc: Services, caller: Caller, connection_id: str, common: TransactOptions
 ) -> results.TransactResult:
-    """Run ``steps``; ``common`` holds the transact's own read options (cursor, protocol, encoding,
-    strip_ansi …) applied to every step unless the step overrides timeout/idle."""
-    parsed = parse_steps(steps)
+    """Run ``common.steps``; the transact's own read options (cursor, protocol, encoding,
+    strip_ansi, frames …) apply to every step unless the step overrides timeout/idle."""
+    parsed = parse_steps(common.steps)
     for step in parsed:  # validate payloads and keys before the first byte goes out
         if step.get("micropython") is None:
             _step_bytes(step)
@@ -120,11 +109,10 @@ async def run_steps(
     last: results.TransactResult | None = None
     mark: int | None = None
     for i, step in enumerate(parsed):
-        options = {k: v for k, v in common.items() if k != "encoding"}
-        options.update(match=step.get("expect"), respond=step.get("respond"))
+        overrides: dict[str, Any] = {"match": step.get("expect"), "respond": step.get("respond")}
         for key in ("timeout_ms", "idle_ms"):
             if step.get(key) is not None:
-                options[key] = step[key]
+                overrides[key] = step[key]
         if step.get("micropython") is not None:
             result = await _micropython_step(svc, caller, connection_id, i, step)
             total_written += result.bytes_written
@@ -132,13 +120,16 @@ async def run_steps(
             if not result.ok:
                 break
             continue
-        data, encoding = _step_bytes({**step, "encoding": step.get("encoding") or common.get("encoding")})
+        data, encoding = _step_bytes({**step, "encoding": step.get("encoding") or common.encoding})
         if data:
-            last = await io_ops.transact(svc, caller, connection_id, data, encoding=encoding, **options)
+            one = derive(
+                common, f"steps[{i}]", steps=None, keys=None, data=data, encoding=encoding, **overrides
+            )
+            last = await io_ops.transact(svc, caller, connection_id, one)
             written, read = last.write.bytes_written, last.read
             mark = last.mark_offset if mark is None else mark
         else:
-            read = await io_ops.read(svc, caller, connection_id, **_read_options({**common, **options}))
+            read = await io_ops.read(svc, caller, connection_id, _read_options(common, overrides, i))
             written = 0
         total_written += written
         ok = (
@@ -162,24 +153,12 @@ async def run_steps(
     )
 
 
-def _read_options(options: dict[str, Any]) -> dict[str, Any]:
-    allowed = {
-        "cursor",
-        "timeout_ms",
-        "idle_ms",
-        "max_bytes",
-        "match",
-        "protocol",
-        "rx_framing",
-        "rx_parser",
-        "max_frames",
-        "respond",
-        "strip_ansi",
-    }
-    out = {k: v for k, v in options.items() if k in allowed}
-    if options.get("read_encoding") or options.get("encoding"):
-        out["encoding"] = options.get("read_encoding") or options.get("encoding")
-    return out
+def _read_options(common: TransactOptions, overrides: dict[str, Any], index: int) -> ReadOptions:
+    """A step that sends nothing is a read with the transact's read window (every one of its
+    options, ``frames`` and ``strip_ansi`` included) and the step's own overrides."""
+    window = {name: getattr(common, name) for name in READ_WINDOW}
+    window.update(overrides, encoding=common.read_encoding or common.encoding)
+    return build(ReadOptions, f"steps[{index}]", **window)
 
 
 def final_connection(last: results.TransactResult | None, connection_id: str) -> str:

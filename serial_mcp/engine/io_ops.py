@@ -7,7 +7,7 @@ everything before touching the port, and returns a typed result from ``engine/re
 from __future__ import annotations
 
 from contextlib import AsyncExitStack
-from typing import Any, Literal
+from typing import Any
 
 import anyio
 
@@ -18,57 +18,35 @@ from serial_mcp.core.unknown_keys import reject_unknown_keys
 from serial_mcp.engine import respond_ops, results, shaping
 from serial_mcp.engine.access import Caller
 from serial_mcp.engine.line_ops import pulse_lines
+from serial_mcp.engine.options import (
+    CaptureBootOptions,
+    FlushOptions,
+    ReadOptions,
+    TransactOptions,
+    WriteOptions,
+)
 from serial_mcp.engine.services import Services
 from serial_mcp.errors import InvalidArgument
 from serial_mcp.serial import reader
 from serial_mcp.serial.connection import Connection
 
 MAX_HOLD_MS = 10_000
+BOOT_TIMEOUT_MS = 5000  # capture_boot's default wait: a boot takes longer than a reply
 RESET_KEYS = ("dtr", "rts", "hold_ms")
-FlushTarget = Literal["input", "output", "both"]
 
 
-async def read(
-    svc: Services,
-    caller: Caller,
-    connection_id: str,
-    *,
-    from_: Any = None,
-    cursor: str | None = None,
-    timeout_ms: int | None = None,
-    idle_ms: int | None = None,
-    max_bytes: int | None = None,
-    match: Any = None,
-    encoding: str | None = None,
-    protocol: str | None = None,
-    rx_framing: Any = None,
-    rx_parser: Any = None,
-    max_frames: int | None = None,
-    respond: Any = None,
-    strip_ansi: bool = False,
-    screen: dict[str, int] | None = None,
-    frames: str | None = None,
-) -> results.ReadResult:
-    """Read what arrived (from the caller's cursor unless ``from_`` says otherwise)."""
-    respond_ops.check(svc, "read", respond)
-    conn = svc.connection(caller, connection_id)
-    resolved = shaping.codecs(conn, protocol, rx_framing, None, rx_parser)
-    req = reader.build_read_request(
-        from_=from_,
-        cursor=caller.cursor(cursor),
-        timeout_ms=timeout_ms,
-        idle_ms=idle_ms,
-        max_bytes=max_bytes,
-        match=match,
-        encoding=encoding,
-        decode=shaping.decode_spec(resolved),
-        max_frames=max_frames,
-    )
-    term = shaping.screen_for(conn, req.cursor, screen) if screen is not None else None
-    start = reader.resolve_start(conn, req) if respond is not None else None  # a rule sees unread bytes
-    async with respond_ops.armed(svc, "read", conn, respond, start) as responder:
+async def read(svc: Services, caller: Caller, connection_id: str, opts: ReadOptions) -> results.ReadResult:
+    """Read what arrived (from the caller's cursor unless ``opts.from_`` says otherwise)."""
+    respond_ops.check(svc, "read", opts.respond)
+    conn = svc.connection(caller, connection_id, "write" if opts.respond is not None else "read")
+    req = shaping.read_request(conn, caller, opts, from_=opts.from_, encoding=opts.encoding)
+    term = shaping.screen_for(conn, req.cursor, opts.screen) if opts.screen is not None else None
+    start = reader.resolve_start(conn, req) if opts.respond is not None else None  # a rule sees unread bytes
+    async with respond_ops.armed(svc, "read", conn, opts.respond, start) as responder:
         outcome = await reader.read(conn, req)
-    result = shaping.read_result(conn, outcome, req.encoding, responder, strip_ansi=strip_ansi, view=frames)
+    result = shaping.read_result(
+        conn, outcome, req.encoding, responder, strip_ansi=opts.strip_ansi, view=opts.frames
+    )
     if outcome.cursor is not None:
         result.cursor = caller.shown_cursor(outcome.cursor)
     if term is not None:
@@ -77,27 +55,15 @@ async def read(
     return result
 
 
-async def write(
-    svc: Services,
-    caller: Caller,
-    connection_id: str,
-    data: str = "",
-    *,
-    encoding: str | None = None,
-    protocol: str | None = None,
-    tx_framing: Any = None,
-    pace: Any = None,
-    keys: list[str] | None = None,
-    timeout_ms: int | None = None,
-) -> results.WriteResult:
+async def write(svc: Services, caller: Caller, connection_id: str, opts: WriteOptions) -> results.WriteResult:
     """Send ``data`` (decoded, then framed) and/or named ``keys``; FIFO with every other writer."""
     svc.policy.require_writable("write")
     conn = svc.connection(caller, connection_id, "write")
-    resolved = shaping.codecs(conn, protocol, None, tx_framing, None)
-    tail = encode_keys(keys) if keys else b""
-    body = shaping.payload(data, encoding, resolved.tx_framing) if data or not tail else b""
-    paced = shaping.pace_for(conn, pace)
-    budget = shaping.write_budget(conn, body + tail, paced, timeout_ms)
+    resolved = shaping.codecs(conn, opts.protocol, None, opts.tx_framing, None)
+    tail = encode_keys(opts.keys) if opts.keys else b""
+    body = shaping.payload(opts.data, opts.encoding, resolved.tx_framing) if opts.data or not tail else b""
+    paced = shaping.pace_for(conn, opts.pace)
+    budget = shaping.write_budget(conn, body + tail, paced, opts.timeout_ms)
     out = await shaping.write(conn, body + tail, paced, budget)
     return results.WriteResult(
         connection_id=conn.id,
@@ -108,64 +74,35 @@ async def write(
 
 
 async def transact(
-    svc: Services,
-    caller: Caller,
-    connection_id: str,
-    data: str,
-    *,
-    encoding: str | None = None,
-    cursor: str | None = None,
-    timeout_ms: int | None = None,
-    idle_ms: int | None = None,
-    max_bytes: int | None = None,
-    match: Any = None,
-    read_encoding: str | None = None,
-    protocol: str | None = None,
-    rx_framing: Any = None,
-    tx_framing: Any = None,
-    rx_parser: Any = None,
-    max_frames: int | None = None,
-    pace: Any = None,
-    respond: Any = None,
-    read_echo: bool = False,
-    write_timeout_ms: int | None = None,
-    strip_ansi: bool = False,
-    frames: str | None = None,
+    svc: Services, caller: Caller, connection_id: str, opts: TransactOptions
 ) -> results.TransactResult:
-    """Write, then read the reply from an RX mark taken before the write (a fast reply is never
-    missed); on RS-485 our own echo is skipped unless ``read_echo``."""
+    """Write ``opts.data``, then read the reply from an RX mark taken before the write (a fast reply
+    is never missed); on RS-485 our own echo is skipped unless ``read_echo``. (``dialog_ops`` runs
+    ``steps`` and ``keys`` on top of this.)"""
     svc.policy.require_writable("transact")
     conn = svc.connection(caller, connection_id, "write")
-    respond_ops.check(svc, "transact", respond)
+    respond_ops.check(svc, "transact", opts.respond)
     # Everything is validated before a single byte is sent.
-    resolved = shaping.codecs(conn, protocol, rx_framing, tx_framing, rx_parser)
-    req = reader.build_read_request(
-        cursor=caller.cursor(cursor),
-        timeout_ms=timeout_ms,
-        idle_ms=idle_ms,
-        max_bytes=max_bytes,
-        match=match,
-        encoding=read_encoding or encoding,
-        decode=shaping.decode_spec(resolved),
-        max_frames=max_frames,
-    )
-    body = shaping.payload(data, encoding, resolved.tx_framing)
-    paced = shaping.pace_for(conn, pace)
-    budget = shaping.write_budget(conn, body, paced, write_timeout_ms)
+    resolved = shaping.codecs(conn, opts.protocol, opts.rx_framing, opts.tx_framing, opts.rx_parser)
+    encoding = opts.read_encoding or opts.encoding
+    req = shaping.read_request(conn, caller, opts, encoding=encoding, resolved=resolved)
+    body = shaping.payload(opts.data, opts.encoding, resolved.tx_framing)
+    paced = shaping.pace_for(conn, opts.pace)
+    budget = shaping.write_budget(conn, body, paced, opts.write_timeout_ms)
     shaping.require_open(conn)
     await shaping.take_tx_turn(conn, body, budget)
     try:
         mark = conn.rx_end()  # the RX live edge, taken BEFORE the write
-        if respond is None:
+        if opts.respond is None:
             responder = None
-            n, outcome = await _exchange(conn, body, paced, budget, mark, req, read_echo)
+            n, outcome = await _exchange(conn, body, paced, budget, mark, req, opts.read_echo)
         else:
-            async with respond_ops.armed(svc, "transact", conn, respond, mark) as responder:
-                n, outcome = await _exchange(conn, body, paced, budget, mark, req, read_echo)
+            async with respond_ops.armed(svc, "transact", conn, opts.respond, mark) as responder:
+                n, outcome = await _exchange(conn, body, paced, budget, mark, req, opts.read_echo)
     finally:
         conn.tx.lock.release()
     read_part = shaping.read_result(
-        conn, outcome, req.encoding, responder, strip_ansi=strip_ansi, view=frames
+        conn, outcome, req.encoding, responder, strip_ansi=opts.strip_ansi, view=opts.frames
     )
     if read_part.cursor is not None:
         read_part.cursor = caller.shown_cursor(read_part.cursor)
@@ -193,68 +130,39 @@ async def _exchange(
     return n, await reader.read(conn, req, start=start)
 
 
-async def flush(
-    svc: Services,
-    caller: Caller,
-    connection_id: str,
-    target: FlushTarget = "input",
-    cursor: str | None = None,
-) -> results.FlushResult:
+async def flush(svc: Services, caller: Caller, connection_id: str, opts: FlushOptions) -> results.FlushResult:
     """Discard unread input (moving the caller's cursor to the live edge) and/or unsent output."""
     svc.policy.require_writable("flush")
     conn = svc.connection(caller, connection_id, "write")
-    name = caller.cursor(cursor)
+    name = caller.cursor(opts.cursor)
     shaping.require_open(conn)
     discarded = 0
-    if target in ("output", "both"):
+    if opts.target in ("output", "both"):
         await anyio.to_thread.run_sync(conn.handle.reset_output)
-    if target in ("input", "both"):
+    if opts.target in ("input", "both"):
         end = await conn.purge_and_mark()
         with conn.lock:
             cur = conn.cursors.get(name, conn.ring.start_offset)
             discarded = max(0, end - cur.offset)
             cur.offset = end
             cur.drop_decoder()
-    return results.FlushResult(connection_id=conn.id, target=target, bytes_discarded=discarded)
+    return results.FlushResult(connection_id=conn.id, target=opts.target, bytes_discarded=discarded)
 
 
 async def capture_boot(
-    svc: Services,
-    caller: Caller,
-    connection_id: str,
-    *,
-    reset: Any = None,
-    timeout_ms: int | None = None,
-    idle_ms: int | None = None,
-    max_bytes: int | None = None,
-    match: Any = None,
-    encoding: str | None = None,
-    protocol: str | None = None,
-    rx_framing: Any = None,
-    rx_parser: Any = None,
-    max_frames: int | None = None,
-    respond: Any = None,
-    send: str | None = None,
-    send_encoding: str | None = None,
+    svc: Services, caller: Caller, connection_id: str, opts: CaptureBootOptions
 ) -> results.CaptureBootResult:
     """Mark the RX edge exactly, then trigger the boot — pulse the reset lines and/or ``send``
     bytes (``reset\r`` for a board without a DTR/RTS reset) — and read the boot from the mark.
     Bytes that arrived before the mark and were not read are counted (``bytes_before_mark``)."""
     svc.policy.require_writable("capture_boot")
     conn = svc.connection(caller, connection_id, "control")
-    pulse = parse_reset(reset)
-    trigger = shaping.payload(send, send_encoding) if send else None
+    pulse = parse_reset(opts.reset)
+    trigger = shaping.payload(opts.send, None) if opts.send else None
+    respond = opts.respond
     respond_ops.check(svc, "capture_boot", respond)
-    resolved = shaping.codecs(conn, protocol, rx_framing, None, rx_parser)
-    req = reader.build_read_request(
-        from_="now",
-        timeout_ms=5000 if timeout_ms is None else timeout_ms,
-        idle_ms=idle_ms,
-        max_bytes=max_bytes,
-        match=match,
-        encoding=encoding,
-        decode=shaping.decode_spec(resolved),
-        max_frames=max_frames,
+    req = shaping.read_request(
+        conn, caller, opts, from_="now", encoding=opts.encoding, default_timeout_ms=5000
     )
     shaping.require_open(conn)
     async with AsyncExitStack() as stack:

@@ -6,7 +6,7 @@ shared building blocks; line levels are always restored, even on error or cancel
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 import anyio
 
@@ -15,18 +15,19 @@ from serial_mcp.core.settings import SerialSettings
 from serial_mcp.engine import results, shaping
 from serial_mcp.engine.access import Caller
 from serial_mcp.engine.opening import Opener
-from serial_mcp.engine.services import Progress, Services, no_progress
+from serial_mcp.engine.options import BreakOptions, FlowOptions, LinesOptions, ReconfigureOptions
+from serial_mcp.engine.services import Services, report_progress
 from serial_mcp.errors import ErrorCode, InvalidArgument, SerialMcpError
 from serial_mcp.serial.connection import Connection
 
 MAX_BREAK_MS = 60_000
-FlowControl = Literal["none", "software", "hardware"]
 
 
 async def set_dtr_rts(
-    svc: Services, caller: Caller, connection_id: str, dtr: bool | None = None, rts: bool | None = None
+    svc: Services, caller: Caller, connection_id: str, opts: LinesOptions
 ) -> results.LinesResult:
     svc.policy.require_writable("set_dtr_rts")
+    dtr, rts = opts.dtr, opts.rts
     conn = svc.connection(caller, connection_id, "control")
     if dtr is None and rts is None:
         raise InvalidArgument(messages.LINES_NONE)
@@ -37,13 +38,10 @@ async def set_dtr_rts(
 
 
 async def send_break(
-    svc: Services,
-    caller: Caller,
-    connection_id: str,
-    duration_ms: int = 250,
-    progress: Progress = no_progress,
+    svc: Services, caller: Caller, connection_id: str, opts: BreakOptions
 ) -> results.BreakResult:
     svc.policy.require_writable("send_break")
+    duration_ms = opts.duration_ms
     conn = svc.connection(caller, connection_id, "control")
     if isinstance(duration_ms, bool) or not 1 <= duration_ms <= MAX_BREAK_MS:
         raise InvalidArgument(messages.BREAK_RANGE.format(max=MAX_BREAK_MS))
@@ -55,7 +53,7 @@ async def send_break(
             steps = max(1, duration_ms // 100)
             for i in range(steps):
                 await anyio.sleep(duration_ms / 1000 / steps)
-                await progress(i + 1, steps, messages.BREAK_PROGRESS)
+                await report_progress(i + 1, steps, messages.BREAK_PROGRESS)
         finally:
             with anyio.CancelScope(shield=True):  # released on success, error and cancellation
                 await anyio.to_thread.run_sync(conn.handle.set_break, False)
@@ -63,9 +61,10 @@ async def send_break(
 
 
 async def set_flow_control(
-    svc: Services, caller: Caller, connection_id: str, flow_control: FlowControl
+    svc: Services, caller: Caller, connection_id: str, opts: FlowOptions
 ) -> results.ReconfigureResult:
     svc.policy.require_writable("set_flow_control")
+    flow_control = opts.flow_control
     conn = svc.connection(caller, connection_id, "control")
     result = await apply_settings(conn, conn.settings.updated(flow_control=flow_control))
     result.profile_persistence = await Opener(svc).persist(conn, {"flow_control": flow_control})
@@ -73,25 +72,11 @@ async def set_flow_control(
 
 
 async def reconfigure(
-    svc: Services,
-    caller: Caller,
-    connection_id: str,
-    *,
-    baud_rate: int | None = None,
-    data_bits: int | None = None,
-    parity: str | None = None,
-    stop_bits: float | None = None,
-    flow_control: str | None = None,
+    svc: Services, caller: Caller, connection_id: str, opts: ReconfigureOptions
 ) -> results.ReconfigureResult:
     svc.policy.require_writable("reconfigure")
     conn = svc.connection(caller, connection_id, "control")
-    new = conn.settings.updated(  # validated before the port is touched
-        baud_rate=baud_rate,
-        data_bits=data_bits,
-        parity=parity,
-        stop_bits=stop_bits,
-        flow_control=flow_control,
-    )
+    new = conn.settings.updated(**opts.settings())  # validated before the port is touched
     result = await apply_settings(conn, new)
     changed = {k: v for k, v in new.as_dict().items() if result.previous.get(k) != v}
     result.profile_persistence = await Opener(svc).persist(conn, changed) if changed else "not_needed"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from serial_mcp import messages
 from serial_mcp.core.capture import CaptureEvent, event_line, header_line
@@ -12,6 +12,7 @@ from serial_mcp.core.encoding import encode_output
 from serial_mcp.core.eventlog import LogEvent
 from serial_mcp.engine import results
 from serial_mcp.engine.access import Caller
+from serial_mcp.engine.options import ExportOptions, LogOptions, NoOptions, RecordOptions
 from serial_mcp.errors import ErrorCode, InvalidArgument, SerialMcpError
 from serial_mcp.serial.connection import Connection
 from serial_mcp.serial.recorder import Recorder, header_for, to_capture_event
@@ -24,7 +25,6 @@ MAX_LOG_LIMIT = 1000
 MAX_LOG_RESPONSE_BYTES = 4 * 1024 * 1024  # as read's max_bytes: more is paged with since=next_since
 EVENT_OVERHEAD = 160  # the JSON of one event besides its payload
 MAX_RECORD_MS = 24 * 3600 * 1000
-RecordAction = Literal["start", "stop", "status"]
 
 
 def event_dict(conn: Connection, event: LogEvent, payloads: bool, encoding: str) -> dict[str, Any]:
@@ -53,6 +53,21 @@ def recent_events(conn: Connection, limit: int) -> list[dict[str, Any]]:
     """The newest ``limit`` events with payloads (the log resource's view)."""
     with conn.lock:
         return [event_dict(conn, e, True, "utf8") for e in conn.log.tail(limit)]
+
+
+async def get_log_op(
+    svc: Services, caller: Caller, connection_id: str, opts: LogOptions
+) -> results.LogResult:
+    """``get_log``: the connection's events, newest ``limit`` or those after ``since``."""
+    return get_log(
+        svc,
+        caller,
+        connection_id,
+        limit=opts.limit,
+        since=opts.since,
+        payloads=opts.payloads,
+        encoding=opts.encoding,
+    )
 
 
 def get_log(
@@ -93,7 +108,9 @@ def get_log(
     )
 
 
-def clear_log(svc: Services, caller: Caller, connection_id: str) -> results.ClearLogResult:
+async def clear_log(
+    svc: Services, caller: Caller, connection_id: str, opts: NoOptions
+) -> results.ClearLogResult:
     conn = svc.connection(caller, connection_id, "control")
     with conn.lock:
         n = conn.log.clear()
@@ -134,9 +151,10 @@ def export_lines(conn: Connection, note: str | None) -> tuple[list[str], int]:
     return lines, len(items)
 
 
-def export_log(
-    svc: Services, caller: Caller, connection_id: str, path: str, note: str | None = None
+async def export_log(
+    svc: Services, caller: Caller, connection_id: str, opts: ExportOptions
 ) -> results.ExportResult:
+    path, note = opts.path, opts.note
     conn = svc.connection(caller, connection_id)
     if not svc.captures.enabled:
         raise SerialMcpError(ErrorCode.CAPTURE_DISABLED, messages.CAPTURE_DISABLED)
@@ -148,15 +166,10 @@ def export_log(
 
 
 async def record(
-    svc: Services,
-    caller: Caller,
-    connection_id: str,
-    action: RecordAction = "status",
-    path: str | None = None,
-    note: str | None = None,
-    duration_ms: int | None = None,
+    svc: Services, caller: Caller, connection_id: str, opts: RecordOptions
 ) -> results.RecordResult:
     """Start, stop or look at a recording; ``duration_ms`` makes a started one stop by itself."""
+    action, path, note, duration_ms = opts.action, opts.path, opts.note, opts.duration_ms
     conn = svc.connection(caller, connection_id)
     if duration_ms is not None and (
         isinstance(duration_ms, bool)
@@ -200,7 +213,9 @@ def _stop_later(conn: Connection, rec: Recorder, delay: float) -> None:
 _timers: set[asyncio.Task[Any]] = set()
 
 
-def list_captures(svc: Services) -> results.CapturesResult:
+async def list_captures(
+    svc: Services, caller: Caller, target: None, opts: NoOptions
+) -> results.CapturesResult:
     store = svc.captures
     if not store.enabled:
         raise SerialMcpError(ErrorCode.CAPTURE_DISABLED, messages.CAPTURE_DISABLED)

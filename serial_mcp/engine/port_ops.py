@@ -10,12 +10,19 @@ from serial_mcp.core.identity import plan_bare_open
 from serial_mcp.engine import respond_ops, results, shaping
 from serial_mcp.engine.access import Caller
 from serial_mcp.engine.opening import Opener
+from serial_mcp.engine.options import NoOptions, OpenOptions
 from serial_mcp.engine.services import Services
 from serial_mcp.serial.connection import Connection, Listener
 
 
-async def list_ports(svc: Services) -> results.ListPortsResult:
-    """Every port the system shows, with its USB identity and what a bare open would do."""
+async def list_ports(svc: Services, caller: Caller, target: None, opts: NoOptions) -> results.ListPortsResult:
+    """``list_ports``: every port the system shows, with its USB identity and what a bare open
+    would do."""
+    return await ports(svc)
+
+
+async def ports(svc: Services) -> results.ListPortsResult:
+    """The ports as ``list_ports`` shows them (the ``serial://ports`` resource too)."""
     open_by_port = {c.port: c.id for c in svc.manager.list()}
     infos = await anyio.to_thread.run_sync(svc.port_lister)
     ports = [
@@ -49,43 +56,46 @@ async def list_ports(svc: Services) -> results.ListPortsResult:
     return results.ListPortsResult(ports=ports, profile_matches=matches)
 
 
+async def list_connections_op(
+    svc: Services, caller: Caller, target: None, opts: NoOptions
+) -> results.ListConnectionsResult:
+    """``list_connections``: every open connection, whoever opened it."""
+    return list_connections(svc)
+
+
 def list_connections(svc: Services) -> results.ListConnectionsResult:
     return results.ListConnectionsResult(connections=[shaping.summary(c) for c in svc.manager.list()])
 
 
-async def open_port(
-    svc: Services,
-    caller: Caller,
-    port: str,
-    fields: dict[str, Any],
-    *,
-    profile_mode: str = "auto",
-    record: str | None = None,
-    mirror: str | None = None,
-    share: Any = None,
-    respond: Any = None,
-) -> results.OpenResult:
-    """Open ``port``; ``fields`` are the open settings (None = not given: the profile's or default).
-    ``respond``: standing rules armed from the first received byte."""
+async def open_port(svc: Services, caller: Caller, target: None, opts: OpenOptions) -> results.OpenResult:
+    """``open``: the port with the call's settings over its profile's (None = not given: the
+    profile's or the default); ``respond``: standing rules armed from the first received byte."""
     opened = await Opener(svc).open(
-        port,
-        fields,
-        profile_mode=profile_mode,
-        record=record,
-        mirror=mirror,
+        opts.port,
+        opts.fields(),
+        profile_mode=opts.profile_mode,
+        record=opts.record,
+        mirror=opts.mirror,
         caller=caller,
-        share=share,
-        respond=respond,
+        share=opts.share,
+        respond=opts.respond,
     )
     return results.open_result(opened.conn, opened.profile, opened.action)
 
 
-async def close(svc: Services, caller: Caller, connection_id: str) -> results.CloseResult:
+async def close(svc: Services, caller: Caller, connection_id: str, opts: NoOptions) -> results.CloseResult:
     conn = svc.connection(caller, connection_id, "close")
     await svc.manager.close(conn.id)
     return results.CloseResult(
         connection_id=conn.id, port=conn.port, rx_bytes=conn.ring.end_offset, tx_bytes=conn.tx.tx_bytes
     )
+
+
+async def get_status_op(
+    svc: Services, caller: Caller, connection_id: str, opts: NoOptions
+) -> results.StatusResult:
+    """``get_status``: the connection as this caller sees it."""
+    return get_status(svc, caller, connection_id)
 
 
 def get_status(svc: Services, caller: Caller, connection_id: str) -> results.StatusResult:
@@ -100,7 +110,9 @@ def get_status(svc: Services, caller: Caller, connection_id: str) -> results.Sta
     return status
 
 
-async def reconnect(svc: Services, caller: Caller, connection_id: str) -> results.ReconnectResult:
+async def reconnect(
+    svc: Services, caller: Caller, connection_id: str, opts: NoOptions
+) -> results.ReconnectResult:
     svc.policy.require_writable("reconnect")
     conn = svc.connection(caller, connection_id, "control")
     await conn.reconnect_now()

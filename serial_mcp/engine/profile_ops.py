@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import anyio
 
 from serial_mcp import messages
@@ -12,6 +10,14 @@ from serial_mcp.engine import respond_ops, results
 from serial_mcp.engine.access import Caller
 from serial_mcp.engine.line_ops import apply_settings
 from serial_mcp.engine.opening import SETTING_FIELDS, Opener, connection_defaults, port_info_for
+from serial_mcp.engine.options import (
+    ConfigureOptions,
+    DeleteProfileOptions,
+    NoOptions,
+    ProfileNameOptions,
+    RollbackOptions,
+    SaveProfileOptions,
+)
 from serial_mcp.engine.services import Services
 from serial_mcp.errors import ErrorCode, InvalidArgument, SerialMcpError
 from serial_mcp.store.profiles import Profile, ProfileStore
@@ -34,13 +40,18 @@ async def _get(svc: Services, name: str) -> Profile:
     return found
 
 
-async def list_profiles(svc: Services) -> results.ProfilesResult:
+async def list_profiles(
+    svc: Services, caller: Caller, target: None, opts: NoOptions
+) -> results.ProfilesResult:
     items = await anyio.to_thread.run_sync(_store(svc).list)
     return results.ProfilesResult(profiles=[p.as_dict() for p in items])
 
 
-async def open_profile(svc: Services, caller: Caller, name: str) -> results.OpenResult:
+async def open_profile(
+    svc: Services, caller: Caller, target: None, opts: ProfileNameOptions
+) -> results.OpenResult:
     """Open the one live port a profile's selector matches, with the profile's settings."""
+    name = opts.name
     profile = await _get(svc, name)
     ports = await anyio.to_thread.run_sync(svc.port_lister)
     live = [p for p in ports if selector_matches(profile.selector, p)]
@@ -57,8 +68,9 @@ async def open_profile(svc: Services, caller: Caller, name: str) -> results.Open
 
 
 async def save_profile(
-    svc: Services, caller: Caller, connection_id: str, name: str, overwrite: bool = False
+    svc: Services, caller: Caller, connection_id: str, opts: SaveProfileOptions
 ) -> results.ProfileResult:
+    name, overwrite = opts.name, opts.overwrite
     svc.policy.require_writable("save_profile")
     conn = svc.connection(caller, connection_id)
     store = _store(svc)
@@ -73,8 +85,9 @@ async def save_profile(
 
 
 async def delete_profile(
-    svc: Services, name: str, expected_revision: int | None = None
+    svc: Services, caller: Caller, target: None, opts: DeleteProfileOptions
 ) -> results.ProfileResult:
+    name, expected_revision = opts.name, opts.expected_revision
     svc.policy.require_writable("delete_profile")
     store = _store(svc)
     bound = [c.id for c in svc.manager.list() if c.options.profile == name]
@@ -86,15 +99,11 @@ async def delete_profile(
 
 
 async def configure(
-    svc: Services,
-    caller: Caller,
-    defaults: dict[str, Any],
-    *,
-    profile: str | None = None,
-    connection_id: str | None = None,
-    expected_revision: int | None = None,
+    svc: Services, caller: Caller, target: None, opts: ConfigureOptions
 ) -> results.ProfileResult:
     """Change a stored profile, or a live connection's settings (written through to its profile)."""
+    defaults, profile, connection_id = opts.defaults, opts.profile, opts.connection_id
+    expected_revision = opts.expected_revision
     svc.policy.require_writable("configure")
     if (profile is None) == (connection_id is None):
         raise InvalidArgument(messages.CONFIGURE_ONE_OF)
@@ -108,9 +117,7 @@ async def configure(
     live = (*SETTING_FIELDS, "respond")
     unknown = sorted(set(defaults) - set(live))
     if unknown:
-        raise InvalidArgument(
-            messages.CONFIGURE_LIVE_FIELDS.format(key=unknown[0], allowed=", ".join(live))
-        )
+        raise InvalidArgument(messages.CONFIGURE_LIVE_FIELDS.format(key=unknown[0], allowed=", ".join(live)))
     settings = {k: v for k, v in defaults.items() if k != "respond"}
     new = conn.settings.updated(**settings)  # validated before anything changes
     if "respond" in defaults:
@@ -128,8 +135,9 @@ async def configure(
 
 
 async def rollback_profile(
-    svc: Services, name: str, to_revision: int, expected_revision: int | None = None
+    svc: Services, caller: Caller, target: None, opts: RollbackOptions
 ) -> results.ProfileResult:
+    name, to_revision, expected_revision = opts.name, opts.to_revision, opts.expected_revision
     svc.policy.require_writable("rollback_profile")
     store = _store(svc)
     restored = await anyio.to_thread.run_sync(lambda: store.rollback(name, to_revision, expected_revision))

@@ -8,6 +8,7 @@ checks the caller's right to do what the operation needs.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 
 from serial_mcp.engine.access import AccessPolicy, Caller, Need, require_access
@@ -23,6 +24,16 @@ Progress = Callable[[float, float | None, str], Awaitable[None]]
 
 async def no_progress(done: float, total: float | None, message: str) -> None:
     return None
+
+
+# How the call running now reports progress: a front door that can show it (MCP's progress
+# notifications) sets it for the call; operations report through ``report_progress``.
+progress_reporter: ContextVar[Progress] = ContextVar("serial_mcp_progress", default=no_progress)
+
+
+async def report_progress(done: float, total: float | None, message: str) -> None:
+    """Tell the caller how far a long operation got (a no-op when nobody listens)."""
+    await progress_reporter.get()(done, total, message)
 
 
 @dataclass

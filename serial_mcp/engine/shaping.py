@@ -16,6 +16,7 @@ from serial_mcp.core.presets import Resolved, effective
 from serial_mcp.core.screen import MAX_COLS, MAX_ROWS, MIN_SIZE, TerminalScreen
 from serial_mcp.engine import results as models
 from serial_mcp.engine.access import Caller
+from serial_mcp.engine.options import CursorView, ReadWindow
 from serial_mcp.errors import ErrorCode, InvalidArgument, SerialMcpError, Short
 from serial_mcp.serial import reader
 from serial_mcp.serial.connection import Connection
@@ -43,6 +44,34 @@ _PLAIN = effective({}, {})  # no codec at any layer (frozen; its sources are nev
 
 def decode_spec(resolved: Resolved) -> reader.DecodeSpec | None:
     return reader.build_decode_spec(resolved.rx_framing, resolved.rx_parser)
+
+
+def read_request(
+    conn: Connection,
+    caller: Caller,
+    opts: ReadWindow,
+    *,
+    from_: Any = None,
+    encoding: str | None = None,
+    default_timeout_ms: int | None = None,
+    resolved: Resolved | None = None,
+) -> reader.ReadRequest:
+    """The validated read of ``opts`` (the read window of read, transact or capture_boot): the one
+    place its options become a ``ReadRequest``; a window without a cursor reads from ``from_``."""
+    if resolved is None:
+        resolved = codecs(conn, opts.protocol, opts.rx_framing, None, opts.rx_parser)
+    timeout_ms = opts.timeout_ms if opts.timeout_ms is not None else default_timeout_ms
+    return reader.build_read_request(
+        from_=from_,
+        cursor=caller.cursor(opts.cursor if isinstance(opts, CursorView) else None),
+        timeout_ms=timeout_ms,
+        idle_ms=opts.idle_ms,
+        max_bytes=opts.max_bytes,
+        match=opts.match,
+        encoding=encoding,
+        decode=decode_spec(resolved),
+        max_frames=opts.max_frames,
+    )
 
 
 def payload(data: str, encoding: str | None, tx_framing: Any = None) -> bytes:

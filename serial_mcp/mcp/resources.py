@@ -55,7 +55,7 @@ def register(
     @server.resource(PORTS, name="ports", mime_type="application/json", description=messages.R_PORTS)
     async def ports() -> str:
         """The same port records as the list_ports tool (one model, serialised one way)."""
-        listed = await port_ops.list_ports(svc)
+        listed = await port_ops.ports(svc)
         return _json({"ports": [p.model_dump(mode="json") for p in listed.ports]})
 
     @server.resource(

@@ -16,13 +16,7 @@ from serial_mcp.mcp import (
     prompts,
     request_guard,
     resources,
-    tools_capture,
-    tools_console,
-    tools_core,
-    tools_io,
-    tools_line,
-    tools_profiles,
-    tools_util,
+    tools,
 )
 from serial_mcp.mcp.notify import CountingBus, Notifier
 from serial_mcp.mcp.schema import slim_tool_schemas
@@ -72,13 +66,7 @@ def build_server(
     resources.register(server, svc, notifier)
     prompts.register(server, svc, (lambda: [p.name for p in profiles.list()]) if profiles else list)
     reg = ToolRegistry(server)
-    tools_core.register(reg, svc)
-    tools_io.register(reg, svc)
-    tools_line.register(reg, svc)
-    tools_profiles.register(reg, svc)
-    tools_capture.register(reg, svc)
-    tools_console.register(reg, svc)
-    tools_util.register(reg)
+    tools.register(reg, svc)
     server.middleware.append(reg.guard())
     drop_idle_tracing(server)
     request_guard.install(server)  # malformed requests answered, not dropped

@@ -246,13 +246,14 @@ async def test_get_log_answers_are_capped_and_page_with_since() -> None:
 async def test_a_new_recording_can_start_after_a_disk_full_death(tmp_path: Path) -> None:
     from serial_mcp.engine import log_ops
     from serial_mcp.engine.access import Caller
+    from serial_mcp.engine.options import RecordOptions
     from serial_mcp.engine.services import Services
     from serial_mcp.store.captures import CaptureStore
 
     manager, conn, _rec, _ = await recording_on_a_full_disk(tmp_path)
     svc = Services(manager, CaptureStore(tmp_path / "captures"))
     (tmp_path / "captures").mkdir()
-    started = await log_ops.record(svc, Caller.local(), conn.id, "start", "again.jsonl")
+    started = await log_ops.record(svc, Caller.local(), conn.id, RecordOptions("start", path="again.jsonl"))
     assert started.recording and started.path == "again.jsonl"  # not already_recording
     await manager.close_all()
 

@@ -1,0 +1,223 @@
+"""Every operation of the engine in one table: its name, its options, what it runs, how it is shown.
+
+The front doors are made from this table, not written beside it: ``mcp/tools.py`` registers one
+MCP tool per row (its input schema from the row's options, its annotations from ``hints``), and
+``api.py`` binds each row as a method of ``EngineConnection`` (the ``on_connection`` rows: their
+target is a connection id) or of ``Engine`` (the rest), with the options' fields as typed
+keywords. So a new operation, or a new option of one, reaches the tools, the Python API and the
+blocking API at once, and the parity tests only have to check that nothing is left out.
+
+An operation runs ``run(svc, caller, target, options)`` (``target`` is the connection id, or None
+for an engine-wide operation) and returns one of the typed results of ``results.py``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, Generic, ParamSpec, TypeVar
+
+from serial_mcp import messages
+from serial_mcp.engine import (
+    checksum_ops,
+    console_ops,
+    dialog_ops,
+    io_ops,
+    line_ops,
+    log_ops,
+    port_ops,
+    profile_ops,
+)
+from serial_mcp.engine import options as o
+from serial_mcp.engine.access import Caller
+from serial_mcp.engine.services import Services
+from serial_mcp.errors import SerialMcpError
+
+P = ParamSpec("P")
+OptionsT = TypeVar("OptionsT")
+R = TypeVar("R")
+
+
+@dataclass(frozen=True, slots=True)
+class Hints:
+    """What an operation does, as MCP annotations say it: ``read_only`` changes nothing;
+    ``destructive`` may change the device or stored state in a way that is not simply additive;
+    ``idempotent`` repeating it changes nothing more; ``mutates`` writes to a device, drives its
+    lines or changes stored settings (what read-only mode refuses)."""
+
+    read_only: bool = False
+    destructive: bool = False
+    idempotent: bool = False
+    mutates: bool = False
+
+
+READING = Hints(read_only=True, idempotent=True)
+
+
+@dataclass(frozen=True, slots=True)
+class Operation(Generic[P, OptionsT, R]):
+    """One row of the table. ``options`` is the options class (its constructor's parameters are
+    the operation's keywords); ``run`` takes the target (connection id or None) and an instance."""
+
+    name: str
+    options: Callable[P, OptionsT]
+    run: Callable[[Services, Caller, Any, OptionsT], Awaitable[R]]
+    title: str
+    description: str
+    hints: Hints = Hints()
+    on_connection: bool = True
+
+    @property
+    def options_type(self) -> type[Any]:
+        return self.options  # type: ignore[return-value]  # a class, called through its constructor
+
+
+def _op(
+    name: str,
+    options: Callable[P, OptionsT],
+    run: Callable[[Services, Caller, Any, OptionsT], Awaitable[R]],
+    title: str,
+    description: str,
+    hints: Hints = Hints(),
+    *,
+    on_connection: bool = True,
+) -> Operation[P, OptionsT, R]:
+    return Operation(name, options, run, title, description, hints, on_connection)
+
+
+# --- discovery and lifecycle ----------------------------------------------------------------------
+LIST_PORTS = _op(
+    "list_ports", o.NoOptions, port_ops.list_ports, "List serial ports", messages.D_LIST_PORTS, READING,
+    on_connection=False,
+)  # fmt: skip
+LIST_CONNECTIONS = _op(
+    "list_connections", o.NoOptions, port_ops.list_connections_op, "List open connections",
+    messages.D_LIST_CONNECTIONS, READING, on_connection=False,
+)  # fmt: skip
+OPEN = _op("open", o.OpenOptions, port_ops.open_port, "Open a port", messages.D_OPEN, on_connection=False)
+CLOSE = _op(
+    "close", o.NoOptions, port_ops.close, "Close a connection", messages.D_CLOSE, Hints(destructive=True)
+)
+GET_STATUS = _op(
+    "get_status", o.NoOptions, port_ops.get_status_op, "Connection status", messages.D_GET_STATUS, READING
+)
+RECONNECT = _op(
+    "reconnect", o.NoOptions, port_ops.reconnect, "Reopen a connection's port", messages.D_RECONNECT,
+    Hints(mutates=True),
+)  # fmt: skip
+
+# --- I/O ----------------------------------------------------------------------------------------
+READ = _op("read", o.ReadOptions, io_ops.read, "Read received data", messages.D_READ)
+WRITING = Hints(destructive=True, mutates=True)
+WRITE = _op("write", o.WriteOptions, io_ops.write, "Write data", messages.D_WRITE, WRITING)
+TRANSACT = _op(
+    "transact", o.TransactOptions, dialog_ops.transact, "Write then read the reply", messages.D_TRANSACT,
+    WRITING,
+)  # fmt: skip
+FLUSH = _op(
+    "flush", o.FlushOptions, io_ops.flush, "Discard buffered data", messages.D_FLUSH,
+    Hints(destructive=True, idempotent=True, mutates=True),
+)  # fmt: skip
+CAPTURE_BOOT = _op(
+    "capture_boot", o.CaptureBootOptions, io_ops.capture_boot,
+    "Reset the board and capture its boot output", messages.D_CAPTURE_BOOT, Hints(mutates=True),
+)  # fmt: skip
+
+# --- line control -------------------------------------------------------------------------------
+SET_DTR_RTS = _op(
+    "set_dtr_rts", o.LinesOptions, line_ops.set_dtr_rts, "Set DTR/RTS", messages.D_SET_DTR_RTS,
+    Hints(destructive=True, idempotent=True, mutates=True),
+)  # fmt: skip
+SEND_BREAK = _op(
+    "send_break", o.BreakOptions, line_ops.send_break, "Send BREAK", messages.D_SEND_BREAK, WRITING,
+)  # fmt: skip
+SET_FLOW_CONTROL = _op(
+    "set_flow_control", o.FlowOptions, line_ops.set_flow_control, "Set flow control", messages.D_SET_FLOW,
+    Hints(destructive=True, idempotent=True, mutates=True),
+)  # fmt: skip
+RECONFIGURE = _op(
+    "reconfigure", o.ReconfigureOptions, line_ops.reconfigure, "Change UART settings",
+    messages.D_RECONFIGURE, Hints(destructive=True, idempotent=True, mutates=True),
+)  # fmt: skip
+
+# --- profiles -----------------------------------------------------------------------------------
+LIST_PROFILES = _op(
+    "list_profiles", o.NoOptions, profile_ops.list_profiles, "List device profiles",
+    messages.D_LIST_PROFILES, READING, on_connection=False,
+)  # fmt: skip
+OPEN_PROFILE = _op(
+    "open_profile", o.ProfileNameOptions, profile_ops.open_profile, "Open the device of a profile",
+    messages.D_OPEN_PROFILE, on_connection=False,
+)  # fmt: skip
+SAVE_PROFILE = _op(
+    "save_profile", o.SaveProfileOptions, profile_ops.save_profile, "Save a connection as a profile",
+    messages.D_SAVE_PROFILE, Hints(mutates=True),
+)  # fmt: skip
+DELETE_PROFILE = _op(
+    "delete_profile", o.DeleteProfileOptions, profile_ops.delete_profile, "Delete a profile",
+    messages.D_DELETE_PROFILE, Hints(destructive=True, mutates=True), on_connection=False,
+)  # fmt: skip
+CONFIGURE = _op(
+    "configure", o.ConfigureOptions, profile_ops.configure, "Change a profile or a connection",
+    messages.D_CONFIGURE, Hints(mutates=True), on_connection=False,
+)  # fmt: skip
+ROLLBACK_PROFILE = _op(
+    "rollback_profile", o.RollbackOptions, profile_ops.rollback_profile,
+    "Restore an earlier profile revision", messages.D_ROLLBACK, Hints(mutates=True), on_connection=False,
+)  # fmt: skip
+
+# --- logs and captures --------------------------------------------------------------------------
+GET_LOG = _op(
+    "get_log", o.LogOptions, log_ops.get_log_op, "Connection event log", messages.D_GET_LOG, READING
+)
+CLEAR_LOG = _op(
+    "clear_log", o.NoOptions, log_ops.clear_log, "Clear the event log", messages.D_CLEAR_LOG,
+    Hints(destructive=True, idempotent=True),
+)  # fmt: skip
+EXPORT_LOG = _op(
+    "export_log", o.ExportOptions, log_ops.export_log, "Export the log to a capture file",
+    messages.D_EXPORT_LOG,
+)  # fmt: skip
+RECORD = _op(
+    "record", o.RecordOptions, log_ops.record, "Record a connection to a capture file", messages.D_RECORD
+)
+LIST_CAPTURES = _op(
+    "list_captures", o.NoOptions, log_ops.list_captures, "List capture files", messages.D_LIST_CAPTURES,
+    READING, on_connection=False,
+)  # fmt: skip
+
+# --- console and utilities ----------------------------------------------------------------------
+DETECT_BAUD = _op(
+    "detect_baud", o.DetectBaudOptions, console_ops.detect_baud, "Detect the baud rate",
+    messages.D_DETECT_BAUD, Hints(mutates=True),
+)  # fmt: skip
+FILE_TRANSFER = _op(
+    "file_transfer", o.TransferOptions, console_ops.file_transfer, "XMODEM/YMODEM file transfer",
+    messages.D_FILE_TRANSFER, Hints(mutates=True),
+)  # fmt: skip
+COMPUTE_CHECKSUM = _op(
+    "compute_checksum", o.ChecksumOptions, checksum_ops.compute_checksum, "Compute a checksum",
+    messages.D_COMPUTE_CHECKSUM, READING, on_connection=False,
+)  # fmt: skip
+
+OPERATIONS: tuple[Operation[Any, Any, Any], ...] = (
+    LIST_PORTS, LIST_CONNECTIONS, OPEN, CLOSE, GET_STATUS, RECONNECT,
+    READ, WRITE, TRANSACT, FLUSH, CAPTURE_BOOT,
+    SET_DTR_RTS, SEND_BREAK, SET_FLOW_CONTROL, RECONFIGURE,
+    LIST_PROFILES, OPEN_PROFILE, SAVE_PROFILE, DELETE_PROFILE, CONFIGURE, ROLLBACK_PROFILE,
+    GET_LOG, CLEAR_LOG, EXPORT_LOG, RECORD, LIST_CAPTURES,
+    DETECT_BAUD, FILE_TRANSFER, COMPUTE_CHECKSUM,
+)  # fmt: skip
+BY_NAME: dict[str, Operation[Any, Any, Any]] = {op.name: op for op in OPERATIONS}
+
+
+async def invoke(
+    op: Operation[Any, OptionsT, R], svc: Services, caller: Caller, target: str | None, opts: OptionsT
+) -> R:
+    """Run ``op`` for ``caller`` on ``target``: every front door calls its operations this way, so
+    an error leaving one says which operation, and which connection, it came from."""
+    try:
+        return await op.run(svc, caller, target, opts)
+    except SerialMcpError as exc:
+        exc.attach(op.name, target)
+        raise

@@ -1,0 +1,108 @@
+"""The value types of operation options, each with its one description (from ``messages.py``).
+
+An option's type says what the wire, the Python API and ``mypy`` accept, and its ``Field``
+description is what the MCP schema shows. Numbers are strict: a JSON boolean (or a string) where a
+number is expected is ``invalid_argument``, never silently 1 or 0.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, Strict
+
+from serial_mcp import messages
+
+Int = Annotated[int, Strict()]
+Number = Annotated[float, Strict()]
+
+Enc = Literal["utf8", "hex", "base64"]
+FramesView = Literal["parsed", "raw", "both"]
+FlushTarget = Literal["input", "output", "both"]
+FlowControlMode = Literal["none", "software", "hardware"]
+RecordAction = Literal["start", "stop", "status"]
+Share = Literal["read", "write"]
+Direction = Literal["send", "receive"]
+XProtocol = Literal["xmodem", "xmodem_crc", "xmodem_1k", "ymodem"]
+ByteOrder = Literal["big", "little"]
+Rule = dict[str, Any] | str  # a standing respond rule, or "terminal"
+
+# --- reading -----------------------------------------------------------------------------------
+From = Annotated[Int | str | None, Field(description=messages.P_FROM)]
+Cursor = Annotated[str | None, Field(description=messages.P_CURSOR)]
+Timeout = Annotated[Int | None, Field(description=messages.P_TIMEOUT_MS)]
+IdleMs = Annotated[Int | None, Field(description=messages.P_IDLE_MS)]
+MaxBytes = Annotated[Int | None, Field(description=messages.P_MAX_BYTES)]
+MaxFrames = Annotated[Int | None, Field(description=messages.P_MAX_FRAMES)]
+Match = Annotated[dict[str, Any] | str | None, Field(description=messages.P_MATCH)]
+EncOut = Annotated[Enc | None, Field(description=messages.P_ENCODING_OUT)]
+Protocol = Annotated[str | None, Field(description=messages.P_PROTOCOL)]
+RxFraming = Annotated[dict[str, Any] | None, Field(description=messages.P_RX_FRAMING)]
+RxParser = Annotated[dict[str, Any] | None, Field(description=messages.P_RX_PARSER)]
+Respond = Annotated[dict[str, Any] | None, Field(description=messages.P_RESPOND)]
+StripAnsi = Annotated[bool, Field(description=messages.P_STRIP_ANSI)]
+Screen = Annotated[dict[str, Int] | None, Field(description=messages.P_SCREEN)]
+Frames = Annotated[FramesView | None, Field(description=messages.P_FRAMES_VIEW)]
+
+# --- writing -----------------------------------------------------------------------------------
+Data = Annotated[str, Field(description=messages.P_DATA)]
+EncIn = Annotated[Enc | None, Field(description=messages.P_ENCODING_IN)]
+EncBoth = Annotated[Enc | None, Field(description=messages.P_ENCODING_BOTH)]
+ReadEncoding = Annotated[Enc | None, Field(description=messages.P_READ_ENCODING)]
+TxFraming = Annotated[dict[str, Any] | None, Field(description=messages.P_TX_FRAMING)]
+Pace = Annotated[dict[str, Int] | None, Field(description=messages.P_PACE)]
+Keys = Annotated[list[str] | None, Field(description=messages.P_KEYS)]
+WriteTimeout = Annotated[Int | None, Field(description=messages.P_WRITE_TIMEOUT_MS)]
+ReadEcho = Annotated[bool, Field(description=messages.P_READ_ECHO)]
+Steps = Annotated[list[dict[str, Any]] | None, Field(description=messages.P_STEPS)]
+Reset = Annotated[dict[str, Any] | None, Field(description=messages.P_RESET)]
+BootSend = Annotated[str | None, Field(description=messages.P_BOOT_SEND)]
+FlushWhat = Annotated[FlushTarget, Field(description=messages.P_FLUSH_TARGET)]
+
+# --- the port ----------------------------------------------------------------------------------
+Port = Annotated[str, Field(description=messages.P_PORT)]
+BaudRate = Int | None
+DataBits = Literal[5, 6, 7, 8] | None
+Parity = Annotated[Literal["none", "even", "odd", "mark", "space"] | None, Field()]
+StopBits = Number | None
+FlowControl = Annotated[FlowControlMode | None, Field()]
+RxBuffer = Annotated[Int | None, Field(description=messages.P_RX_BUFFER)]
+Reconnect = Annotated[bool | dict[str, Any] | None, Field(description=messages.P_RECONNECT)]
+RecordOnOpen = Annotated[str | None, Field(description=messages.P_RECORD_OPEN)]
+ProfileMode = Annotated[str, Field(description=messages.P_PROFILE_MODE)]
+Mirror = Annotated[str | None, Field(description=messages.P_MIRROR)]
+Rs485 = Annotated[dict[str, Any] | None, Field(description=messages.P_RS485)]
+LowLatency = Annotated[bool | None, Field(description=messages.P_LOW_LATENCY)]
+ShareMode = Annotated[Share | None, Field(description=messages.P_SHARE)]
+StandingRules = Annotated[list[Rule] | None, Field(description=messages.P_RESPOND_OPEN)]
+Dtr = Annotated[bool | None, Field(description=messages.P_DTR)]
+Rts = Annotated[bool | None, Field(description=messages.P_RTS)]
+BreakMs = Annotated[Int, Field(description=messages.P_BREAK_MS)]
+Flow = Annotated[FlowControlMode, Field(description=messages.P_FLOW)]
+
+# --- profiles, logs, captures, console, utilities ------------------------------------------------
+ProfileName = Annotated[str, Field(description=messages.P_PROFILE)]
+OptionalProfile = Annotated[str | None, Field(description=messages.P_PROFILE)]
+OptionalConnection = Annotated[str | None, Field(description=messages.P_CONNECTION_ID)]
+Revision = Annotated[Int | None, Field(description=messages.P_EXPECTED_REVISION)]
+ToRevision = Annotated[Int, Field(description=messages.P_TO_REVISION)]
+Overwrite = Annotated[bool, Field(description=messages.P_OVERWRITE)]
+Defaults = Annotated[dict[str, Any], Field(description=messages.P_DEFAULTS)]
+LogLimit = Annotated[Int, Field(description=messages.P_LOG_LIMIT)]
+LogSince = Annotated[Int | None, Field(description=messages.P_LOG_SINCE)]
+LogPayloads = Annotated[bool, Field(description=messages.P_LOG_PAYLOADS)]
+CaptureName = Annotated[str, Field(description=messages.P_CAPTURE_NAME)]
+OptionalCaptureName = Annotated[str | None, Field(description=messages.P_CAPTURE_NAME)]
+Note = Annotated[str | None, Field(description=messages.P_NOTE)]
+Action = Annotated[RecordAction, Field(description=messages.P_RECORD_ACTION)]
+RecordDuration = Annotated[Int | None, Field(description=messages.P_RECORD_DURATION)]
+Candidates = Annotated[list[Int] | None, Field(description=messages.P_CANDIDATES)]
+WindowMs = Annotated[Int, Field(description=messages.P_WINDOW_MS)]
+Probe = Annotated[str | None, Field(description=messages.P_PROBE)]
+TransferDirection = Annotated[Direction, Field(description=messages.P_DIRECTION)]
+TransferProtocol = Annotated[XProtocol, Field(description=messages.P_XPROTOCOL)]
+TransferData = Annotated[str | None, Field(description=messages.P_XDATA)]
+TransferFilename = Annotated[str | None, Field(description=messages.P_XFILENAME)]
+ChecksumData = Annotated[str, Field(description=messages.P_CHECKSUM_DATA)]
+Algorithm = Annotated[str, Field(description=messages.P_ALGORITHM)]
+ChecksumByteOrder = Annotated[ByteOrder | None, Field(description=messages.P_BYTE_ORDER)]

@@ -1,0 +1,127 @@
+"""Every MCP tool, made from the engine's operation table: one tool per operation, its arguments
+the operation's options.
+
+A tool's signature (and so its input schema) is built from the options class: ``connection_id``
+first for an operation on a connection, then every option with its type, default and the one
+description ``engine/options.py`` gives it (left out where the options say it is described on
+another tool, as ``transact``'s read window is on ``read``). The call builds the options object and
+runs the operation through ``operations.invoke``, exactly as the Python API does.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import typing
+from collections.abc import Awaitable, Callable
+from contextvars import Token
+from typing import Annotated, Any
+
+from mcp.server.mcpserver import Context
+from pydantic import Field, ValidationError
+from pydantic.fields import FieldInfo
+
+from serial_mcp.engine.operations import OPERATIONS, Operation, invoke
+from serial_mcp.engine.options import invalid, wire_name
+from serial_mcp.engine.services import Progress, Services, progress_reporter
+from serial_mcp.mcp.callers import current
+from serial_mcp.mcp.toolkit import ToolRegistry
+
+CONNECTION_ID = "connection_id"
+CONTEXT = "ctx"
+REPORTS_PROGRESS = frozenset({"send_break", "file_transfer"})  # MCP progress notifications
+
+
+def register(reg: ToolRegistry, svc: Services) -> None:
+    """Register a tool for every operation of the table."""
+    for op in OPERATIONS:
+        hints = op.hints
+        reg.tool(
+            title=op.title,
+            description=op.description,
+            read_only=hints.read_only,
+            destructive=hints.destructive,
+            idempotent=hints.idempotent,
+            mutates=hints.mutates,
+        )(tool_function(op, svc))
+
+
+def tool_function(op: Operation[Any, Any, Any], svc: Services) -> Callable[..., Awaitable[Any]]:
+    """The tool of ``op``: arguments in, the operation's typed result out."""
+    model = op.options_type
+    progress = op.name in REPORTS_PROGRESS
+
+    async def tool(**kwargs: Any) -> Any:
+        target = kwargs.pop(CONNECTION_ID) if op.on_connection else None
+        ctx: Context | None = kwargs.pop(CONTEXT, None)
+        try:
+            opts = model(**kwargs)  # the SDK checked the types; this builds the engine's object
+        except ValidationError as exc:
+            raise invalid(exc) from None
+        token: Token[Progress] | None = None
+        if ctx is not None:
+            token = progress_reporter.set(_reporter(ctx))
+        try:
+            return await invoke(op, svc, current(), target, opts)
+        finally:
+            if token is not None:
+                progress_reporter.reset(token)
+
+    tool.__name__ = op.name
+    tool.__qualname__ = op.name
+    tool.__doc__ = op.description
+    sig = signature(op, progress)
+    tool.__signature__ = sig  # type: ignore[attr-defined]
+    tool.__annotations__ = {p.name: p.annotation for p in sig.parameters.values()}  # how the SDK finds ctx
+    tool.__annotations__["return"] = sig.return_annotation
+    return tool
+
+
+def _reporter(ctx: Context) -> Progress:
+    async def report(done: float, total: float | None, message: str) -> None:
+        await ctx.report_progress(done, total, message)
+
+    return report
+
+
+def signature(op: Operation[Any, Any, Any], progress: bool = False) -> inspect.Signature:
+    """``(connection_id, [ctx], <every option>)``, all keyword arguments, as the SDK reads them."""
+    model = op.options_type
+    hints = typing.get_type_hints(model, include_extras=True)
+    hidden: frozenset[str] = model.described_elsewhere
+    kw = inspect.Parameter.KEYWORD_ONLY
+    params = []
+    if op.on_connection:
+        params.append(inspect.Parameter(CONNECTION_ID, kw, annotation=str))
+    if progress:
+        params.append(inspect.Parameter(CONTEXT, kw, annotation=Context))
+    for field in dataclasses.fields(model):
+        annotation = _published(hints[field.name], field.name, described=field.name not in hidden)
+        default = inspect.Parameter.empty if field.default is dataclasses.MISSING else field.default
+        params.append(inspect.Parameter(field.name, kw, annotation=annotation, default=default))
+    return inspect.Signature(params, return_annotation=result_type(op.run))
+
+
+def result_type(run: Callable[..., Any]) -> Any:
+    """The result model an operation returns (its output schema); only the return annotation is
+    resolved, as the operation's module sees it."""
+    annotation = inspect.get_annotations(run)["return"]
+    return eval(annotation, run.__globals__) if isinstance(annotation, str) else annotation
+
+
+def _published(hint: Any, name: str, *, described: bool) -> Any:
+    """An option's type as the tool publishes it: its description kept or dropped, and the wire
+    name of an option spelt after a Python keyword (``from_`` arrives as ``from``)."""
+    alias = wire_name(name)
+    if typing.get_origin(hint) is not Annotated:
+        return hint if alias == name else Annotated[hint, Field(alias=alias)]
+    base, *metadata = typing.get_args(hint)
+    out: list[Any] = []
+    for meta in metadata:
+        if isinstance(meta, FieldInfo):
+            meta = Field(
+                description=meta.description if described else None,
+                alias=alias if alias != name else None,
+            )
+        out.append(meta)
+    return Annotated[tuple([base, *out])]

@@ -1,0 +1,39 @@
+"""The Python API is typed from the options: ``mypy --strict`` rejects an unknown keyword or a
+wrong type, as the API refuses it at run time (tests/unit/test_api_contract.py)."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+SNIPPET = '''
+from serial_mcp import Engine
+
+
+async def main() -> None:
+    async with Engine() as eng:
+        conn = await eng.open("sim://modem", baud_rate=9600)
+        await conn.transact("AT", match="OK")
+        await conn.transact("AT", mtch="OK")
+        await conn.transact("AT", timeout_ms="fast")
+        await eng.open("sim://modem", baud_rat=9600)
+'''
+
+
+@pytest.mark.skipif(importlib.util.find_spec("mypy") is None, reason="mypy is not installed")
+def test_mypy_rejects_a_misspelt_option_and_a_wrong_type(tmp_path: Path) -> None:
+    from mypy import api as mypy_api
+
+    source = tmp_path / "uses_api.py"
+    source.write_text(SNIPPET)
+    out, _err, status = mypy_api.run(
+        ["--strict", "--no-incremental", "--cache-dir", str(tmp_path / "cache"), str(source)]
+    )
+    errors = [line for line in out.splitlines() if ": error:" in line]
+    assert status == 1, out
+    assert any(':9: error: Unexpected keyword argument "mtch"' in e and '"match"' in e for e in errors), out
+    assert any(":10: error:" in e and '"timeout_ms"' in e for e in errors), out
+    assert any(':11: error: Unexpected keyword argument "baud_rat"' in e for e in errors), out
+    assert not any(":8:" in e or ":7:" in e for e in errors), out  # the right calls type-check
