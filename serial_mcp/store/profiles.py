@@ -18,6 +18,7 @@ from __future__ import annotations
 import builtins
 import copy
 import os
+import re
 import threading
 import tomllib
 from collections.abc import Callable, Collection, Mapping
@@ -394,7 +395,10 @@ class ProfileStore:
         if raw is None:
             return EMPTY_SNAPSHOT
         try:
-            data = tomllib.loads(raw.decode("utf-8-sig"))
+            text = raw.decode("utf-8-sig")
+            if nesting_depth(text) > MAX_FILE_NESTING:
+                raise ProfileStoreError(messages.PROFILE_STORE_TOO_DEEP.format(path=self._path))
+            data = tomllib.loads(text)
         except UnicodeDecodeError as exc:
             raise ProfileStoreError(
                 messages.PROFILE_STORE_CORRUPT.format(path=self._path, error=f"not UTF-8 text: {exc.reason}")
@@ -403,7 +407,7 @@ class ProfileStore:
             raise ProfileStoreError(
                 messages.PROFILE_STORE_CORRUPT.format(path=self._path, error=exc)
             ) from exc
-        except RecursionError:  # tomllib recurses per nesting level; the stack has unwound here
+        except RecursionError:  # the pre-scan missed a form of nesting; the stack has unwound here
             raise ProfileStoreError(messages.PROFILE_STORE_TOO_DEEP.format(path=self._path)) from None
         return Snapshot(raw, data, profiles_from_document(data, self._path, known_profiles(cached)))
 
@@ -458,3 +462,28 @@ class ProfileStore:
                 return published
             finally:
                 self._file_lock.release()
+
+
+# Brackets and braces in a TOML text, outside strings and comments: how deep its values nest.
+_NESTING_TOKENS: Final = re.compile(
+    r'"""(?:[^\\]|\\.)*?"""|\'\'\'.*?\'\'\'|"(?:[^"\\\n]|\\.)*"|\'[^\'\n]*\'|#[^\n]*|[\[\]{}]',
+    re.DOTALL,
+)
+MAX_FILE_NESTING: Final = 128  # above any profile (MAX_NESTING, 32), below where tomllib recurses out
+
+
+def nesting_depth(text: str) -> int:
+    """The deepest nesting of ``[`` / ``{`` in ``text``, strings and comments skipped.
+
+    Checked before parsing, so a file nested thousands of levels deep is refused the same way
+    whatever the interpreter's recursion limit is (tomllib recurses once per level).
+    """
+    depth = deepest = 0
+    for token in _NESTING_TOKENS.finditer(text):
+        char = token.group()
+        if char in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in "]}":
+            depth = max(depth - 1, 0)
+    return deepest

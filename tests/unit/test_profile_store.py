@@ -190,6 +190,29 @@ BAD_FILES: dict[str, tuple[str | bytes, str]] = {
 }
 
 
+@pytest.mark.parametrize("case", ["nested arrays", "nested tables"])
+def test_deep_nesting_is_refused_whatever_the_recursion_limit(path: Path, case: str) -> None:
+    """Another library in the process (mypy's in-process API does) may have raised the recursion
+    limit; the refusal must not depend on it (CI saw "unknown key 'x'" instead)."""
+    content, expected = BAD_FILES[case]
+    assert isinstance(content, str)
+    path.parent.mkdir(parents=True)
+    path.write_text(content)
+    old = sys.getrecursionlimit()
+    sys.setrecursionlimit(100_000)
+    try:
+        with pytest.raises(ProfileStoreError) as exc:
+            ProfileStore(path, lock_timeout=2).load()
+    finally:
+        sys.setrecursionlimit(old)
+    assert expected in exc.value.message
+
+
+def test_nesting_depth_skips_strings_and_comments() -> None:
+    assert store_module.nesting_depth('a = "[[[[{{"\nb = \'[[[\'  # [[[[\n[t]\nc = [[1], {x = [2]}]\n') == 3
+    assert store_module.nesting_depth('s = """ [[[ \\" ]]] """ [x]\n') == 1
+
+
 @pytest.mark.parametrize("case", list(BAD_FILES))
 def test_invalid_file_is_refused_with_one_line_and_never_modified(path: Path, case: str) -> None:
     content, expected = BAD_FILES[case]
