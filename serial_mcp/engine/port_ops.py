@@ -13,6 +13,7 @@ from serial_mcp.engine.opening import Opener
 from serial_mcp.engine.options import NoOptions, OpenOptions
 from serial_mcp.engine.services import Services
 from serial_mcp.serial.connection import Connection, Listener
+from serial_mcp.serial.handle import ReportsProgress
 
 
 async def list_ports(svc: Services, caller: Caller, target: None, opts: NoOptions) -> results.ListPortsResult:
@@ -104,9 +105,8 @@ def get_status(svc: Services, caller: Caller, connection_id: str) -> results.Sta
     status.responders = respond_ops.statuses(conn) or None
     status.owner = "you" if conn.owner == caller.key else "another session"
     status.share = conn.share
-    replay = getattr(conn.handle, "status", None)  # a replay:// device reports its progress
-    if callable(replay):
-        status.replay = replay()
+    if isinstance(conn.handle, ReportsProgress):  # a replay:// device reports its progress
+        status.replay = conn.handle.status()
     return status
 
 

@@ -20,6 +20,7 @@ from serial_mcp.engine.options import CursorView, ReadWindow
 from serial_mcp.errors import ErrorCode, InvalidArgument, SerialMcpError, Short
 from serial_mcp.serial import reader
 from serial_mcp.serial.connection import Connection
+from serial_mcp.serial.handle import low_latency as handle_low_latency
 from serial_mcp.serial.responder import Responder
 from serial_mcp.serial.tx import MAX_WRITE_TIMEOUT_MS, WriteOutcome, write_budget_s
 
@@ -233,7 +234,7 @@ def status(conn: Connection, caller: Caller | None = None) -> models.StatusResul
         reconnect_attempts=conn.reconnect_attempts,
         reconnects=conn.reconnects,
         reconnect=conn.reconnect_policy.as_dict() if conn.reconnect_policy else None,
-        low_latency=getattr(conn.handle, "low_latency", None),
+        low_latency=handle_low_latency(conn.handle),
         defaults=opts,
         last_error=conn.last_error,
         opened_at=datetime.fromtimestamp(conn.opened_at, UTC).isoformat(),

@@ -6,7 +6,8 @@ under the connection's locks. A handle never buffers bytes of its own beyond wha
 
 from __future__ import annotations
 
-from typing import Protocol
+import threading
+from typing import Any, Protocol, runtime_checkable
 
 from serial_mcp.core.settings import SerialSettings
 
@@ -15,6 +16,7 @@ class PortEOF(Exception):
     """The far end went away (EOF, hang-up, socket closed)."""
 
 
+@runtime_checkable
 class PortHandle(Protocol):
     """An open port. Errors are raised as ``OSError`` (or ``PortEOF`` for an orderly end)."""
 
@@ -54,6 +56,61 @@ class PortHandle(Protocol):
         ...
 
     def close(self) -> None: ...
+
+
+# --- Optional capabilities -------------------------------------------------------------------
+# A handle may offer more than ``PortHandle``; the engine asks with ``isinstance`` against these
+# protocols (never ``getattr``), so what a handle offers is declared here and tested
+# (tests/unit/test_handle_capabilities.py) for the system, fake, simulated and replay handles.
+
+
+@runtime_checkable
+class BoundedWrite(Protocol):
+    """Writes that give up at a deadline or when cancelled (a real port whose far end stopped)."""
+
+    def write_within(self, data: bytes, timeout: float | None, cancel: threading.Event | None = None) -> int:
+        """Write ``data`` within ``timeout`` seconds; raise ``WriteStopped`` with the count sent."""
+        ...
+
+    def wake_writer(self) -> None:
+        """Make a blocked ``write_within`` look at its cancel event now. Thread-safe."""
+        ...
+
+
+@runtime_checkable
+class NonBlockingWrite(Protocol):
+    """Writes what the port takes at once, never blocking (a PTY or socket with room)."""
+
+    def write_nowait(self, data: bytes) -> int: ...
+
+
+@runtime_checkable
+class Lingering(Protocol):
+    """Keeps reading for ``seconds`` after the far end hung up (a PTY whose writer closed)."""
+
+    def linger(self, seconds: float) -> None: ...
+
+
+@runtime_checkable
+class LowLatencyAware(Protocol):
+    """Reports whether the kernel's low-latency mode was set (True/False) or not asked for (None)."""
+
+    low_latency: bool | None
+
+
+@runtime_checkable
+class ReportsProgress(Protocol):
+    """A played-back device reports where it is (``get_status``'s ``replay`` field)."""
+
+    def status(self) -> dict[str, Any]: ...
+
+
+CAPABILITIES: tuple[type, ...] = (BoundedWrite, NonBlockingWrite, Lingering, LowLatencyAware, ReportsProgress)
+
+
+def low_latency(handle: PortHandle) -> bool | None:
+    """The handle's low-latency state, None where it has no such thing."""
+    return handle.low_latency if isinstance(handle, LowLatencyAware) else None
 
 
 class Opener(Protocol):

@@ -29,7 +29,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from serial_mcp.serial.handle import PortHandle
+from serial_mcp.serial.handle import Lingering, PortHandle
 
 log = logging.getLogger(__name__)
 
@@ -81,7 +81,7 @@ class RxPump:
         self._on_data = on_data
         self._on_stop = on_stop
         self._stopping = threading.Event()
-        linger: Callable[[float], None] | None = getattr(handle, "linger", None)
+        linger: Callable[[float], None] | None = handle.linger if isinstance(handle, Lingering) else None
         self._linger = linger if may_linger is not None else None
         self._may_linger: Callable[[], bool] = may_linger or _never
         self.lingering = False  # True from the linger check until the linger ends

@@ -15,7 +15,7 @@ from typing import NamedTuple
 import anyio
 
 from serial_mcp.core.pace import Pace, pace_chunks
-from serial_mcp.serial.handle import PortHandle
+from serial_mcp.serial.handle import BoundedWrite, NonBlockingWrite, PortHandle
 
 DEFAULT_WRITE_TIMEOUT_MS = 10_000  # plus the bytes' time on the wire, when no timeout is given
 MAX_WRITE_TIMEOUT_MS = 3_600_000
@@ -104,18 +104,15 @@ class TxSession:
         if not self._io_lock.acquire(timeout=max(0.0, deadline - time.monotonic())):
             raise WriteStopped(0)
         try:
-            bounded = getattr(self.handle, "write_within", None)
-            if bounded is not None:
-                n: int = bounded(data, max(0.0, deadline - time.monotonic()), cancel)
-                return n
+            if isinstance(self.handle, BoundedWrite):
+                return self.handle.write_within(data, max(0.0, deadline - time.monotonic()), cancel)
             return self.handle.write(data)
         finally:
             self._io_lock.release()
 
     def _wake_writer(self) -> None:
-        wake = getattr(self.handle, "wake_writer", None)
-        if wake is not None:
-            wake()
+        if isinstance(self.handle, BoundedWrite):
+            self.handle.wake_writer()
 
     @property
     def lock(self) -> asyncio.Lock:
@@ -143,12 +140,10 @@ class TxSession:
         """Write on the event loop what the port takes at once, when that cannot block: a PTY or a
         socket whose descriptor has room (no drain to wait for). A command of a few bytes then costs
         no thread hop; whatever is left goes the bounded way in a worker."""
-        nowait = getattr(self.handle, "write_nowait", None)
-        if nowait is None or not self._io_lock.acquire(blocking=False):
+        if not isinstance(self.handle, NonBlockingWrite) or not self._io_lock.acquire(blocking=False):
             return 0
         try:
-            n: int = nowait(data)
-            return n
+            return self.handle.write_nowait(data)
         finally:
             self._io_lock.release()
 
