@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from serial_mcp.version import __version__
 
 _API = ("Engine", "EngineConnection", "SyncConnection", "SyncEngine")
 _ERRORS = (

@@ -13,7 +13,8 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
-from serial_mcp import __version__, config, messages
+from serial_mcp import config, messages
+from serial_mcp.version import __version__
 
 
 class OneLineParser(argparse.ArgumentParser):

@@ -23,11 +23,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
-from serial_mcp import __version__, messages
+from serial_mcp import messages
 from serial_mcp.core.capture import CaptureEvent, CaptureHeader, event_line, header_line, settings_to_header
 from serial_mcp.core.eventlog import LogEvent
 from serial_mcp.errors import storage_error
 from serial_mcp.serial.connection import Connection
+from serial_mcp.version import __version__
 
 log = logging.getLogger(__name__)
 

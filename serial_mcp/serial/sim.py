@@ -8,13 +8,14 @@ returns every byte written. Devices with a clock live in their own modules: ``si
 
 from __future__ import annotations
 
-from serial_mcp import __version__, messages
+from serial_mcp import messages
 from serial_mcp.core.settings import SerialSettings
 from serial_mcp.errors import ErrorCode, SerialMcpError
 from serial_mcp.serial.fake import FakeDevice, FakePortHandle
 from serial_mcp.serial.sim_micropython import open_micropython
 from serial_mcp.serial.sim_reboot_board import open_reboot_board
 from serial_mcp.serial.sim_slow_modem import open_slow_modem
+from serial_mcp.version import __version__
 
 TIMED_KINDS = {
     "micropython": open_micropython,
