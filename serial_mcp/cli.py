@@ -193,6 +193,7 @@ def serve(cfg: config.ServerConfig) -> int:
     from serial_mcp.errors import InvalidArgument
     from serial_mcp.mcp.http import build_http_app, serve_http
     from serial_mcp.mcp.server import build_server
+    from serial_mcp.mcp.stdio_serve import run_stdio
     from serial_mcp.serial.handle import Opener
     from serial_mcp.serial.manager import ConnectionManager
     from serial_mcp.serial.openers import default_opener
@@ -229,7 +230,7 @@ def serve(cfg: config.ServerConfig) -> int:
         build_http_app(server, cfg.host, cfg.auth_token)  # refuse a bad setup before binding anything
         anyio.run(serve_http, server, cfg.host, cfg.port, cfg.auth_token, cfg.log_level)
         return 0
-    server.run("stdio")
+    anyio.run(run_stdio, server)  # screened stdio on the SDK's loops (mcp/stdio_serve.py)
     return 0
 
 

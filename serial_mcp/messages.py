@@ -653,7 +653,7 @@ PROFILE_STORE_TOO_DEEP = (
     "hundreds of levels deep); fix it or move it away. It was not modified."
 )
 
-# --- User patterns on RE2 and malformed requests (core/match.py, mcp/request_guard.py) ------------
+# --- User patterns on RE2 and malformed requests (core/match.py, mcp/argument_guard.py, mcp/line_screen.py) ------------
 RE2_UNSUPPORTED = (
     "patterns use RE2 syntax, which always runs in linear time: backreferences (\\1), lookahead and "
     "lookbehind ((?=, (?!, (?<=, (?<!), atomic groups, possessive quantifiers and conditionals are "
@@ -869,3 +869,10 @@ UNKNOWN_KEY = "{field} has an unknown key {key!r}.{hint} Allowed keys: {allowed}
 # --- stdio transport ---------------------------------------------------------------------------
 STDIO_CLIENT_GONE = "the client closed the server's stdout; shutting down"
 REQUEST_TOO_LONG = "the request is longer than {max} bytes, more than any tool call needs; it was not read. Send large data in several writes."
+
+# --- issue 27.6: the SDK's private names (mcp/sdk_private.py) ---
+SDK_UNVERIFIED = (
+    "mcp {installed} is installed; serial-mcp's fast stdio path was verified on mcp {verified} only, so "
+    "it serves through the SDK's public path (slower per call; 2025-era resources/subscribe off). "
+    "Re-verify serial_mcp/mcp/sdk_private.py against this SDK, or install mcp=={verified}."
+)

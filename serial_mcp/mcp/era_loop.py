@@ -9,7 +9,7 @@ event-loop turns and a task's work on every request, 0.10–0.13 ms per tool cal
 ``serve`` makes the same choice the same way and hands the chosen loop a
 ``session_streams.ReplayReceiveStream``:
 the peeked messages first, then the transport's stream itself. The serving loops are the SDK's own
-(``_serve_legacy_stream`` and ``_serve_modern_stream``; mcp is pinned).
+(``_serve_legacy_stream`` and ``_serve_modern_stream``, through ``sdk_private``).
 """
 
 from __future__ import annotations
@@ -19,13 +19,11 @@ from typing import Any
 
 import anyio
 import mcp_types as types
-from mcp.server import runner as sdk_runner
 from mcp.server.lowlevel.server import Server
 from mcp.server.models import InitializationOptions
-from mcp.shared._context_streams import ContextReceiveStream
-from mcp.shared._stream_protocols import WriteStream
 from mcp.shared.message import SessionMessage
 
+from serial_mcp.mcp import sdk_private
 from serial_mcp.mcp.session_streams import ReplayReceiveStream
 
 Item = SessionMessage | Exception
@@ -33,8 +31,8 @@ Item = SessionMessage | Exception
 
 async def serve(
     server: Server[Any],
-    read_stream: ContextReceiveStream[Item],
-    write_stream: WriteStream[SessionMessage],
+    read_stream: sdk_private.ContextReceiveStream[Item],
+    write_stream: sdk_private.WriteStream[SessionMessage],
     init_options: InitializationOptions,
 ) -> None:
     """``server.run(read_stream, write_stream, init_options)``, with the era chosen without a relay."""
@@ -46,7 +44,7 @@ async def serve(
                 async for item in read_stream:
                     if isinstance(item, SessionMessage) and isinstance(item.message, types.JSONRPCRequest):
                         opening = item.message
-                    elif len(lead) >= sdk_runner._PRE_REQUEST_REPLAY_LIMIT:
+                    elif len(lead) >= sdk_private.PRE_REQUEST_REPLAY_LIMIT:
                         continue  # as the SDK: frames beyond the limit before a request are dropped
                     lead.append((read_stream.last_context or contextvars.copy_context(), item))
                     if opening is not None:
@@ -57,14 +55,14 @@ async def serve(
             modern = (
                 opening is not None
                 and opening.method != "initialize"
-                and sdk_runner._has_modern_envelope(opening.params)
+                and sdk_private.has_modern_envelope(opening.params)
             )
             if modern:
-                await sdk_runner._serve_modern_stream(
+                await sdk_private.serve_modern_stream(
                     server, replayed, write_stream, lifespan_state=lifespan_state, raise_exceptions=False
                 )
             else:
-                await sdk_runner._serve_legacy_stream(
+                await sdk_private.serve_legacy_stream(
                     server,
                     replayed,
                     write_stream,

@@ -17,7 +17,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from serial_mcp import messages
 from serial_mcp.config import ConfigError
 from serial_mcp.mcp.disconnect import PARSED_BODY, DisconnectWatch, parse_body, read_body, replay
-from serial_mcp.mcp.request_guard import bad_id_problem
+from serial_mcp.mcp.line_screen import bad_id_problem
 
 log = logging.getLogger(__name__)
 

@@ -22,6 +22,8 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.subscriptions import InMemorySubscriptionBus, ResourceUpdated
 from mcp_types import EmptyResult, SubscribeRequestParams, UnsubscribeRequestParams
 
+from serial_mcp.mcp import sdk_private
+
 log = logging.getLogger(__name__)
 
 MIN_INTERVAL = 0.25  # seconds between two notifications of one URI
@@ -58,17 +60,20 @@ class Notifier:
 
         async def on_subscribe(ctx: Any, params: SubscribeRequestParams) -> EmptyResult:
             uri = str(params.uri)
-            conn: McpConnection = ctx.session._connection  # the per-client connection (no public accessor)
+            conn: McpConnection = sdk_private.client_connection(ctx)
             if conn not in self.legacy[uri]:
                 self.legacy[uri].add(conn)
                 conn.exit_stack.callback(self.legacy[uri].discard, conn)  # pruned when the client goes
             return EmptyResult()
 
         async def on_unsubscribe(ctx: Any, params: UnsubscribeRequestParams) -> EmptyResult:
-            self.legacy[str(params.uri)].discard(ctx.session._connection)
+            self.legacy[str(params.uri)].discard(sdk_private.client_connection(ctx))
             return EmptyResult()
 
-        low = server._lowlevel_server
+        if not sdk_private.VERIFIED:
+            sdk_private.warn_unverified()
+            return  # 2026-era clients subscribe through the SDK's own listen(); 2025-era ones cannot
+        low = sdk_private.lowlevel(server)
         low.add_request_handler("resources/subscribe", SubscribeRequestParams, on_subscribe)
         low.add_request_handler("resources/unsubscribe", UnsubscribeRequestParams, on_unsubscribe)
 

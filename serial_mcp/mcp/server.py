@@ -9,15 +9,10 @@ from typing import Any, Literal
 
 from mcp.server.mcpserver import MCPServer
 
-from serial_mcp import __version__, messages
+from serial_mcp import messages
 from serial_mcp.engine.access import AccessPolicy
 from serial_mcp.engine.services import Services
-from serial_mcp.mcp import (
-    prompts,
-    request_guard,
-    resources,
-    tools,
-)
+from serial_mcp.mcp import argument_guard, prompts, resources, sdk_private, tools
 from serial_mcp.mcp.notify import CountingBus, Notifier
 from serial_mcp.mcp.schema import slim_tool_schemas
 from serial_mcp.mcp.toolkit import ToolRegistry
@@ -25,6 +20,7 @@ from serial_mcp.serial.manager import ConnectionManager
 from serial_mcp.serial.ports import PortInfo, list_system_ports
 from serial_mcp.store.captures import CaptureStore
 from serial_mcp.store.profiles import ProfileStore
+from serial_mcp.version import __version__
 
 
 def build_server(
@@ -69,7 +65,7 @@ def build_server(
     tools.register(reg, svc)
     server.middleware.append(reg.guard())
     drop_idle_tracing(server)
-    request_guard.install(server)  # malformed requests answered, not dropped
+    argument_guard.install(server)  # malformed arguments answered, not dropped
     slim_tool_schemas(server)
     server.notifier = notifier  # type: ignore[attr-defined]  # for tests and diagnostics
     return server
@@ -93,10 +89,12 @@ def drop_idle_tracing(server: MCPServer) -> None:
     ``opentelemetry-instrument python -m serial_mcp`` or by a host process before it builds the
     server, every message still gets its span.
     """
-    from mcp.server._otel import OpenTelemetryMiddleware  # the SDK's own (mcp is pinned)
     from opentelemetry import trace
+
+    if not sdk_private.VERIFIED:
+        return  # keep the SDK's middleware as it is
 
     if not isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider):
         return
     chain = server.middleware  # the SDK's list itself: change it in place
-    chain[:] = [m for m in chain if not isinstance(m, OpenTelemetryMiddleware)]
+    chain[:] = [m for m in chain if not isinstance(m, sdk_private.OpenTelemetryMiddleware)]

@@ -17,7 +17,8 @@ from typing import Generic, Protocol, TypeVar
 
 import anyio
 from anyio.streams.memory import MemoryObjectSendStream
-from mcp.shared._context_streams import ContextReceiveStream  # as the SDK's stdio_server
+
+from serial_mcp.mcp import sdk_private
 
 T = TypeVar("T")
 _S = TypeVar("_S", bound="_Closable")
@@ -66,11 +67,11 @@ class HandOverSendStream(_ClosedOnExit, Generic[T]):
         await self._inner.aclose()
 
 
-def hand_over_streams() -> tuple[HandOverSendStream[T], ContextReceiveStream[T]]:
+def hand_over_streams() -> tuple[HandOverSendStream[T], sdk_private.ContextReceiveStream[T]]:
     """An unbuffered pair, like the SDK's ``create_context_streams[T](0)``; the element type comes
     from the variables it is assigned to."""
     send, receive = anyio.create_memory_object_stream[tuple[contextvars.Context, T]](0)
-    return HandOverSendStream(send), ContextReceiveStream(receive)
+    return HandOverSendStream(send), sdk_private.ContextReceiveStream(receive)
 
 
 class ReplayReceiveStream(_ClosedOnExit, Generic[T]):
@@ -80,7 +81,7 @@ class ReplayReceiveStream(_ClosedOnExit, Generic[T]):
     __slots__ = ("_inner", "_lead", "last_context")
 
     def __init__(
-        self, lead: list[tuple[contextvars.Context, T]], read_stream: ContextReceiveStream[T]
+        self, lead: list[tuple[contextvars.Context, T]], read_stream: sdk_private.ContextReceiveStream[T]
     ) -> None:
         self._lead = lead[::-1]  # popped from the end
         self._inner = read_stream

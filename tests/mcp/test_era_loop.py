@@ -13,7 +13,7 @@ import pytest
 from mcp.shared._context_streams import ContextReceiveStream
 from mcp.shared.message import SessionMessage
 
-from serial_mcp.mcp import era_loop, request_guard, session_streams
+from serial_mcp.mcp import era_loop, line_screen, session_streams, stdio_serve
 from serial_mcp.mcp.server import build_server
 from serial_mcp.serial.fake import FakeOpener
 from serial_mcp.serial.manager import ConnectionManager
@@ -68,7 +68,7 @@ async def _session(requests: list[dict[str, Any]], want: set[int]) -> tuple[list
     relayed = False
     with anyio.fail_after(20):
         async with (
-            request_guard.screened_stdio(source(), out) as (read_stream, write_stream),
+            stdio_serve.screened_stdio(source(), out) as (read_stream, write_stream),
             anyio.create_task_group() as tg,
         ):
             tg.start_soon(era_loop.serve, low, read_stream, write_stream, low.create_initialization_options())
@@ -108,8 +108,8 @@ async def test_frames_before_the_first_request_come_first_with_their_contexts() 
     tag: contextvars.ContextVar[str] = contextvars.ContextVar("tag")
     lead_ctx = contextvars.copy_context()
     lead_ctx.run(tag.set, "lead")
-    early = SessionMessage(request_guard.parse_line(json.dumps(INITIALIZED)))  # type: ignore[arg-type]
-    later = SessionMessage(request_guard.parse_line(json.dumps(INITIALIZE)))  # type: ignore[arg-type]
+    early = SessionMessage(line_screen.parse_line(json.dumps(INITIALIZED)))  # type: ignore[arg-type]
+    later = SessionMessage(line_screen.parse_line(json.dumps(INITIALIZE)))  # type: ignore[arg-type]
     replay: session_streams.ReplayReceiveStream[SessionMessage | Exception]
     replay = session_streams.ReplayReceiveStream([(lead_ctx, early)], receive)
     async with anyio.create_task_group() as tg:

@@ -10,7 +10,7 @@ import mcp_types as types
 import pytest
 from mcp.shared.message import SessionMessage
 
-from serial_mcp.mcp import request_guard, stdio_pipes
+from serial_mcp.mcp import stdio_pipes, stdio_serve
 from tests.raw_rpc import INITIALIZE
 
 pytestmark = pytest.mark.anyio
@@ -59,7 +59,7 @@ async def _serve(lines: list[str]) -> tuple[list[Any], list[dict[str, Any]]]:
     (the end of input waits for what is owed); returns what it got and the screen's own replies."""
     out = Out()
     received: list[Any] = []
-    async with request_guard.screened_stdio(_source(lines), out) as (read_stream, write_stream):
+    async with stdio_serve.screened_stdio(_source(lines), out) as (read_stream, write_stream):
         async with read_stream:
             async for item in read_stream:
                 received.append(item)
@@ -120,7 +120,7 @@ async def test_a_request_reaches_a_waiting_server_one_loop_turn_after_its_line(a
         await arrived.wait()
         yield json.dumps(INITIALIZE) + "\n"
 
-    async with request_guard.screened_stdio(source(), Out()) as (read_stream, write_stream):
+    async with stdio_serve.screened_stdio(source(), Out()) as (read_stream, write_stream):
         got = asyncio.ensure_future(read_stream.receive())
         for _ in range(5):  # reader and server both waiting
             await asyncio.sleep(0)
@@ -160,7 +160,7 @@ async def test_a_reply_reaches_the_waiting_writer_without_a_checkpoint_turn(anyi
         for line in nothing:  # an async generator that yields nothing
             yield line
 
-    async with request_guard.screened_stdio(idle(), out) as (read_stream, write_stream):
+    async with stdio_serve.screened_stdio(idle(), out) as (read_stream, write_stream):
         for _ in range(5):  # the writer waits for a reply
             await asyncio.sleep(0)
         reply = types.JSONRPCResponse(jsonrpc="2.0", id=7, result={})

@@ -114,7 +114,7 @@ async def test_the_server_serves_pipes_without_wrapping_them_in_threads(
 ) -> None:
     """The stdio entry point takes the loop path for pipes: ``anyio.wrap_file`` (a worker thread per
     line read and per reply written) is never reached."""
-    from serial_mcp.mcp import request_guard
+    from serial_mcp.mcp import stdio_serve
 
     def no_threads(*_: Any) -> Any:
         raise AssertionError("stdio over pipes went through anyio.wrap_file")
@@ -135,7 +135,6 @@ async def test_the_server_serves_pipes_without_wrapping_them_in_threads(
     from serial_mcp.serial.manager import ConnectionManager
 
     server = build_server(ConnectionManager(FakeOpener()))
-    request_guard.install(server)
     init = (
         b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25",'
         b'"capabilities":{},"clientInfo":{"name":"t","version":"0"}}}\n'
@@ -153,7 +152,7 @@ async def test_the_server_serves_pipes_without_wrapping_them_in_threads(
     with anyio.fail_after(30):
         async with anyio.create_task_group() as tg:
             tg.start_soon(client)
-            await server.run_stdio_async()
+            await stdio_serve.run_stdio(server)
     os.close(out_w)
     assert os.read(out_r, 1 << 16) == b""  # no reply after the end, and no duplicate left open
     os.close(out_r)
@@ -202,7 +201,7 @@ def test_a_client_that_closes_our_stdout_ends_the_server_cleanly() -> None:
 async def test_a_line_over_the_limit_is_answered_by_id_and_not_buffered(pipes: Any) -> None:
     """A hostile client's endless line: its head comes through (so the reply names its request), the
     rest is skipped in pieces no larger than the limit, and the next request is read as usual."""
-    from serial_mcp.mcp.request_guard import answer_for_rejected_line
+    from serial_mcp.mcp.line_screen import answer_for_rejected_line
 
     limit = 4096
     huge = b'{"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "write", "arguments": {"data": "'

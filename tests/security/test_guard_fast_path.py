@@ -8,8 +8,8 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from serial_mcp.mcp import request_guard
-from serial_mcp.mcp.request_guard import MAX_DEPTH, _plainly_safe, find_unsafe
+from serial_mcp.mcp import argument_guard
+from serial_mcp.mcp.argument_guard import MAX_DEPTH, _plainly_safe, find_unsafe
 
 json_text = st.text(alphabet=st.characters(min_codepoint=0, max_codepoint=0xFFFF), max_size=8)
 json_values = st.recursive(
@@ -38,8 +38,8 @@ def test_nesting_at_the_limit_and_surrogates_go_to_the_full_check() -> None:
         args = nested(depth)
         params = {"name": "write", "arguments": args}
         expected = find_unsafe(args, "a{path}") or find_unsafe({"name": "write"}, "p{path}")
-        got = request_guard._problem("tools/call", params)
+        got = argument_guard.problem_in("tools/call", params)
         assert (got is None) == (expected is None), depth
-    assert request_guard._problem("tools/call", {"name": "write", "arguments": {"data": "a\ud800"}})
-    assert request_guard._problem("tools/call", {"name": "write", "arguments": {"\udfff": 1}})
-    assert request_guard._problem("tools/call", {"name": "write", "arguments": {"data": "é ok"}}) is None
+    assert argument_guard.problem_in("tools/call", {"name": "write", "arguments": {"data": "a\ud800"}})
+    assert argument_guard.problem_in("tools/call", {"name": "write", "arguments": {"\udfff": 1}})
+    assert argument_guard.problem_in("tools/call", {"name": "write", "arguments": {"data": "é ok"}}) is None

@@ -20,13 +20,8 @@ import httpx2
 import pytest
 from mcp import Client
 
-from serial_mcp.mcp.request_guard import (
-    MAX_DEPTH,
-    answer_for_rejected_line,
-    envelope,
-    find_unsafe,
-    parse_line,
-)
+from serial_mcp.mcp.argument_guard import MAX_DEPTH, find_unsafe
+from serial_mcp.mcp.line_screen import answer_for_rejected_line, envelope, parse_line
 from serial_mcp.mcp.server import build_server
 from serial_mcp.serial.fake import FakeOpener
 from serial_mcp.serial.manager import ConnectionManager

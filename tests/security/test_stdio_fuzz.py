@@ -1,6 +1,6 @@
 """A careless or hostile stdio client: whatever lines it sends, every request gets exactly one answer.
 
-The lines go through the real stdio path in-process (``request_guard.screened_stdio`` →
+The lines go through the real stdio path in-process (``stdio_serve.screened_stdio`` →
 ``era_loop.serve`` → the SDK's serving loop): requests of known and unknown methods with odd
 params, notifications, requests whose id is not a string or an integer, lines that are not JSON,
 JSON that is not an object, nesting past any limit. Each request (a JSON object with a ``method``
@@ -19,7 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from serial_mcp.mcp import era_loop, request_guard
+from serial_mcp.mcp import era_loop, stdio_serve
 from serial_mcp.mcp.server import build_server
 from serial_mcp.serial.fake import FakeOpener
 from serial_mcp.serial.manager import ConnectionManager
@@ -148,7 +148,7 @@ async def _serve(lines: list[str]) -> list[dict[str, Any]]:
     lines = [*lines, json.dumps({"jsonrpc": "2.0", "id": 999_999, "method": "ping"})]  # answered last
     with anyio.fail_after(BOUND_S):
         async with (
-            request_guard.screened_stdio(source(), Out()) as (read_stream, write_stream),
+            stdio_serve.screened_stdio(source(), Out()) as (read_stream, write_stream),
             anyio.create_task_group() as tg,
         ):
             tg.start_soon(era_loop.serve, low, read_stream, write_stream, low.create_initialization_options())

@@ -1,0 +1,124 @@
+"""Every private name of the MCP SDK that serial-mcp uses, in one place, checked against the one
+SDK version they were verified on.
+
+What each buys is measured and written down in docs/architecture.md ("The SDK's private names").
+The rest of ``mcp/`` reaches the SDK's insides only through this module. When the installed
+``mcp`` is not ``VERIFIED_MCP`` (or a name below has gone), ``VERIFIED`` is False and the server
+takes the SDK's public serving path instead: plain ``MCPServer.run_stdio_async`` (the SDK's own
+stdio transport, its own era relay, its tracing middleware kept, no legacy ``resources/subscribe``
+recipe), logging ``messages.SDK_UNVERIFIED`` once. tests/mcp/test_sdk_private.py fails on a new
+pin with "re-verify sdk_private.py", and shows the fallback serving.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.metadata
+import logging
+import sys
+from collections.abc import Callable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, BinaryIO, Final
+
+from serial_mcp import messages
+
+if TYPE_CHECKING:
+    from mcp.server.lowlevel.server import Server
+    from mcp.server.mcpserver import MCPServer
+
+log = logging.getLogger(__name__)
+
+VERIFIED_MCP: Final = "2.3.0"
+
+
+def installed_mcp() -> str:
+    try:
+        return importlib.metadata.version("mcp")
+    except importlib.metadata.PackageNotFoundError:  # run from a source tree
+        return "unknown"
+
+
+INSTALLED_MCP: Final = installed_mcp()
+
+try:
+    # The dual-era serving loop without its relay task (era_loop.py): 0.10-0.13 ms a call.
+    from mcp.server import runner as _runner
+
+    # The SDK's stdio fd claim and text wrappers (stdio_serve.py): same fd 0/1 handling as the SDK.
+    from mcp.server import stdio as _stdio
+
+    # Its tracing middleware, dropped when no tracer provider listens (server.py): ~0.1 ms a call.
+    from mcp.server._otel import OpenTelemetryMiddleware
+
+    # The context streams the SDK's transports hand its session (session_streams.py).
+    from mcp.shared._context_streams import ContextReceiveStream
+    from mcp.shared._stream_protocols import WriteStream
+
+    PRE_REQUEST_REPLAY_LIMIT: int = _runner._PRE_REQUEST_REPLAY_LIMIT
+    _has_modern_envelope: Callable[[Mapping[str, Any] | None], bool] = _runner._has_modern_envelope
+    serve_legacy_stream = _runner._serve_legacy_stream
+    serve_modern_stream = _runner._serve_modern_stream
+    _claim_fd = _stdio._claim_fd
+    _open_stdin_diversion = _stdio._open_stdin_diversion
+    _open_stdout_diversion = _stdio._open_stdout_diversion
+    _UnownedTextWrapper = _stdio._UnownedTextWrapper
+    _present = True
+except (ImportError, AttributeError):  # pragma: no cover - only on an SDK these names left
+    _present = False
+
+VERIFIED: Final = _present and INSTALLED_MCP == VERIFIED_MCP
+
+__all__ = [
+    "INSTALLED_MCP",
+    "VERIFIED",
+    "VERIFIED_MCP",
+    "ContextReceiveStream",
+    "OpenTelemetryMiddleware",
+    "WriteStream",
+]
+
+
+def has_modern_envelope(params: Mapping[str, Any] | None) -> bool:
+    """Does a first request carry the 2026-07-28 envelope (the SDK's own test)?"""
+    return _has_modern_envelope(params)
+
+
+def lowlevel(server: MCPServer) -> Server[Any]:
+    """The low-level ``Server`` inside an ``MCPServer`` (no public accessor)."""
+    low: Server[Any] = server._lowlevel_server
+    return low
+
+
+def client_connection(ctx: Any) -> Any:
+    """The per-client connection of a request context (legacy subscriptions; no public accessor)."""
+    return ctx.session._connection
+
+
+@contextlib.contextmanager
+def claimed_stdio() -> Iterator[tuple[BinaryIO, BinaryIO]]:
+    """fd 0 and fd 1 claimed as the SDK's stdio transport claims them (stray writes to
+    ``sys.stdout`` diverted to stderr, so nothing but protocol reaches stdout); restored on exit."""
+    buffer, restore = _claim_fd(0, sys.stdin, "rb", _open_stdin_diversion)
+    out_buffer, restore_out = _claim_fd(1, sys.stdout, "wb", _open_stdout_diversion)
+    try:
+        yield buffer, out_buffer
+    finally:
+        if restore_out is not None:
+            restore_out()
+        if restore is not None:
+            restore()
+
+
+def text_stream(buffer: BinaryIO, *, errors: str = "strict") -> Any:
+    """A UTF-8 text view of ``buffer`` that does not close it (the SDK's wrapper)."""
+    return _UnownedTextWrapper(buffer, encoding="utf-8", errors=errors)
+
+
+_warned = False
+
+
+def warn_unverified() -> None:
+    """Say once, on stderr, that the public path serves because this SDK was not verified."""
+    global _warned
+    if not _warned:
+        _warned = True
+        log.warning(messages.SDK_UNVERIFIED.format(installed=INSTALLED_MCP, verified=VERIFIED_MCP))
