@@ -876,3 +876,25 @@ SDK_UNVERIFIED = (
     "it serves through the SDK's public path (slower per call; 2025-era resources/subscribe off). "
     "Re-verify serial_mcp/mcp/sdk_private.py against this SDK, or install mcp=={verified}."
 )
+
+# --- issue 28.14: the capture view under hostile files ----------------------------------------------
+VIEW_NOTE_NOT_FINITE = (
+    "{n} numeric value(s) were not finite or too large for a float (such as 1e999, NaN or a 400-digit"
+    " integer) and are shown as missing"
+)
+VIEW_NOT_REGULAR_INPUT = "cannot view {path}: it is {kind}, not a regular file; save the capture to a file and view that."
+VIEW_NOT_REGULAR_OUTPUT = (
+    "will not write the page to {path}: it is {kind}, not a regular file, and would be replaced;"
+    " pass -o with the name of a regular file."
+)
+VIEW_INPUT_TOO_BIG = (
+    "cannot view {path}: it holds {size} bytes, more than the {max} bytes a page is made from; view a part"
+    " of it (a capture cut short is read up to its last whole line, e.g. head -c {max} {path} > part.jsonl)."
+)
+VIEW_FAILED_SILENT = "view of {path} failed: {kind} (the error gave no message)."
+FILE_KIND_FIFO = "a FIFO (named pipe)"
+FILE_KIND_CHAR = "a character device"
+FILE_KIND_BLOCK = "a block device"
+FILE_KIND_SOCKET = "a socket"
+FILE_KIND_DIR = "a directory"
+FILE_KIND_OTHER = "a special file"

@@ -4,6 +4,10 @@ Parsing is ``core/capture.py``'s (the reader every tool uses), decoding is ``dec
 ``view/frames.py``). A file that is not a capture (no ``serial-mcp-capture`` header on line 1) is
 viewed as ``decode`` reads it: all its bytes as one rx chunk at t=0. The result is one JSON-ready
 dict the page's script renders; nothing here knows about HTML.
+
+A number no float holds is a missing value wherever it comes from (a plotted field, the header's
+``settings`` or ``device``): ``null`` in the data, counted in ``meta.values_not_finite``, so a
+hostile capture cannot stop the page (the page's JSON allows no ``NaN`` or ``Infinity``).
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ from typing import Any, Final
 from serial_mcp import __version__, messages
 from serial_mcp.core.capture import Capture, CaptureEvent, CaptureHeader, decode_lines, parse_capture
 from serial_mcp.view.frames import FrameTable, decode_frames, resolve_settings
-from serial_mcp.view.series import choose_series, extract_series
+from serial_mcp.view.series import choose_series, extract_series, finite
 from serial_mcp.view.timeline import build_timeline
 from serial_mcp.view.transcript import build_rows
 
@@ -65,16 +69,39 @@ def load_capture(raw: bytes, progress: Progress = _quiet) -> tuple[Capture, bool
     return parse_capture(_counted(lines, progress), torn_tail_ok=True), False
 
 
+def finite_json(value: Any) -> tuple[Any, int]:
+    """(a copy of JSON data with every number no float holds as None, how many there were)."""
+    if isinstance(value, bool) or not isinstance(value, int | float | dict | list):
+        return value, 0
+    if isinstance(value, int | float):
+        return (value, 0) if finite(value) is not None else (None, 1)
+    count = 0
+    if isinstance(value, dict):
+        out: dict[str, Any] = {}
+        for key, item in value.items():
+            out[key], n = finite_json(item)
+            count += n
+        return out, count
+    items = []
+    for item in value:
+        clean, n = finite_json(item)
+        items.append(clean)
+        count += n
+    return items, count
+
+
 def _meta(capture: Capture, name: str, size: int, is_raw: bool, options: ViewOptions) -> dict[str, Any]:
     h = capture.header
+    settings, bad_settings = finite_json(h.settings)
+    device, bad_device = finite_json(h.device)
     return {
         "file": name,
         "file_bytes": size,
         "raw_input": is_raw,
         "created": None if is_raw else h.created,
         "port": h.port,
-        "settings": h.settings,
-        "device": h.device,
+        "settings": settings,
+        "device": device,
         "source": h.source,
         "note": h.note,
         "duration": round(capture.duration, 6),
@@ -84,6 +111,7 @@ def _meta(capture: Capture, name: str, size: int, is_raw: bool, options: ViewOpt
         "viewer": f"serial-mcp {__version__}",
         "protocol": options.protocol,
         "gap_s": options.gap_s,
+        "values_not_finite": bad_settings + bad_device,
     }
 
 
@@ -104,7 +132,8 @@ def build_view(raw: bytes, name: str, options: ViewOptions, progress: Progress =
         if rx_framing is not None or rx_parser is not None:
             frames = decode_frames(capture.events, rx_framing, rx_parser)
             progress(messages.VIEW_PROGRESS_FRAMES.format(n=len(frames), bad=frames.bad))
-            found = extract_series(frames.parsed)
+            found, not_finite = extract_series(frames.parsed)
+            meta["values_not_finite"] += not_finite
             chosen, missing = choose_series(found, options.fields)
             plotted = [s.as_json() for s in chosen]
             meta.update(series_available=sorted(found), fields_missing=missing)

@@ -93,6 +93,8 @@ def _header(data: dict[str, Any]) -> str:
         notes.append(_warn(messages.VIEW_NOTE_TORN))
     if m["lost_bytes"]:
         notes.append(_warn(messages.VIEW_NOTE_LOST.format(n=m["lost_bytes"])))
+    if m.get("values_not_finite"):
+        notes.append(_warn(messages.VIEW_NOTE_NOT_FINITE.format(n=m["values_not_finite"])))
     parts.extend(f'<p class="note">{n}</p>' for n in notes)
     return "\n".join(parts)
 

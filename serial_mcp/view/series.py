@@ -14,18 +14,22 @@ What the parsers yield is turned into named numbers:
   (``NAV-PVT.numSV``, ``NAV-PVT.hMSL``), without per-satellite repeats (``cno_01`` ...), time of
   week counters and reserved fields.
 
+A number no float holds (JSON's ``1e999``, ``NaN``, a 400-digit integer; a NaN float field) is a
+missing value: left out of its series and counted (``extract_series``'s second result).
+
 Without ``--fields`` the page shows the few series that vary (a preferred order first, then the
 longest); with it, the named ones (full name, or the part after the last dot).
 """
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-__all__ = ["DEFAULT_PLOTS", "Series", "choose_series", "extract_series", "nmea_values"]
+__all__ = ["DEFAULT_PLOTS", "Series", "choose_series", "extract_series", "finite", "nmea_values"]
 
 DEFAULT_PLOTS: Final = 4
 _MAX_SERIES: Final = 200
@@ -64,18 +68,28 @@ class Series:
         return {"name": self.name, "t": self.t, "v": self.v}
 
 
+def finite(value: int | float) -> float | None:
+    """``value`` as a float, or None where no float holds it: ``inf``, ``NaN`` (JSON's ``1e999``,
+    ``NaN``, ``Infinity``) or an integer beyond the float range (a 400-digit one)."""
+    try:
+        f = float(value)
+    except OverflowError:
+        return None
+    return f if math.isfinite(f) else None
+
+
 def _number(text: object) -> float | None:
     if isinstance(text, bool):
         return None
     if isinstance(text, int | float):
-        return float(text)
+        return finite(text)
     if not isinstance(text, str) or not text.strip():
         return None
     try:
         value = float(text)
     except ValueError:
         return None
-    return value if value == value and abs(value) != float("inf") else None
+    return value if math.isfinite(value) else None
 
 
 def nmea_values(parsed: dict[str, Any]) -> Iterable[tuple[str, float]]:
@@ -93,12 +107,16 @@ def nmea_values(parsed: dict[str, Any]) -> Iterable[tuple[str, float]]:
             yield f"{sentence}.{name}", n
 
 
-def _json_leaves(value: object, prefix: str, depth: int = 0) -> Iterable[tuple[str, float]]:
+# A numeric leaf is (name, value); value None is a number no float holds (counted, not plotted).
+_Leaf = tuple[str, float | None]
+
+
+def _json_leaves(value: object, prefix: str, depth: int = 0) -> Iterable[_Leaf]:
     if isinstance(value, dict) and depth < 4:
         for key, item in value.items():
             yield from _json_leaves(item, f"{prefix}.{key}" if prefix else str(key), depth + 1)
-    elif isinstance(value, int | float) and (n := _number(value)) is not None:
-        yield prefix or "value", n
+    elif isinstance(value, int | float) and not isinstance(value, bool):
+        yield prefix or "value", finite(value)
 
 
 class _ModbusRequests:
@@ -125,25 +143,28 @@ class _ModbusRequests:
                 yield f"slave{address}.{reg}", float(int.from_bytes(data[1 + 2 * i : 3 + 2 * i], "big"))
 
 
-def _binary_message(parsed: dict[str, Any]) -> Iterable[tuple[str, float]]:
+def _binary_message(parsed: dict[str, Any]) -> Iterable[_Leaf]:
     name, values = parsed.get("name"), parsed.get("fields")
     if not isinstance(name, str) or not isinstance(values, dict):
         return
     for key, value in values.items():
-        n = _number(value) if isinstance(value, int | float) else None  # _number drops booleans
-        if n is not None and not _SKIPPED_KEY.search(key):
-            yield f"{name}.{key}", n
+        if isinstance(value, int | float) and not isinstance(value, bool) and not _SKIPPED_KEY.search(key):
+            yield f"{name}.{key}", finite(value)  # a NaN float field decodes to None
 
 
-def extract_series(frames: Iterable[tuple[float, str, dict[str, Any], bool | None]]) -> dict[str, Series]:
-    """Every numeric series found in ``(t, direction, parsed, checksum_valid)`` frames, by name."""
+def extract_series(
+    frames: Iterable[tuple[float, str, dict[str, Any], bool | None]],
+) -> tuple[dict[str, Series], int]:
+    """(every numeric series found in ``(t, direction, parsed, checksum_valid)`` frames, by name;
+    how many numeric values no float holds were left out as missing)."""
     out: dict[str, Series] = {}
+    not_finite = 0
     modbus = _ModbusRequests()
     for t, direction, parsed, valid in frames:
         if valid is False:
             continue
         kind = parsed.get("kind")
-        pairs: Iterable[tuple[str, float]]
+        pairs: Iterable[_Leaf]
         if kind == "sentence":
             pairs = nmea_values(parsed)
         elif parsed.get("protocol") in ("ubx", "rtcm3") and kind != "invalid":
@@ -159,6 +180,9 @@ def extract_series(frames: Iterable[tuple[float, str, dict[str, Any], bool | Non
         else:
             continue
         for name, value in pairs:
+            if value is None:
+                not_finite += 1
+                continue
             series = out.get(name)
             if series is None:
                 if len(out) >= _MAX_SERIES:
@@ -166,7 +190,7 @@ def extract_series(frames: Iterable[tuple[float, str, dict[str, Any], bool | Non
                 series = out[name] = Series(name)
             series.t.append(round(t, 6))
             series.v.append(value)
-    return out
+    return out, not_finite
 
 
 def _matches(name: str, wanted: str) -> bool:

@@ -5,6 +5,8 @@ Each test keeps a screenshot in its temporary directory (a CI artifact; nothing 
 
 from __future__ import annotations
 
+import itertools
+import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -233,3 +235,115 @@ def test_large_capture_is_paged_and_aggregated(open_page: Any, tmp_path: Path) -
     plots = loaded.page.locator("#plots svg")
     assert plots.count() >= 1
     assert loaded.problems == []
+
+
+# --- axes under hostile numbers (issue 28.13) -----------------------------------------------------
+MAX_TICKS = 100  # the page's cap on one axis' ticks (AXIS_MAX_TICKS in assets/js/00-data.js)
+STALL_MS = 20_000  # a bound on a failure (a draw that never ends), not a speed requirement
+FAR = 10**17  # floats there are 16 apart: FAR + 16 is the next one, FAR + 2 rounds back to FAR
+
+
+def json_capture(path: Path, times: list[float], values: list[dict[str, Any]]) -> Path:
+    """A capture of json_lines frames, one rx event per value, at the given times."""
+    from serial_mcp.core.capture import CaptureEvent, CaptureHeader, capture_text
+
+    events, offset = [], 0
+    for t, value in zip(times, values, strict=True):
+        data = (json.dumps(value) + "\n").encode()
+        events.append(CaptureEvent(t, "rx", data, offset))
+        offset += len(data)
+    header = CaptureHeader(created="2026-12-01T10:00:00.000000Z", port="/dev/ttyTEST", source="tests/view")
+    path.write_text(capture_text(header, events), encoding="utf-8")
+    return path
+
+
+def test_plots_of_values_one_float_step_apart_are_drawn_with_few_distinct_ticks(
+    open_page: Any, tmp_path: Path
+) -> None:
+    values = [
+        {
+            "far": FAR + 16 * (i % 2),  # two floats one step apart
+            "flat": FAR,  # one value far from zero: the axis is widened around it
+            "huge": (-1 if i % 2 else 1) * 1.7e308,  # a span no float holds
+            "tiny": 5e-324 * (1 + i % 2),  # denormals: a span the tick step underflows
+        }
+        for i in range(12)
+    ]
+    capture = json_capture(tmp_path / "far.jsonl", [0.1 * i for i in range(12)], values)
+    loaded = open_page(capture, "json_lines", "--fields", "far", "flat", "huge", "tiny", name="far")
+    for name in ("far", "flat", "huge", "tiny"):
+        svg = loaded.page.locator(f'#plots svg[data-name="{name}"]')
+        assert svg.get_attribute("data-points") == "12"
+        y_labels = svg.locator('text[text-anchor="end"]').all_text_contents()
+        assert 2 <= len(y_labels) <= MAX_TICKS, (name, y_labels)
+        assert len(set(y_labels)) == len(y_labels), (name, y_labels)  # each tick says its own value
+        assert svg.locator("circle").count() == 12
+        assert "NaN" not in svg.inner_html() and "Infinity" not in svg.inner_html(), name
+    assert loaded.problems == []
+
+
+def test_timeline_zoomed_in_far_from_zero_keeps_drawing(open_page: Any, tmp_path: Path) -> None:
+    times = [float(FAR + 16 * i) for i in range(8)]
+    capture = json_capture(tmp_path / "late.jsonl", times, [{"v": i % 3} for i in range(8)])
+    loaded = open_page(capture, "json_lines", name="late")
+    # one wheel turn that zooms to about 24 s around the fourth event, where t += 1 is no step at all
+    loaded.js(
+        "(() => { const c = document.getElementById('timeline'), r = c.getBoundingClientRect();"
+        " const s = serialView.state, t = serialView.data.timeline.t[3];"
+        " const x = r.left + (t - s.t0) / (s.t1 - s.t0) * r.width;"
+        " c.dispatchEvent(new WheelEvent('wheel', { deltaY: Math.log(24 / (s.t1 - s.t0)) / 0.0015,"
+        " clientX: x, clientY: r.top + 60, cancelable: true })); })()"
+    )
+    loaded.page.wait_for_function(  # two animation frames: the zoomed draw ran to its end
+        "() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(() => done(true))))",
+        timeout=STALL_MS,
+    )
+    state = loaded.js("({ t0: serialView.state.t0, t1: serialView.state.t1 })")
+    assert state["t1"] > state["t0"] and state["t1"] - state["t0"] < 1e-3 * FAR  # it did zoom in
+    ticks = int(loaded.page.locator("#timeline").get_attribute("data-ticks"))
+    assert 1 <= ticks <= MAX_TICKS
+    svg = loaded.page.locator('#plots svg[data-name="v"]')
+    assert 1 <= svg.locator('text[text-anchor="middle"]').count() <= MAX_TICKS
+    assert "NaN" not in svg.inner_html()
+    assert loaded.problems == []
+
+
+def test_axis_ticks_are_few_distinct_and_inside_the_span(open_page: Any) -> None:
+    loaded = open_page(SAMPLES / "at-modem-session.jsonl", "at_command")
+    cases = [  # (lo, hi, target) as text: JSON carries no Infinity or NaN
+        ("0", "10", "4"),
+        (str(FAR), str(FAR + 16), "4"),
+        (str(FAR), str(FAR + 16), "1e9"),
+        ("0", "0", "4"),
+        ("0", "5e-324", "4"),
+        ("5e-324", "1e-323", "4"),
+        ("-1.7e308", "1.7e308", "4"),
+        ("0", "1", "1e9"),
+        ("0", "1", "0"),
+        ("0", "1", "NaN"),
+        ("-Infinity", "Infinity", "4"),
+        ("NaN", "1", "4"),
+        ("1", "0", "4"),
+    ]
+    got = [  # as text: Playwright hands 1e17 + 16 over as the integer 100000000000000020
+        [float(v) for v in ticks]
+        for ticks in loaded.page.evaluate(
+            "(cases) => cases.map(([a, b, n]) => serialView.axisTicks(Number(a), Number(b), Number(n)).map(String))",
+            cases,
+        )
+    ]
+    for (lo_text, hi_text, _), ticks in zip(cases, got, strict=True):
+        lo, hi = float(lo_text), float(hi_text)
+        assert len(ticks) <= MAX_TICKS
+        assert all(a < b for a, b in itertools.pairwise(ticks)), ticks  # distinct, in order
+        assert all(lo <= v <= hi for v in ticks), (lo, hi, ticks)
+    assert got[0] == [0, 2, 4, 6, 8, 10]  # an ordinary axis keeps its nice steps
+    assert (
+        got[1] == got[2] == [float(FAR), float(FAR + 16)]
+    )  # below float resolution: the floats there, once each
+    assert got[3] == [0]
+    assert got[4] == [0, 5e-324] and got[5] == [5e-324, 1e-323]
+    assert 3 <= len(got[6]) <= MAX_TICKS and got[6][0] < 0 < got[6][-1]
+    assert got[7][0] == 0 and got[7][-1] == 1 and len(got[7]) > 10  # many asked for: capped, whole span
+    assert got[8] == got[9] == [0, 1]
+    assert got[10] == got[11] == got[12] == []

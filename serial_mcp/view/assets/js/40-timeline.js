@@ -11,10 +11,6 @@ canvas.dataset.markers = TL.markers.length;
 canvas.dataset.gaps = TL.gaps.length;
 const xOf = (t, W) => (t - state.t0) / (state.t1 - state.t0) * W;
 const tOf = (x, W) => state.t0 + x / W * (state.t1 - state.t0);
-function niceStep(span, target) {
-  const raw = span / target, p = Math.pow(10, Math.floor(Math.log10(raw))), m = raw / p;
-  return (m < 1.5 ? 1 : m < 3.5 ? 2 : m < 7.5 ? 5 : 10) * p;
-}
 let drawPending = false;
 function requestDraw() {
   if (drawPending) return;
@@ -119,13 +115,15 @@ function drawTimeline() {
   ctx.strokeStyle = "#c5ccd3";
   ctx.fillStyle = "#687380";
   ctx.textAlign = "center";
-  const step = niceStep(state.t1 - state.t0, Math.max(2, W / 110));
-  const digits = Math.max(0, -Math.floor(Math.log10(step)));
-  for (let t = Math.ceil(state.t0 / step) * step; t <= state.t1; t += step) {
+  const ticks = axisTicks(state.t0, state.t1, Math.max(2, W / 110));
+  const gap = ticks.length > 1 ? ticks[1] - ticks[0] : 1;
+  const digits = Math.min(20, Math.max(0, -Math.floor(Math.log10(gap)))); // toFixed takes 0 to 100
+  for (const t of ticks) {
     const x = xOf(t, W);
     ctx.beginPath(); ctx.moveTo(x + 0.5, LANE.axis - 4); ctx.lineTo(x + 0.5, LANE.axis); ctx.stroke();
     ctx.fillText(t.toFixed(digits) + "s", x, LANE.axis + 10);
   }
+  canvas.dataset.ticks = ticks.length;
   canvas.dataset.drawnEvents = state.drawnEvents;
   canvas.dataset.drawnColumns = state.drawnColumns;
   canvas.dataset.drawnMarkers = markers;
@@ -134,7 +132,8 @@ function drawTimeline() {
     " s \u00b7 " + state.drawnEvents + " of " + N + " events in view";
 }
 function setView(t0, t1) {
-  const full = duration * 1.02, minSpan = 1e-5;
+  // the narrowest view is 10 us, or far from zero many floats wide (at 1e17 s they are 16 s apart)
+  const full = duration * 1.02, minSpan = Math.max(1e-5, duration * 1e-12);
   let span = Math.min(Math.max(t1 - t0, minSpan), full);
   const lo = -duration * 0.01, hi = duration * 1.01;
   if (t0 < lo) t0 = lo;

@@ -24,9 +24,9 @@ SERIES.forEach((s) => {
   const svg = svgEl("svg", { "data-name": s.name, "data-points": s.v.length, role: "img" });
   box.appendChild(svg);
   $("plots").appendChild(box);
-  if (lo === hi) { lo -= 1; hi += 1; }
-  const pad = (hi - lo) * 0.08;
-  plots.push({ s: s, svg: svg, lo: lo - pad, hi: hi + pad });
+  if (lo === hi) { const d = Math.max(1, Math.abs(lo) * 1e-9); lo -= d; hi += d; } // 1e17 - 1 is 1e17
+  const pad = (hi / 2 - lo / 2) * 0.16; // halves: hi - lo overflows for values near the float limit
+  plots.push({ s: s, svg: svg, lo: Math.max(-Number.MAX_VALUE, lo - pad), hi: Math.min(Number.MAX_VALUE, hi + pad) });
   svg.addEventListener("click", (ev) => {
     const r = svg.getBoundingClientRect();
     const t = state.t0 + (ev.clientX - r.left - 44) / (r.width - 52) * (state.t1 - state.t0);
@@ -43,16 +43,16 @@ function drawPlots() {
     svg.setAttribute("viewBox", "0 0 " + W + " " + H);
     svg.replaceChildren();
     const X = (t) => L + (t - state.t0) / (state.t1 - state.t0) * iw;
-    const Y = (v) => T + (1 - (v - p.lo) / (p.hi - p.lo)) * ih;
-    const vstep = niceStep(p.hi - p.lo, 4);
-    for (let v = Math.ceil(p.lo / vstep) * vstep; v <= p.hi; v += vstep) {
+    const Y = (v) => T + (1 - (v / 2 - p.lo / 2) / (p.hi / 2 - p.lo / 2)) * ih;
+    const vticks = axisTicks(p.lo, p.hi, 4);
+    for (const v of vticks) {
       svg.appendChild(svgEl("line", { "class": "grid", x1: L, x2: W - R, y1: Y(v), y2: Y(v) }));
       const label = svgEl("text", { x: L - 4, y: Y(v) + 3, "text-anchor": "end" });
-      label.textContent = Math.abs(v) < 1e-9 ? "0" : Number(v.toPrecision(6)).toString();
+      label.textContent = tickLabel(v, vticks);
       svg.appendChild(label);
     }
-    const tstep = niceStep(state.t1 - state.t0, Math.max(2, iw / 90));
-    for (let t = Math.ceil(state.t0 / tstep) * tstep; t <= state.t1; t += tstep) {
+    const tticks = axisTicks(state.t0, state.t1, Math.max(2, iw / 90));
+    for (const t of tticks) {
       const label = svgEl("text", { x: X(t), y: H - 5, "text-anchor": "middle" });
       label.textContent = Number(t.toPrecision(8)) + "s";
       svg.appendChild(label);
