@@ -16,7 +16,14 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from serial_mcp import messages
 from serial_mcp.config import ConfigError
-from serial_mcp.mcp.disconnect import PARSED_BODY, DisconnectWatch, parse_body, read_body, replay
+from serial_mcp.mcp.disconnect import (
+    PARSED_BODY,
+    DisconnectWatch,
+    SessionEndWait,
+    parse_body,
+    read_body,
+    replay,
+)
 from serial_mcp.mcp.line_screen import bad_id_problem
 
 log = logging.getLogger(__name__)
@@ -139,6 +146,7 @@ def build_http_app(
     app: Any = server.streamable_http_app(
         host=host, transport_security=security_for(host), session_idle_timeout=session_idle_timeout
     )
+    app = SessionEndWait(app)  # a DELETE is answered once its session's ports are closed
     app = DisconnectWatch(app)  # a dropped stream ends its call (and disarms its responders)
     app = BadIdScreen(app)  # a request with a bad id is answered, not taken for a notification
     if token:

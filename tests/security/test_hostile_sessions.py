@@ -10,16 +10,31 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import anyio
 import pytest
 
+from serial_mcp.serial.connection import Connection
+from serial_mcp.serial.fake import FakeOpener
 from serial_mcp.store.captures import CaptureStore
 from serial_mcp.store.profiles import ProfileStore
-from tests.security.http_harness import http_server
+from tests.security.http_harness import HttpServer, http_server
 from tests.tool_calls import call, error
 
 pytestmark = pytest.mark.anyio
 
 EVIL = {"on": "login:", "send": "EVIL\r"}
+
+
+def _closed_event(srv: HttpServer) -> anyio.Event:
+    """Set when the manager closes a connection (its observers are told on the loop)."""
+    closed = anyio.Event()
+
+    def observe(what: str, conn: Connection) -> None:
+        if what == "close":
+            closed.set()
+
+    srv.manager.observers.append(observe)
+    return closed
 
 
 # --- item 8: read(respond=...) is a write ---------------------------------------------------------
@@ -85,3 +100,73 @@ async def test_another_session_cannot_rebind_a_connection_to_its_profile(tmp_pat
         assert e["code"] == "not_owner", e
         assert conn.options.profile == "bench-a"  # still A's profile
         assert [p.name for p in store.list()] == ["bench-a"] and store.get("bench-a").revision == 1  # type: ignore[union-attr]
+
+
+# --- item 10: what a session leaves behind ------------------------------------------------------
+
+
+async def test_a_deleted_session_closes_its_port_so_another_session_can_open_it() -> None:
+    async with http_server() as srv:
+        async with srv.session() as a:
+            await call(a, "open", {"port": "dev"})
+        # the DELETE is answered once the session's connections are closed
+        assert srv.manager.list() == [] and srv.device.closed
+        async with srv.session() as b:
+            cid = (await call(b, "open", {"port": "dev"}))["connection_id"]
+            srv.device.feed(b"hello B\n")
+            got = await call(b, "read", {"connection_id": cid, "match": "\n", "timeout_ms": 5000})
+            assert got["data"] == "hello B\n"
+            await call(b, "close", {"connection_id": cid})
+
+
+async def test_a_session_whose_client_went_away_releases_its_port() -> None:
+    """No DELETE: the client just disappears. The server ends the session when it has been idle
+    (the SDK's session_idle_timeout, shortened here) and closes what it opened."""
+    async with http_server(session_idle_timeout=0.5) as srv:
+        closed = _closed_event(srv)
+        async with srv.session(delete=False) as a:
+            await call(a, "open", {"port": "dev"})
+        with anyio.fail_after(20):
+            await closed.wait()
+        assert srv.manager.list() == [] and srv.device.closed
+        async with srv.session() as b:
+            await call(b, "open", {"port": "dev"})
+
+
+async def test_a_shared_connection_outlives_its_session_and_anyone_may_close_it() -> None:
+    """open(share="write") shared it with every session: it stays open when its opener goes, and
+    belongs to nobody (any session may write and close it, as before), while what the session
+    kept to itself is closed."""
+    async with http_server() as srv, srv.session() as b:
+        opener = srv.manager.opener
+        assert isinstance(opener, FakeOpener)
+        dev2 = opener.add("dev2")
+        async with srv.session() as a:
+            await call(a, "open", {"port": "dev2"})
+            shared = (await call(a, "open", {"port": "dev", "share": "write"}))["connection_id"]
+            await call(b, "read", {"connection_id": shared, "timeout_ms": 0})
+        assert [c.id for c in srv.manager.list()] == [shared] and dev2.closed
+        assert (await call(b, "get_status", {"connection_id": shared}))["state"] == "open"
+        await call(b, "write", {"connection_id": shared, "data": "from B"})
+        assert bytes(srv.device.written) == b"from B"
+        await call(b, "close", {"connection_id": shared})
+        assert srv.manager.list() == []
+
+
+async def test_seventy_short_sessions_do_not_fill_a_shared_connections_cursor_table() -> None:
+    """Each visitor reads with its own default cursor, then leaves: its cursor goes with it, so the
+    connection's 64-cursor table never fills (before, the 64th visitor could not read any more)."""
+    async with http_server() as srv, srv.session() as owner:
+        cid = (await call(owner, "open", {"port": "dev"}))["connection_id"]
+        (conn,) = srv.manager.list()
+        for i in range(70):
+            srv.device.feed(f"line {i}\n".encode())
+            async with srv.session() as visitor:
+                args = {"connection_id": cid, "match": f"line {i}\n", "timeout_ms": 5000}
+                assert (await call(visitor, "read", args))["matched"]
+        async with srv.session() as late:
+            got = await call(late, "read", {"connection_id": cid, "match": "line 69\n", "timeout_ms": 5000})
+            assert got["data"].startswith("line 0\n") and got["matched"]  # a new cursor, from the start
+            status = await call(late, "get_status", {"connection_id": cid})
+            assert set(status["cursors"]) == {"default"}
+        assert list(conn.cursors.positions()) == ["default"]  # only the local default is left
