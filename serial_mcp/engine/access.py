@@ -40,6 +40,7 @@ log = logging.getLogger(__name__)
 LOCAL = "local"
 NOBODY = "nobody"  # the owner of a shared connection whose opener is gone (no caller has this key)
 SETTLE_S = 3.0  # how long a departed caller's cancelled calls may take to end before its release
+LATE_SETTLE_S = 120.0  # then how long one stuck in a thread is waited for, to release once more
 Share = Literal["read", "write"]
 SHARE_MODES: tuple[Share, ...] = ("read", "write")
 Need = Literal["read", "write", "control", "close"]
@@ -172,8 +173,19 @@ async def release(manager: ConnectionManager, caller: Caller) -> tuple[list[str]
     if caller.is_local:
         return [], []
     caller.cancel_all()
-    if not await caller.settle(SETTLE_S):  # a call stuck in a thread: release anyway, it cannot start more
-        log.warning("session %s: calls still running after %.0f s; releasing its ports", caller.key, SETTLE_S)
+    settled = await caller.settle(SETTLE_S)
+    closed, handed = await _let_go(manager, caller)
+    if not settled:  # a call stuck in a thread (an open, say) may still leave a port behind
+        log.warning("session %s: a call still runs after %.0f s; released what it held", caller.key, SETTLE_S)
+        await caller.settle(LATE_SETTLE_S)
+        late_closed, late_handed = await _let_go(manager, caller)
+        closed, handed = closed + late_closed, handed + late_handed
+    if closed or handed:
+        log.info("session %s ended: closed %s, handed over %s", caller.key, closed or "-", handed or "-")
+    return closed, handed
+
+
+async def _let_go(manager: ConnectionManager, caller: Caller) -> tuple[list[str], list[str]]:
     closed: list[str] = []
     handed: list[str] = []
     own_default = caller.cursor(None)
@@ -191,6 +203,4 @@ async def release(manager: ConnectionManager, caller: Caller) -> tuple[list[str]
             log.info("session %s: closing %s: %s", caller.key, conn.id, exc.message)
             continue
         closed.append(conn.id)
-    if closed or handed:
-        log.info("session %s ended: closed %s, handed over %s", caller.key, closed or "-", handed or "-")
     return closed, handed

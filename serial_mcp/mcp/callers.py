@@ -73,7 +73,7 @@ async def _end_session(session_id: str, caller: Caller, manager: ConnectionManag
     off halfway and leave a port open with nobody to close it."""
     caller.cancel_all()
     if manager is None:
-        _ended.pop(session_id, anyio.Event()).set()
+        _mark_released(session_id)
         return
     task = asyncio.get_running_loop().create_task(_release(session_id, caller, manager))
     _releasing.add(task)
@@ -87,7 +87,13 @@ async def _release(session_id: str, caller: Caller, manager: ConnectionManager) 
     except Exception:  # a bug: logged; the session is still over
         log.exception("releasing session %s failed", caller.key)
     finally:
-        _ended.pop(session_id, anyio.Event()).set()
+        _mark_released(session_id)
+
+
+def _mark_released(session_id: str) -> None:
+    ended = _ended.pop(session_id, None)
+    if ended is not None:
+        ended.set()
 
 
 def session_ended(session_id: str) -> anyio.Event | None:

@@ -8,13 +8,17 @@ connection's cursor table for good.
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import anyio
 import pytest
 
+from serial_mcp.engine import access
+from serial_mcp.engine.access import Caller
 from serial_mcp.serial.connection import Connection
 from serial_mcp.serial.fake import FakeOpener
+from serial_mcp.serial.manager import ConnectionManager
 from serial_mcp.store.captures import CaptureStore
 from serial_mcp.store.profiles import ProfileStore
 from tests.security.http_harness import HttpServer, http_server
@@ -170,3 +174,53 @@ async def test_seventy_short_sessions_do_not_fill_a_shared_connections_cursor_ta
             status = await call(late, "get_status", {"connection_id": cid})
             assert set(status["cursors"]) == {"default"}
         assert list(conn.cursors.positions()) == ["default"]  # only the local default is left
+
+
+async def test_a_port_taken_by_a_call_that_outlived_its_session_is_released_too(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A call of the ended session is stuck in a thread past the wait for its calls (an open of a
+    slow port): the session is released without it, and once it ends, the port it took is closed
+    too (an open makes its caller the owner right after the port opened, with no await between)."""
+    monkeypatch.setattr(access, "SETTLE_S", 0.05)
+    passes: list[tuple[list[str], list[str]]] = []
+    first_pass = anyio.Event()
+    let_go = access._let_go
+
+    async def counted(manager: ConnectionManager, caller: Caller) -> tuple[list[str], list[str]]:
+        passes.append(await let_go(manager, caller))
+        first_pass.set()
+        return passes[-1]
+
+    monkeypatch.setattr(access, "_let_go", counted)
+    opener = FakeOpener()
+    device = opener.add("dev")
+    manager = ConnectionManager(opener)
+    caller = Caller("s0123456789abcde")
+    conn = await manager.open("dev")  # the port the stuck open is about to hand to its caller
+    in_thread, unblock = threading.Event(), threading.Event()
+
+    def slow_port() -> None:
+        in_thread.set()
+        unblock.wait(30)
+
+    async def stuck_open() -> None:
+        with caller.call():
+            await anyio.to_thread.run_sync(slow_port)
+            conn.owner = caller.key
+
+    released: list[tuple[list[str], list[str]]] = []
+
+    async def release() -> None:
+        released.append(await access.release(manager, caller))
+
+    with anyio.fail_after(20):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(stuck_open)
+            await anyio.to_thread.run_sync(in_thread.wait, 30)
+            tg.start_soon(release)
+            await first_pass.wait()
+            assert passes == [([], [])] and manager.list() == [conn]  # not yet its port
+            unblock.set()
+    assert released == [([conn.id], [])] and passes[-1] == ([conn.id], [])
+    assert manager.list() == [] and conn.state == "closed" and device.closed
