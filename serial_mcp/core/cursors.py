@@ -1,8 +1,10 @@
 """Read cursors: named positions in a connection's RX stream.
 
-``default`` is shared; any other name is created on first use, so two agents (or tasks) each get
-every byte. A cursor also carries the frame decoder state of framed reads, so a frame torn across
-two reads is decoded whole on the next one.
+``default`` is the local caller's (each session has its own, ``default@<key>``); any other name is
+created on first use, so two agents (or tasks) each get every byte. A cursor also carries the
+frame decoder state of framed reads, so a frame torn across two reads is decoded whole on the next
+one. A session's own default goes when the session ends (``remove``), so short sessions never
+fill the table.
 """
 
 from __future__ import annotations
@@ -58,6 +60,12 @@ class CursorTable:
         cur = Cursor(name, create_at)
         self._cursors[name] = cur
         return cur
+
+    def remove(self, name: str) -> bool:
+        """Forget cursor ``name`` (its position, decoder and screen); the local ``default`` stays."""
+        if name == DEFAULT_CURSOR:
+            return False
+        return self._cursors.pop(name, None) is not None
 
     def positions(self) -> dict[str, int]:
         return {name: c.offset for name, c in self._cursors.items()}

@@ -170,7 +170,8 @@ async def record(
 ) -> results.RecordResult:
     """Start, stop or look at a recording; ``duration_ms`` makes a started one stop by itself."""
     action, path, note, duration_ms = opts.action, opts.path, opts.note, opts.duration_ms
-    conn = svc.connection(caller, connection_id)
+    # looking is reading; starting or stopping the connection's one recorder is the owner's
+    conn = svc.connection(caller, connection_id, "control" if action in ("start", "stop") else "read")
     if duration_ms is not None and (
         isinstance(duration_ms, bool)
         or not isinstance(duration_ms, int)

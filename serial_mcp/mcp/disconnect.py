@@ -5,6 +5,10 @@ store to resume it), so a ``read`` with ``timeout_ms`` 600000 and a ``respond`` 
 writing to the device for ten minutes. This middleware buffers the request body (to learn its
 session and JSON-RPC ids), then listens for ``http.disconnect``: a disconnect that comes before the
 response is complete cancels those calls (``callers.cancel_request``), which disarms their responders.
+
+``SessionEndWait`` holds the answer to a session's DELETE until the session has let go of what it
+held (its ports closed, its cursors dropped): a client that deletes its session and opens the
+port again, or hands it to another session, finds it free.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from serial_mcp.mcp import callers
 
 log = logging.getLogger(__name__)
 MAX_BODY = 8 * 1024 * 1024  # larger bodies are passed through unwatched (the SDK refuses them anyway)
+RELEASE_WAIT_S = 10.0  # the longest a DELETE's answer waits for its session's release
 
 
 NOT_JSON = object()  # parse_body's answer for a body that is not JSON (or is over MAX_BODY)
@@ -89,6 +94,37 @@ class DisconnectWatch:
             finally:
                 done.set()
                 tg.cancel_scope.cancel()
+
+
+class SessionEndWait:
+    """ASGI middleware: a DELETE that ends a session is answered once the session is released."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope.get("method") != "DELETE":
+            await self.app(scope, receive, send)
+            return
+        headers = dict(scope.get("headers") or [])
+        ended = callers.session_ended(headers.get(b"mcp-session-id", b"").decode("latin-1"))
+        if ended is None:  # no such live session (or it never called): nothing to wait for
+            await self.app(scope, receive, send)
+            return
+        held: list[Message] = []
+
+        async def hold(message: Message) -> None:
+            held.append(message)
+
+        await self.app(scope, receive, hold)
+        status = next((m.get("status", 500) for m in held if m["type"] == "http.response.start"), 500)
+        if status < 300:  # the session was ended: its release runs as the SDK unwinds it
+            with anyio.move_on_after(RELEASE_WAIT_S):
+                await ended.wait()
+            if not ended.is_set():
+                log.warning("session release still running after %.0f s; DELETE answered", RELEASE_WAIT_S)
+        for message in held:
+            await send(message)
 
 
 async def read_body(receive: Receive) -> tuple[bytes, list[Message]]:

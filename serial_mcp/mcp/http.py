@@ -16,12 +16,20 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from serial_mcp import messages
 from serial_mcp.config import ConfigError
-from serial_mcp.mcp.disconnect import PARSED_BODY, DisconnectWatch, parse_body, read_body, replay
+from serial_mcp.mcp.disconnect import (
+    PARSED_BODY,
+    DisconnectWatch,
+    SessionEndWait,
+    parse_body,
+    read_body,
+    replay,
+)
 from serial_mcp.mcp.line_screen import bad_id_problem
 
 log = logging.getLogger(__name__)
 
 LOOPBACK_NAMES = {"localhost", "127.0.0.1", "::1"}
+SESSION_IDLE_TIMEOUT = 30 * 60.0  # seconds: the SDK's default, said here so a test can shorten it
 
 
 def is_loopback(host: str) -> bool:
@@ -126,11 +134,19 @@ def security_for(host: str) -> TransportSecuritySettings | None:
     )
 
 
-def build_http_app(server: MCPServer, host: str, token: str | None) -> Any:
-    """The ASGI app to serve: refuses an unauthenticated non-loopback bind (one clear line)."""
+def build_http_app(
+    server: MCPServer, host: str, token: str | None, *, session_idle_timeout: float = SESSION_IDLE_TIMEOUT
+) -> Any:
+    """The ASGI app to serve: refuses an unauthenticated non-loopback bind (one clear line).
+
+    A session that sends nothing for ``session_idle_timeout`` seconds (a client that went away
+    without a DELETE) is ended as a DELETE ends it."""
     if not is_loopback(host) and not token:
         raise ConfigError(messages.HTTP_NEEDS_TOKEN.format(host=host))
-    app: Any = server.streamable_http_app(host=host, transport_security=security_for(host))
+    app: Any = server.streamable_http_app(
+        host=host, transport_security=security_for(host), session_idle_timeout=session_idle_timeout
+    )
+    app = SessionEndWait(app)  # a DELETE is answered once its session's ports are closed
     app = DisconnectWatch(app)  # a dropped stream ends its call (and disarms its responders)
     app = BadIdScreen(app)  # a request with a bad id is answered, not taken for a notification
     if token:

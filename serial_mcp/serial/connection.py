@@ -411,6 +411,14 @@ class Connection:
         self.mirror = None
         self._cursor_locks.clear()
 
+    def forget_cursor(self, name: str) -> None:
+        """Drop cursor ``name`` and its read lock (the caller it belonged to is gone)."""
+        with self.lock:
+            self.cursors.remove(name)
+        lock = self._cursor_locks.get(name)
+        if lock is not None and not lock.locked():
+            del self._cursor_locks[name]
+
     def add_listener(self, listener: Listener) -> None:
         with self.lock:
             self.listeners.append(listener)

@@ -8,6 +8,7 @@ import socket
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from typing import Any
 
 import httpx2
 import uvicorn
@@ -29,10 +30,13 @@ class HttpServer:
     manager: ConnectionManager
 
     @asynccontextmanager
-    async def session(self) -> AsyncIterator[Client]:
-        """One MCP session (2025-11-25 era: it has a session id), as one agent would hold it."""
+    async def session(self, *, delete: bool = True) -> AsyncIterator[Client]:
+        """One MCP session (2025-11-25 era: it has a session id), as one agent would hold it.
+        Leaving it sends the session's DELETE, unless ``delete`` is false: then the client just
+        goes away (the transport drops) and the server is never told."""
         http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"}, timeout=30)
-        async with http, Client(streamable_http_client(self.url, http_client=http), mode="legacy") as c:
+        transport = streamable_http_client(self.url, http_client=http, terminate_on_close=delete)
+        async with http, Client(transport, mode="legacy") as c:
             yield c
 
 
@@ -44,13 +48,18 @@ def _free_port() -> int:
 
 
 @asynccontextmanager
-async def http_server() -> AsyncIterator[HttpServer]:
+async def http_server(
+    session_idle_timeout: float | None = None, **server_options: Any
+) -> AsyncIterator[HttpServer]:
+    """``server_options`` go to ``build_server`` (a profile store, a capture store ...);
+    ``session_idle_timeout`` (seconds) replaces the SDK's 30 minutes."""
     opener = FakeOpener()
     device = opener.add("dev")
     manager = ConnectionManager(opener)
-    server = build_server(manager)
+    server = build_server(manager, **server_options)
     port = _free_port()
-    app = build_http_app(server, "127.0.0.1", TOKEN)
+    idle = {} if session_idle_timeout is None else {"session_idle_timeout": session_idle_timeout}
+    app = build_http_app(server, "127.0.0.1", TOKEN, **idle)
     config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on")
     uv = uvicorn.Server(config)
     task = asyncio.get_running_loop().create_task(uv.serve())
