@@ -8,7 +8,7 @@ import anyio
 
 from serial_mcp.core.identity import plan_bare_open
 from serial_mcp.engine import respond_ops, results, shaping
-from serial_mcp.engine.access import Caller
+from serial_mcp.engine.access import NOBODY, Caller
 from serial_mcp.engine.opening import Opener
 from serial_mcp.engine.options import NoOptions, OpenOptions
 from serial_mcp.engine.services import Services
@@ -103,7 +103,7 @@ def get_status(svc: Services, caller: Caller, connection_id: str) -> results.Sta
     conn = svc.connection(caller, connection_id)
     status = shaping.status(conn, caller)
     status.responders = respond_ops.statuses(conn) or None
-    status.owner = "you" if conn.owner == caller.key else "another session"
+    status.owner = "you" if conn.owner == caller.key else "nobody" if conn.owner == NOBODY else "another session"
     status.share = conn.share
     if isinstance(conn.handle, ReportsProgress):  # a replay:// device reports its progress
         status.replay = conn.handle.status()

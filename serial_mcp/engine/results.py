@@ -136,7 +136,7 @@ class StatusResult(BaseModel):
     opened_at: str
     responders: list[dict[str, Any]] | None = None  # armed respond rules: {on, sent, times, standing}
     replay: dict[str, Any] | None = None  # replay:// progress; "finished": true once the capture ended
-    owner: str | None = None  # "you" or "another session"
+    owner: str | None = None  # "you", "another session", or "nobody" (its session ended; anyone may close it)
     share: str | None = None
 
     def summary(self) -> str:

@@ -150,7 +150,8 @@ async def test_a_shared_connection_outlives_its_session_and_anyone_may_close_it(
             shared = (await call(a, "open", {"port": "dev", "share": "write"}))["connection_id"]
             await call(b, "read", {"connection_id": shared, "timeout_ms": 0})
         assert [c.id for c in srv.manager.list()] == [shared] and dev2.closed
-        assert (await call(b, "get_status", {"connection_id": shared}))["state"] == "open"
+        status = await call(b, "get_status", {"connection_id": shared})
+        assert status["state"] == "open" and status["owner"] == "nobody"
         await call(b, "write", {"connection_id": shared, "data": "from B"})
         assert bytes(srv.device.written) == b"from B"
         await call(b, "close", {"connection_id": shared})
