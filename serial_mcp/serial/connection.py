@@ -26,7 +26,7 @@ from serial_mcp import messages
 from serial_mcp.core.connection_options import ConnectionOptions
 from serial_mcp.core.cursors import CursorTable
 from serial_mcp.core.eventlog import EventLog, LogEvent
-from serial_mcp.core.reconnect import ReconnectPolicy
+from serial_mcp.core.reconnect import STABLE_S, ReconnectPolicy
 from serial_mcp.core.ring import RingRead, RxRing
 from serial_mcp.core.settings import SerialSettings
 from serial_mcp.errors import ErrorCode, SerialMcpError
@@ -37,7 +37,6 @@ from serial_mcp.serial.tx import TxSession, acquire_within
 log = logging.getLogger(__name__)
 
 State = Literal["open", "reconnecting", "disconnected", "closed"]
-STABLE_S = 2.0  # a reconnected port that stays up this long (or delivers data) is back for real
 # A listener sees every event as it happens, with the rx/tx bytes; it must not block (enqueue only).
 Listener = Callable[[LogEvent, bytes | None], None]
 
@@ -88,7 +87,6 @@ class Connection:
         self.reconnect_policy = reconnect_policy
         self.reconnect_attempts = 0  # attempts since the port was last up for real (see _stayed_up)
         self._attached_at: float | None = None  # when the last reconnect attached a new handle
-        self._rx_at_attach = 0
         self.reconnects = 0  # successful reconnects over the connection's life
         self.log = EventLog()
         self.listeners: list[Listener] = []
@@ -223,11 +221,11 @@ class Connection:
         self._wake()
 
     def _stayed_up(self) -> bool:
-        """Was the port re-established for real: up for ``STABLE_S`` or delivered data since the last
-        reconnect? Only then do the attempt counter and backoff start over."""
+        """Was the port re-established for real: up for ``STABLE_S`` since the last reconnect,
+        whatever it received meanwhile? Only then do the attempt counter and backoff start over."""
         if self._attached_at is None:
             return True  # the first loss since open
-        return time.monotonic() - self._attached_at >= STABLE_S or self.ring.end_offset > self._rx_at_attach
+        return time.monotonic() - self._attached_at >= STABLE_S
 
     def note_write_error(self, error: BaseException) -> None:
         """A write failed at the OS level: the port is gone, same as a read error."""
@@ -270,7 +268,6 @@ class Connection:
         self.state = "open"
         self.reconnects += 1
         self._attached_at = time.monotonic()
-        self._rx_at_attach = self.ring.end_offset
         self._pump.start()
         self.record("reconnect", attempts=self.reconnect_attempts, offset=self.ring.end_offset)
         log.info(

@@ -1,0 +1,172 @@
+"""Hostile devices against the pump and the writer (issue 28, items 4, 6 and 7).
+
+* A standing responder whose answer the device does not take must not hold the RX pump: bytes that
+  arrive after the match are delivered while the answer is still being written, an answer that
+  cannot be written within its short bound is dropped with a ``respond failed`` event, and answers
+  that pile up behind a stuck one are dropped (counted), never queued without end.
+* A write to a device that stopped reading ends once no byte has been accepted for the stall time,
+  reporting how many bytes went out, instead of waiting out the whole budget (100 s for 1 MB).
+* A far end that accepts each connection, prints an error and closes (ser2net with its device gone)
+  is not "back": the attempts stop at ``max_attempts`` whatever it printed.
+
+Everything waits on events or counts; each wait has a hang guard, never a timing assertion.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import threading
+import tty
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client
+
+from serial_mcp.core.eventlog import LogEvent
+from serial_mcp.mcp.server import build_server
+from serial_mcp.serial.connection import Connection
+from serial_mcp.serial.fake import FakeDevice, FakeOpener
+from serial_mcp.serial.manager import ConnectionManager
+from serial_mcp.serial.system_open import SystemOpener
+from tests.tool_calls import call
+
+pytestmark = pytest.mark.anyio
+
+GUARD_S = 30  # a hang fails the test instead of stalling the run (not a timing assertion)
+PROMPT = b"U-Boot 2024.01\r\nHit any key to stop autoboot:  3 "
+ANSWER = "A" * 8192  # the 8 KiB answer of the attack
+FLOOD = "00" * 1_000_000  # 1 MB, hex: far more than a PTY buffers
+
+
+class StuckWriter:
+    """A device whose every write blocks until ``release``: ``writing`` is set while one is held."""
+
+    def __init__(self, dev: FakeDevice) -> None:
+        self.writing = threading.Event()
+        self.released = threading.Event()
+        self.calls = 0
+        dev.responder = self._on_write  # FakePortHandle.write calls it inside the write
+
+    def _on_write(self, data: bytes) -> bytes | None:
+        self.calls += 1
+        self.writing.set()
+        self.released.wait(2 * GUARD_S)  # outlasts every guard: only release() ends it in time
+        return None
+
+    def release(self) -> None:
+        self.released.set()
+
+
+async def wait_event(event: threading.Event) -> None:
+    with anyio.fail_after(GUARD_S):
+        assert await anyio.to_thread.run_sync(event.wait, GUARD_S)
+
+
+async def wait_ring(conn: Connection, want: bytes) -> None:
+    """Until ``want`` is in the ring (woken by the pump's own wake-ups, bounded by the guard)."""
+    with anyio.fail_after(GUARD_S):
+        while True:
+            snap = conn.snapshot()
+            if want in conn.read_ring(snap.start_offset, None).data:
+                return
+            await conn.wait_change(1.0, snap.end_offset)
+
+
+def respond_failures(conn: Connection, count: int = 1) -> tuple[threading.Event, list[LogEvent]]:
+    """An event set once ``count`` ``respond failed`` entries reached ``conn``'s log, and the list
+    of them (the listener sees every event as it is logged)."""
+    seen: list[LogEvent] = []
+    hit = threading.Event()
+
+    def listener(event: LogEvent, data: bytes | None) -> None:
+        if event.type == "error" and event.fields.get("respond") is True:
+            seen.append(event)
+            if len(seen) >= count:
+                hit.set()
+
+    conn.add_listener(listener)
+    return hit, seen
+
+
+@pytest.fixture
+async def fake() -> AsyncIterator[tuple[Client, FakeDevice, ConnectionManager]]:
+    opener = FakeOpener()
+    dev = opener.add("dev")
+    manager = ConnectionManager(opener)
+    async with Client(build_server(manager)) as c:
+        yield c, dev, manager
+    await manager.close_all()
+
+
+@pytest.fixture
+def far_end() -> Iterator[tuple[int, str]]:
+    """A PTY whose far end (the "device") only reads when the test says: (master fd, slave path)."""
+    if not sys.platform.startswith("linux"):
+        pytest.skip("needs Linux PTYs")
+    master, slave = os.openpty()
+    tty.setraw(master)
+    tty.setraw(slave)
+    path = os.ttyname(slave)
+    os.close(slave)
+    yield master, path
+    os.close(master)
+
+
+@pytest.fixture
+async def system() -> AsyncIterator[tuple[Client, ConnectionManager]]:
+    manager = ConnectionManager(SystemOpener())
+    async with Client(build_server(manager)) as c:
+        yield c, manager
+    await manager.close_all()
+
+
+# --- item 7: a far end that accepts, complains and closes ------------------------------------------
+
+
+class ComplainingServer:
+    """127.0.0.1: accepts each connection, sends ``Device open failure`` and closes (ser2net whose
+    device is gone)."""
+
+    def __init__(self) -> None:
+        self.accepted = 0
+        self.server: asyncio.Server | None = None
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.accepted += 1
+        writer.write(b"Device open failure\r\n")
+        await writer.drain()
+        writer.close()
+
+    async def __aenter__(self) -> int:
+        self.server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
+        port: int = self.server.sockets[0].getsockname()[1]
+        return port
+
+    async def __aexit__(self, *exc: object) -> None:
+        assert self.server is not None
+        self.server.close()
+        await self.server.wait_closed()
+
+
+async def test_reconnect_attempts_stop_at_max_attempts_against_a_far_end_that_prints_and_closes() -> None:
+    far = ComplainingServer()
+    manager = ConnectionManager(SystemOpener())
+    policy: dict[str, Any] = {"max_attempts": 5, "initial_delay_ms": 5, "max_delay_ms": 20}
+    try:
+        async with far as port, Client(build_server(manager)) as c:
+            opened = await call(c, "open", {"port": f"socket://127.0.0.1:{port}", "reconnect": policy})
+            cid = opened["connection_id"]
+            with anyio.fail_after(GUARD_S):  # before the fix it reconnected for ever: only the guard ended it
+                r = await call(c, "read", {"connection_id": cid, "match": "never", "timeout_ms": 600_000})
+            assert r["stop_reason"] == "disconnected"
+            status = await call(c, "get_status", {"connection_id": cid})
+            assert status["state"] == "disconnected"
+            assert status["reconnect_attempts"] == 5
+            assert far.accepted == 1 + 5  # the open, then max_attempts reconnects: no more
+            assert "gave up" in status["last_error"]
+    finally:
+        await manager.close_all()
