@@ -869,3 +869,12 @@ UNKNOWN_KEY = "{field} has an unknown key {key!r}.{hint} Allowed keys: {allowed}
 # --- stdio transport ---------------------------------------------------------------------------
 STDIO_CLIENT_GONE = "the client closed the server's stdout; shutting down"
 REQUEST_TOO_LONG = "the request is longer than {max} bytes, more than any tool call needs; it was not read. Send large data in several writes."
+
+# --- issue 28.6: write stall ----------------------------------------------------------------------
+P_WRITE_STALL_MS = "End the write once the device took no byte for this long, ms (default 3000)."
+WRITE_BAD_STALL = "stall_ms {value!r} is out of range; use 1 up to {max} ms."
+WRITE_STOPPED_STALLED = (
+    "the write to {id!r} stopped: the device took no byte for {ms} ms, with {written} of {total} bytes "
+    "sent (flow control holding the line, or nothing reading); nothing was read."
+)
+S_WRITE_STALLED = " (stopped: the device took no byte for the stall time)"

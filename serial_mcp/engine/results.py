@@ -235,10 +235,13 @@ class WriteResult(BaseModel):
     connection_id: str
     bytes_written: int
     tx_bytes: int
-    stop_reason: Literal["complete", "timeout"] = "complete"  # timeout: the device stopped taking data
+    # timeout: the device stopped taking data; stalled: it took no byte for the stall time
+    stop_reason: Literal["complete", "timeout", "stalled"] = "complete"
 
     def summary(self) -> str:
         text = messages.S_WRITE.format(n=self.bytes_written, id=self.connection_id)
+        if self.stop_reason == "stalled":
+            return text + messages.S_WRITE_STALLED
         return text + messages.S_WRITE_TIMED_OUT if self.stop_reason == "timeout" else text
 
 

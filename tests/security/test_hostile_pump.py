@@ -32,7 +32,7 @@ from serial_mcp.serial.connection import Connection
 from serial_mcp.serial.fake import FakeDevice, FakeOpener
 from serial_mcp.serial.manager import ConnectionManager
 from serial_mcp.serial.system_open import SystemOpener
-from tests.tool_calls import call
+from tests.tool_calls import call, error
 
 pytestmark = pytest.mark.anyio
 
@@ -122,6 +122,81 @@ async def system() -> AsyncIterator[tuple[Client, ConnectionManager]]:
     async with Client(build_server(manager)) as c:
         yield c, manager
     await manager.close_all()
+
+
+# --- item 6: a write ends when the device stops taking bytes ---------------------------------------
+
+
+class SlowReader:
+    """Reads the PTY's far end in small bites until it has ``want`` bytes (a device that is slow, not
+    stuck), then reads no more; ``done`` is set then."""
+
+    def __init__(self, master: int, want: int) -> None:
+        self.master = master
+        self.want = want
+        self.got = 0
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        while self.got < self.want and not self.done.wait(0.01):  # a slow device: 1 KiB per 10 ms
+            try:
+                self.got += len(os.read(self.master, min(1024, self.want - self.got)))
+            except BlockingIOError:
+                continue
+            except OSError:
+                break
+        self.done.set()
+
+    def __enter__(self) -> SlowReader:
+        os.set_blocking(self.master, False)
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.done.set()
+        self.thread.join(GUARD_S)
+
+
+async def test_a_write_to_a_device_that_stopped_reading_ends_at_the_stall_time(
+    far_end: tuple[int, str], system: tuple[Client, ConnectionManager]
+) -> None:
+    """1 MB with the default budget (10 s plus its wire time: ~100 s) ends once the device took no
+    byte for the stall time, with the count that went out and ``stop_reason: stalled``."""
+    _, path = far_end
+    c, _ = system
+    cid = (await call(c, "open", {"port": path}))["connection_id"]
+    with anyio.fail_after(GUARD_S):  # the default stall (3 s) ends it; before, only the 100 s budget
+        r = await call(c, "write", {"connection_id": cid, "data": FLOOD, "encoding": "hex"})
+    assert r["stop_reason"] == "stalled"
+    assert 0 < r["bytes_written"] < 1_000_000 and r["tx_bytes"] == r["bytes_written"]
+    with anyio.fail_after(GUARD_S):
+        err = await error(c, "transact", {"connection_id": cid, "data": FLOOD, "encoding": "hex"})
+    assert err["code"] == "write_timeout" and "took no byte" in err["message"]
+
+
+async def test_a_slow_device_is_not_a_stalled_one(
+    far_end: tuple[int, str], system: tuple[Client, ConnectionManager]
+) -> None:
+    """``stall_ms`` bounds the silence between accepted bytes, not the write: a device that keeps
+    taking bytes slowly gets them all; once it stops, the write ends at its stall time."""
+    master, path = far_end
+    c, _ = system
+    cid = (await call(c, "open", {"port": path}))["connection_id"]
+    size = 200_000  # far more than a PTY buffers, so the write waits on the device throughout
+    args = {"connection_id": cid, "data": "00" * size, "encoding": "hex", "timeout_ms": 600_000}
+    with SlowReader(master, size) as device, anyio.fail_after(GUARD_S * 2):
+        r = await call(c, "write", {**args, "stall_ms": 2000})
+        assert r["stop_reason"] == "complete" and r["bytes_written"] == size
+        await anyio.to_thread.run_sync(device.done.wait, GUARD_S)
+    assert device.got == size  # every byte reached the device
+    with anyio.fail_after(GUARD_S):  # nobody reads any more
+        r = await call(
+            c, "write", {"connection_id": cid, "data": FLOOD, "encoding": "hex", "stall_ms": 200, "timeout_ms": 600_000}
+        )
+    assert r["stop_reason"] == "stalled" and 0 <= r["bytes_written"] < 1_000_000
+    bad = await error(c, "write", {"connection_id": cid, "data": "x", "stall_ms": 0})
+    assert bad["code"] == "invalid_argument" and "stall" in bad["message"]
 
 
 # --- item 7: a far end that accepts, complains and closes ------------------------------------------
