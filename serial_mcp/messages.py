@@ -870,6 +870,13 @@ UNKNOWN_KEY = "{field} has an unknown key {key!r}.{hint} Allowed keys: {allowed}
 STDIO_CLIENT_GONE = "the client closed the server's stdout; shutting down"
 REQUEST_TOO_LONG = "the request is longer than {max} bytes, more than any tool call needs; it was not read. Send large data in several writes."
 
+# --- issue 28.4: responder writer ------------------------------------------------------------------
+RESPOND_FAILED = "respond failed: the answer to {on!r} ({n} bytes) was dropped: {why}"
+RESPOND_WHY_TIMEOUT = "the device took {written} of its bytes within {ms} ms"
+RESPOND_WHY_QUEUE = "{n} earlier answers are still waiting for the device"
+RESPOND_WHY_IO = "the write failed: {error}"
+S_STATUS_RESPOND_FAILED = " ({n} dropped: the device did not take them)"
+
 # --- issue 28.6: write stall ----------------------------------------------------------------------
 P_WRITE_STALL_MS = "End the write once the device took no byte for this long, ms (default 3000)."
 WRITE_BAD_STALL = "stall_ms {value!r} is out of range; use 1 up to {max} ms."

@@ -134,14 +134,17 @@ class StatusResult(BaseModel):
     defaults: dict[str, Any] = {}
     last_error: str | None
     opened_at: str
-    responders: list[dict[str, Any]] | None = None  # armed respond rules: {on, sent, times, standing}
+    # armed respond rules: {on, sent, times, standing}, and failed (answers dropped) when any were
+    responders: list[dict[str, Any]] | None = None
     replay: dict[str, Any] | None = None  # replay:// progress; "finished": true once the capture ended
     owner: str | None = None  # "you" or "another session"
     share: str | None = None
 
     def summary(self) -> str:
         answered = sum(int(r.get("sent", 0)) for r in self.responders or [])
+        dropped = sum(int(r.get("failed", 0)) for r in self.responders or [])
         extra = messages.S_STATUS_RESPONDED.format(n=answered) if answered else ""
+        extra += messages.S_STATUS_RESPOND_FAILED.format(n=dropped) if dropped else ""
         return (
             messages.S_STATUS.format(
                 id=self.connection_id,

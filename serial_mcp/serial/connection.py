@@ -1,7 +1,8 @@
 """Connection: one open port — its pump thread, RX ring, cursors, TX session, lines and lifecycle.
 
 Thread rules: the pump thread only calls ``_on_data`` / ``_on_pump_stop`` (which touch the ring
-under ``lock`` and schedule work on the event loop). Everything else runs on the loop.
+under ``lock`` and schedule work on the event loop); respond answers are written by the connection's
+``AnswerWriter`` on a thread of its own, never by the pump. Everything else runs on the loop.
 Waiters are woken with ``loop.call_soon_threadsafe``; bursts are coalesced into one wake-up.
 
 Lifecycle: ``open`` → (read/write error) → ``reconnecting`` (with a policy) or ``disconnected`` →
@@ -32,6 +33,7 @@ from serial_mcp.core.settings import SerialSettings
 from serial_mcp.errors import ErrorCode, SerialMcpError
 from serial_mcp.serial.handle import PortHandle
 from serial_mcp.serial.pump import RxPump
+from serial_mcp.serial.responder import AnswerWriter
 from serial_mcp.serial.tx import TxSession, acquire_within
 
 log = logging.getLogger(__name__)
@@ -92,6 +94,7 @@ class Connection:
         self.listeners: list[Listener] = []
         self.recorder: Any = None  # a serial.recorder.Recorder while a recording runs
         self.responders: list[Any] = []  # serial.responder.Responder rules armed by a running call
+        self.answers = AnswerWriter(self)  # their answers, written off the pump thread
         self.closers: list[Callable[[], None]] = []  # blocking clean-ups run (off the loop) on close
         self.mirror: Any = None  # a serial.mirror.PtyMirror when open(mirror=...)
         self.owner = "local"  # the caller (engine.access.Caller.key) that opened it
@@ -163,22 +166,18 @@ class Connection:
             schedule = self._served and not self._wake_pending
             if schedule:
                 self._wake_pending = True
-        if responders:  # outside the lock: answering may block on the write
+        if responders:  # outside the lock: matching scans the chunk
             self._respond(responders, data, offset)
         if schedule:
             self._call_on_loop(self._wake)
 
     def _respond(self, responders: list[Any], data: bytes, offset: int) -> None:
+        """Match, and hand each answer to the writer: the pump never waits on a device's write."""
         end = offset + len(data)
         for r in responders:
             more = r.feed(data, offset)
             while more:  # one answer per occurrence, even several in one chunk
-                try:
-                    self.tx.write_now(r.send)
-                except OSError as exc:  # the pump will see the port die on its next read
-                    log.info("respond on %s failed: %s", self.id, exc)
-                    break
-                self.record("tx", r.send, respond=True)
+                self.answers.submit(r)
                 more = not r.done and r.feed(b"", end)
 
     def _on_pump_stop(self, error: BaseException | None, generation: int) -> None:
@@ -379,6 +378,7 @@ class Connection:
             return
         was_open = self.state == "open"
         self.state = "closed"
+        self.answers.close()
         if self._reconnect_task is not None:
             self._reconnect_task.cancel()
             self._reconnect_task = None

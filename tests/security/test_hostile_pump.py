@@ -31,6 +31,7 @@ from serial_mcp.mcp.server import build_server
 from serial_mcp.serial.connection import Connection
 from serial_mcp.serial.fake import FakeDevice, FakeOpener
 from serial_mcp.serial.manager import ConnectionManager
+from serial_mcp.serial.responder import ANSWER_QUEUE
 from serial_mcp.serial.system_open import SystemOpener
 from tests.tool_calls import call, error
 
@@ -122,6 +123,85 @@ async def system() -> AsyncIterator[tuple[Client, ConnectionManager]]:
     async with Client(build_server(manager)) as c:
         yield c, manager
     await manager.close_all()
+
+
+# --- item 4: a responder never holds the pump ------------------------------------------------------
+
+
+async def test_rx_is_delivered_while_a_responders_answer_is_blocked(
+    fake: tuple[Client, FakeDevice, ConnectionManager],
+) -> None:
+    c, dev, manager = fake
+    stuck = StuckWriter(dev)
+    rule = {"on": "Hit any key", "send": ANSWER}
+    cid = (await call(c, "open", {"port": "dev", "respond": [rule]}))["connection_id"]
+    conn = manager.get(cid)
+    dev.feed(PROMPT)
+    await wait_event(stuck.writing)  # the answer is in the device's write, which holds it
+    dev.feed(b"\r\n=> after the match\r\n")
+    await wait_ring(conn, b"after the match")  # the pump read on: before the fix it sat in that write
+    assert stuck.writing.is_set() and not stuck.released.is_set()  # ... and the write is still held
+    r = await call(c, "read", {"connection_id": cid, "match": "after the match", "timeout_ms": 5000})
+    assert r["matched"]
+    stuck.release()
+    with anyio.fail_after(GUARD_S):
+        while bytes(dev.written) != ANSWER.encode():
+            await anyio.sleep(0.01)
+    assert stuck.calls == 1
+
+
+async def test_answers_piling_up_behind_a_stuck_one_are_dropped_and_counted(
+    fake: tuple[Client, FakeDevice, ConnectionManager],
+) -> None:
+    """A device that asks for the cursor 500 times and never takes an answer: the queue of answers is
+    bounded; the rest are dropped, each logged as ``respond failed`` and counted in get_status."""
+    c, dev, manager = fake
+    stuck = StuckWriter(dev)
+    cid = (await call(c, "open", {"port": "dev", "respond": ["terminal"]}))["connection_id"]
+    conn = manager.get(cid)
+    dropped = 500 - ANSWER_QUEUE  # one answer in the stuck write, ANSWER_QUEUE waiting behind it
+    hit, failures = respond_failures(conn, dropped)
+    dev.feed(b"\x1b[6n")
+    await wait_event(stuck.writing)
+    dev.feed(b"\x1b[6n" * 500 + b"end of queries")
+    await wait_ring(conn, b"end of queries")
+    await wait_event(hit)
+    status = await call(c, "get_status", {"connection_id": cid})
+    (rule,) = status["responders"]
+    assert rule["sent"] == 501 and rule["failed"] == dropped == len(failures)
+    assert all("queue" in str(e.fields.get("reason")) for e in failures)
+    log = await call(c, "get_log", {"connection_id": cid, "limit": 1000})
+    assert any("respond failed" in str(e.get("message", "")) for e in log["events"])
+    stuck.release()
+
+
+async def test_an_answer_the_device_does_not_take_is_dropped_with_a_respond_failed_event(
+    far_end: tuple[int, str], system: tuple[Client, ConnectionManager]
+) -> None:
+    """A real PTY whose far end stopped reading: the 8 KiB answer cannot go out. The pump reads on
+    (the bytes after the prompt are delivered well inside the old 10 s block), and the answer is
+    dropped at its short bound with a ``respond failed`` event and a count in get_status."""
+    master, path = far_end
+    c, manager = system
+    rule = {"on": "Hit any key", "send": ANSWER}
+    cid = (await call(c, "open", {"port": path, "respond": [rule]}))["connection_id"]
+    conn = manager.get(cid)
+    hit, failures = respond_failures(conn)
+    full = await call(c, "write", {"connection_id": cid, "data": FLOOD, "encoding": "hex", "timeout_ms": 300})
+    assert full["stop_reason"] == "timeout"  # the PTY is full: nothing more goes out
+    os.write(master, PROMPT)
+    r = await call(c, "read", {"connection_id": cid, "match": "Hit any key", "timeout_ms": 5000})
+    assert r["matched"]  # the prompt is in the ring: the pump matched it and went on to answer it
+    os.write(master, b"\r\nafter the prompt\r\n")  # before the fix, the pump read this 10 s later
+    r = await call(c, "read", {"connection_id": cid, "match": "after the prompt", "timeout_ms": 5000})
+    assert r["matched"]
+    await wait_event(hit)
+    (failed,) = failures
+    assert failed.fields["reason"] and failed.fields["bytes"] == len(ANSWER)
+    assert "respond failed" in failed.fields["message"]
+    status = await call(c, "get_status", {"connection_id": cid})
+    assert status["responders"][0] == {**status["responders"][0], "sent": 1, "failed": 1}
+    assert status["state"] == "open"  # a device that does not take an answer is not a lost port
 
 
 # --- item 6: a write ends when the device stops taking bytes ---------------------------------------
