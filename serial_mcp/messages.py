@@ -898,3 +898,19 @@ FILE_KIND_BLOCK = "a block device"
 FILE_KIND_SOCKET = "a socket"
 FILE_KIND_DIR = "a directory"
 FILE_KIND_OTHER = "a special file"
+
+# --- issue 28.4: responder writer ------------------------------------------------------------------
+RESPOND_FAILED = "respond failed: the answer to {on!r} ({n} bytes) was dropped: {why}"
+RESPOND_WHY_TIMEOUT = "the device took {written} of its bytes within {ms} ms"
+RESPOND_WHY_QUEUE = "{n} earlier answers are still waiting for the device"
+RESPOND_WHY_IO = "the write failed: {error}"
+S_STATUS_RESPOND_FAILED = " ({n} dropped: the device did not take them)"
+
+# --- issue 28.6: write stall ----------------------------------------------------------------------
+P_WRITE_STALL_MS = "End the write once the device took no byte for this long, ms (default 3000)."
+WRITE_BAD_STALL = "stall_ms {value!r} is out of range; use 1 up to {max} ms."
+WRITE_STOPPED_STALLED = (
+    "the write to {id!r} stopped: the device took no byte for {ms} ms, with {written} of {total} bytes "
+    "sent (flow control holding the line, or nothing reading); nothing was read."
+)
+S_WRITE_STALLED = " (stopped: the device took no byte for the stall time)"

@@ -10,11 +10,16 @@ from serial_mcp.core.unknown_keys import reject_unknown_keys
 from serial_mcp.errors import InvalidArgument
 
 POLICY_KEYS = ("enabled", "max_attempts", "initial_delay_ms", "max_delay_ms", "backoff")
+# A reconnected port that stays up this long is back for real: only then do the attempts and the
+# backoff start over. What it received meanwhile does not count: a ser2net whose device is gone
+# accepts every connection, prints "Device open failure" and closes, again and again.
+STABLE_S = 2.0
 
 
 @dataclass(frozen=True, slots=True)
 class ReconnectPolicy:
-    """Bounded exponential backoff. ``max_attempts`` 0 means keep trying until closed."""
+    """Bounded exponential backoff. ``max_attempts`` 0 means keep trying until closed; attempts
+    count on until a reconnect stays up ``STABLE_S``."""
 
     enabled: bool = True
     max_attempts: int = 20

@@ -29,6 +29,7 @@ from serial_mcp.engine.services import Services
 from serial_mcp.errors import InvalidArgument
 from serial_mcp.serial import reader
 from serial_mcp.serial.connection import Connection
+from serial_mcp.serial.tx import MAX_WRITE_TIMEOUT_MS
 
 MAX_HOLD_MS = 10_000
 BOOT_TIMEOUT_MS = 5000  # capture_boot's default wait: a boot takes longer than a reply
@@ -64,13 +65,23 @@ async def write(svc: Services, caller: Caller, connection_id: str, opts: WriteOp
     body = shaping.payload(opts.data, opts.encoding, resolved.tx_framing) if opts.data or not tail else b""
     paced = shaping.pace_for(conn, opts.pace)
     budget = shaping.write_budget(conn, body + tail, paced, opts.timeout_ms)
-    out = await shaping.write(conn, body + tail, paced, budget)
+    stall = _stall_s(opts.stall_ms)
+    out = await shaping.write(conn, body + tail, paced, budget, stall)
     return results.WriteResult(
         connection_id=conn.id,
         bytes_written=out.bytes_written,
         tx_bytes=conn.tx.tx_bytes,
-        stop_reason="timeout" if out.timed_out else "complete",
+        stop_reason="stalled" if out.stalled else "timeout" if out.timed_out else "complete",
     )
+
+
+def _stall_s(stall_ms: int | None) -> float | None:
+    """``stall_ms`` in seconds, validated (None: the default stall time)."""
+    if stall_ms is None:
+        return None
+    if not 1 <= stall_ms <= MAX_WRITE_TIMEOUT_MS:
+        raise InvalidArgument(messages.WRITE_BAD_STALL.format(value=stall_ms, max=MAX_WRITE_TIMEOUT_MS))
+    return stall_ms / 1000
 
 
 async def transact(

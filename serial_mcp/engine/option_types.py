@@ -53,6 +53,7 @@ TxFraming = Annotated[dict[str, Any] | None, Field(description=messages.P_TX_FRA
 Pace = Annotated[dict[str, Int] | None, Field(description=messages.P_PACE)]
 Keys = Annotated[list[str] | None, Field(description=messages.P_KEYS)]
 WriteTimeout = Annotated[Int | None, Field(description=messages.P_WRITE_TIMEOUT_MS)]
+WriteStall = Annotated[Int | None, Field(description=messages.P_WRITE_STALL_MS)]  # issue 28.6
 ReadEcho = Annotated[bool, Field(description=messages.P_READ_ECHO)]
 Steps = Annotated[list[dict[str, Any]] | None, Field(description=messages.P_STEPS)]
 Reset = Annotated[dict[str, Any] | None, Field(description=messages.P_RESET)]

@@ -154,6 +154,7 @@ class WriteOptions(NoOptions):
     pace: t.Pace = None
     keys: t.Keys = None
     timeout_ms: t.WriteTimeout = None
+    stall_ms: t.WriteStall = None
 
 
 @dataclass(frozen=True, kw_only=True, config=CONFIG)

@@ -103,7 +103,8 @@ def get_status(svc: Services, caller: Caller, connection_id: str) -> results.Sta
     conn = svc.connection(caller, connection_id)
     status = shaping.status(conn, caller)
     status.responders = respond_ops.statuses(conn) or None
-    status.owner = "you" if conn.owner == caller.key else "nobody" if conn.owner == NOBODY else "another session"
+    mine, orphaned = conn.owner == caller.key, conn.owner == NOBODY
+    status.owner = "you" if mine else "nobody" if orphaned else "another session"
     status.share = conn.share
     if isinstance(conn.handle, ReportsProgress):  # a replay:// device reports its progress
         status.replay = conn.handle.status()

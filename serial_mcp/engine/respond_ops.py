@@ -10,11 +10,10 @@ from the very first byte, one armed later from the caller's unread position. Eve
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
-
-import anyio
 
 from serial_mcp import messages
 from serial_mcp.core.match import Matcher
@@ -49,8 +48,7 @@ async def armed(
     responder = Responder.from_spec(spec)
     hits = prime(conn, responder, start)
     try:
-        for _ in range(hits):  # what already arrived asked for an answer: give it now
-            await anyio.to_thread.run_sync(answer, conn, responder)
+        await _answer(conn, responder, hits)  # what already arrived asked for an answer: give it now
         yield responder
     finally:
         disarm(conn, responder)
@@ -77,9 +75,14 @@ def parse_standing(spec: Any) -> list[Responder]:
 async def arm_standing(conn: Connection, rules: list[Responder], start: int | None) -> None:
     """Arm standing rules from ``start`` and answer what the history already asks for."""
     for r in rules:
-        hits = prime(conn, r, start)
-        for _ in range(hits):
-            await anyio.to_thread.run_sync(answer, conn, r)
+        await _answer(conn, r, prime(conn, r, start))
+
+
+async def _answer(conn: Connection, responder: Responder, hits: int) -> None:
+    """Send ``hits`` answers through the connection's writer and wait until each went out or was
+    dropped (the writer bounds every one; the loop only awaits)."""
+    for _ in range(hits):
+        await asyncio.wrap_future(answer(conn, responder))
 
 
 async def replace_standing(

@@ -134,14 +134,17 @@ class StatusResult(BaseModel):
     defaults: dict[str, Any] = {}
     last_error: str | None
     opened_at: str
-    responders: list[dict[str, Any]] | None = None  # armed respond rules: {on, sent, times, standing}
+    # armed respond rules: {on, sent, times, standing}, and failed (answers dropped) when any were
+    responders: list[dict[str, Any]] | None = None
     replay: dict[str, Any] | None = None  # replay:// progress; "finished": true once the capture ended
     owner: str | None = None  # "you", "another session", or "nobody" (its session ended; anyone may close it)
     share: str | None = None
 
     def summary(self) -> str:
         answered = sum(int(r.get("sent", 0)) for r in self.responders or [])
+        dropped = sum(int(r.get("failed", 0)) for r in self.responders or [])
         extra = messages.S_STATUS_RESPONDED.format(n=answered) if answered else ""
+        extra += messages.S_STATUS_RESPOND_FAILED.format(n=dropped) if dropped else ""
         return (
             messages.S_STATUS.format(
                 id=self.connection_id,
@@ -235,10 +238,13 @@ class WriteResult(BaseModel):
     connection_id: str
     bytes_written: int
     tx_bytes: int
-    stop_reason: Literal["complete", "timeout"] = "complete"  # timeout: the device stopped taking data
+    # timeout: the device stopped taking data; stalled: it took no byte for the stall time
+    stop_reason: Literal["complete", "timeout", "stalled"] = "complete"
 
     def summary(self) -> str:
         text = messages.S_WRITE.format(n=self.bytes_written, id=self.connection_id)
+        if self.stop_reason == "stalled":
+            return text + messages.S_WRITE_STALLED
         return text + messages.S_WRITE_TIMED_OUT if self.stop_reason == "timeout" else text
 
 

@@ -22,7 +22,7 @@ from serial_mcp.serial import reader
 from serial_mcp.serial.connection import Connection
 from serial_mcp.serial.handle import low_latency as handle_low_latency
 from serial_mcp.serial.responder import Responder
-from serial_mcp.serial.tx import MAX_WRITE_TIMEOUT_MS, WriteOutcome, write_budget_s
+from serial_mcp.serial.tx import DEFAULT_STALL_MS, MAX_WRITE_TIMEOUT_MS, WriteOutcome, write_budget_s
 
 
 def codecs(
@@ -121,16 +121,21 @@ def write_budget(conn: Connection, data: bytes, pace: Pace | None, timeout_ms: i
 
 
 async def write(
-    conn: Connection, data: bytes, pace: Pace | None = None, timeout_s: float | None = None
+    conn: Connection,
+    data: bytes,
+    pace: Pace | None = None,
+    timeout_s: float | None = None,
+    stall_s: float | None = None,
 ) -> WriteOutcome:
-    """Queue behind earlier writes and write, all within ``timeout_s`` (default: ``write_budget``)."""
+    """Queue behind earlier writes and write, all within ``timeout_s`` (default: ``write_budget``);
+    the write ends early once the device took no byte for ``stall_s`` (default: the TX default)."""
     require_open(conn)
     budget = write_budget(conn, data, pace, None) if timeout_s is None else timeout_s
     deadline = anyio.current_time() + budget
     if not await conn.tx.acquire_within(budget):
         return WriteOutcome(0, timed_out=True)
     try:
-        return await write_locked(conn, data, pace, max(0.0, deadline - anyio.current_time()))
+        return await write_locked(conn, data, pace, max(0.0, deadline - anyio.current_time()), stall_s)
     finally:
         conn.tx.lock.release()
 
@@ -147,19 +152,30 @@ async def write_all(conn: Connection, data: bytes, pace: Pace | None, budget: fl
     (with the count that went out), and nothing is read."""
     out = await write_locked(conn, data, pace, budget)
     if out.timed_out:
-        raise _stopped(conn, data, budget, out.bytes_written)
+        raise _stopped(conn, data, budget, out.bytes_written, out.stalled)
     return out.bytes_written
 
 
-def _stopped(conn: Connection, data: bytes, budget: float, written: int) -> SerialMcpError:
-    text = messages.WRITE_STOPPED_TIMEOUT.format(
-        id=conn.id, ms=round(budget * 1000), written=written, total=len(data)
-    )
+def _stopped(
+    conn: Connection, data: bytes, budget: float, written: int, stalled: bool = False
+) -> SerialMcpError:
+    if stalled:
+        text = messages.WRITE_STOPPED_STALLED.format(
+            id=conn.id, ms=DEFAULT_STALL_MS, written=written, total=len(data)
+        )
+    else:
+        text = messages.WRITE_STOPPED_TIMEOUT.format(
+            id=conn.id, ms=round(budget * 1000), written=written, total=len(data)
+        )
     return SerialMcpError(ErrorCode.WRITE_TIMEOUT, text)
 
 
 async def write_locked(
-    conn: Connection, data: bytes, pace: Pace | None = None, timeout_s: float | None = None
+    conn: Connection,
+    data: bytes,
+    pace: Pace | None = None,
+    timeout_s: float | None = None,
+    stall_s: float | None = None,
 ) -> WriteOutcome:
     """Write with the TX lock held; an OS error marks the connection lost and becomes ``io_error``;
     a device that stops taking data ends the write at its deadline (``timed_out``, bytes counted).
@@ -169,7 +185,7 @@ async def write_locked(
     conn.record("tx", data)
     budget = write_budget(conn, data, pace, None) if timeout_s is None else timeout_s
     try:
-        out = await conn.tx.write_locked(data, pace, budget)
+        out = await conn.tx.write_locked(data, pace, budget, stall_s)
     except TimeoutError as exc:
         raise SerialMcpError(ErrorCode.WRITE_TIMEOUT, messages.WRITE_TIMEOUT.format(id=conn.id)) from exc
     except OSError as exc:

@@ -1,7 +1,8 @@
 """Connection: one open port — its pump thread, RX ring, cursors, TX session, lines and lifecycle.
 
 Thread rules: the pump thread only calls ``_on_data`` / ``_on_pump_stop`` (which touch the ring
-under ``lock`` and schedule work on the event loop). Everything else runs on the loop.
+under ``lock`` and schedule work on the event loop); respond answers are written by the connection's
+``AnswerWriter`` on a thread of its own, never by the pump. Everything else runs on the loop.
 Waiters are woken with ``loop.call_soon_threadsafe``; bursts are coalesced into one wake-up.
 
 Lifecycle: ``open`` → (read/write error) → ``reconnecting`` (with a policy) or ``disconnected`` →
@@ -26,18 +27,18 @@ from serial_mcp import messages
 from serial_mcp.core.connection_options import ConnectionOptions
 from serial_mcp.core.cursors import CursorTable
 from serial_mcp.core.eventlog import EventLog, LogEvent
-from serial_mcp.core.reconnect import ReconnectPolicy
+from serial_mcp.core.reconnect import STABLE_S, ReconnectPolicy
 from serial_mcp.core.ring import RingRead, RxRing
 from serial_mcp.core.settings import SerialSettings
 from serial_mcp.errors import ErrorCode, SerialMcpError
 from serial_mcp.serial.handle import PortHandle
 from serial_mcp.serial.pump import RxPump
+from serial_mcp.serial.responder import AnswerWriter
 from serial_mcp.serial.tx import TxSession, acquire_within
 
 log = logging.getLogger(__name__)
 
 State = Literal["open", "reconnecting", "disconnected", "closed"]
-STABLE_S = 2.0  # a reconnected port that stays up this long (or delivers data) is back for real
 # A listener sees every event as it happens, with the rx/tx bytes; it must not block (enqueue only).
 Listener = Callable[[LogEvent, bytes | None], None]
 
@@ -88,12 +89,12 @@ class Connection:
         self.reconnect_policy = reconnect_policy
         self.reconnect_attempts = 0  # attempts since the port was last up for real (see _stayed_up)
         self._attached_at: float | None = None  # when the last reconnect attached a new handle
-        self._rx_at_attach = 0
         self.reconnects = 0  # successful reconnects over the connection's life
         self.log = EventLog()
         self.listeners: list[Listener] = []
         self.recorder: Any = None  # a serial.recorder.Recorder while a recording runs
         self.responders: list[Any] = []  # serial.responder.Responder rules armed by a running call
+        self.answers = AnswerWriter(self)  # their answers, written off the pump thread
         self.closers: list[Callable[[], None]] = []  # blocking clean-ups run (off the loop) on close
         self.mirror: Any = None  # a serial.mirror.PtyMirror when open(mirror=...)
         self.owner = "local"  # the caller (engine.access.Caller.key) that opened it
@@ -165,22 +166,18 @@ class Connection:
             schedule = self._served and not self._wake_pending
             if schedule:
                 self._wake_pending = True
-        if responders:  # outside the lock: answering may block on the write
+        if responders:  # outside the lock: matching scans the chunk
             self._respond(responders, data, offset)
         if schedule:
             self._call_on_loop(self._wake)
 
     def _respond(self, responders: list[Any], data: bytes, offset: int) -> None:
+        """Match, and hand each answer to the writer: the pump never waits on a device's write."""
         end = offset + len(data)
         for r in responders:
             more = r.feed(data, offset)
             while more:  # one answer per occurrence, even several in one chunk
-                try:
-                    self.tx.write_now(r.send)
-                except OSError as exc:  # the pump will see the port die on its next read
-                    log.info("respond on %s failed: %s", self.id, exc)
-                    break
-                self.record("tx", r.send, respond=True)
+                self.answers.submit(r)
                 more = not r.done and r.feed(b"", end)
 
     def _on_pump_stop(self, error: BaseException | None, generation: int) -> None:
@@ -223,11 +220,11 @@ class Connection:
         self._wake()
 
     def _stayed_up(self) -> bool:
-        """Was the port re-established for real: up for ``STABLE_S`` or delivered data since the last
-        reconnect? Only then do the attempt counter and backoff start over."""
+        """Was the port re-established for real: up for ``STABLE_S`` since the last reconnect,
+        whatever it received meanwhile? Only then do the attempt counter and backoff start over."""
         if self._attached_at is None:
             return True  # the first loss since open
-        return time.monotonic() - self._attached_at >= STABLE_S or self.ring.end_offset > self._rx_at_attach
+        return time.monotonic() - self._attached_at >= STABLE_S
 
     def note_write_error(self, error: BaseException) -> None:
         """A write failed at the OS level: the port is gone, same as a read error."""
@@ -270,7 +267,6 @@ class Connection:
         self.state = "open"
         self.reconnects += 1
         self._attached_at = time.monotonic()
-        self._rx_at_attach = self.ring.end_offset
         self._pump.start()
         self.record("reconnect", attempts=self.reconnect_attempts, offset=self.ring.end_offset)
         log.info(
@@ -382,6 +378,7 @@ class Connection:
             return
         was_open = self.state == "open"
         self.state = "closed"
+        self.answers.close()
         if self._reconnect_task is not None:
             self._reconnect_task.cancel()
             self._reconnect_task = None

@@ -68,8 +68,16 @@ class PortHandle(Protocol):
 class BoundedWrite(Protocol):
     """Writes that give up at a deadline or when cancelled (a real port whose far end stopped)."""
 
-    def write_within(self, data: bytes, timeout: float | None, cancel: threading.Event | None = None) -> int:
-        """Write ``data`` within ``timeout`` seconds; raise ``WriteStopped`` with the count sent."""
+    def write_within(
+        self,
+        data: bytes,
+        timeout: float | None,
+        cancel: threading.Event | None = None,
+        *,
+        stall: float | None = None,
+    ) -> int:
+        """Write ``data`` within ``timeout`` seconds, giving up when no byte was taken for ``stall``
+        seconds; raise ``WriteStopped`` with the count sent."""
         ...
 
     def wake_writer(self) -> None:

@@ -25,7 +25,7 @@ from serial_mcp import messages
 from serial_mcp.core.settings import SerialSettings
 from serial_mcp.errors import ErrorCode, SerialMcpError
 from serial_mcp.serial.handle import PortEOF
-from serial_mcp.serial.tx import WriteStopped
+from serial_mcp.serial.tx import BITS_PER_CHAR, WriteStopped
 
 _PARITY = {
     "none": serial.PARITY_NONE,
@@ -37,6 +37,7 @@ _PARITY = {
 _READ_SIZE = 65536
 _DRAIN_LIMIT = 256 * 1024
 _DRAIN_FROM = 1024  # a first read shorter than this took all there was: no second read (EAGAIN)
+_UART_BUFFER = 4096  # bytes a UART driver queues; a tty is writable again only once it nearly drained
 _DIRECT_WRITE_MODULES = ("serial.serialposix", "serial.urlhandler.protocol_socket")
 _CLOSE_WAIT = 5.0  # a woken writer returns at once; never close a descriptor a writer still uses
 _GENERIC_TIMEOUT = (
@@ -202,15 +203,26 @@ class SystemPortHandle:
     def write(self, data: bytes) -> int:
         return self.write_within(data, None)
 
-    def write_within(self, data: bytes, timeout: float | None, cancel: threading.Event | None = None) -> int:
+    def write_within(
+        self,
+        data: bytes,
+        timeout: float | None,
+        cancel: threading.Event | None = None,
+        *,
+        stall: float | None = None,
+    ) -> int:
         """Write all of ``data`` and wait until it left the driver, within ``timeout`` seconds (None:
         no bound). A device that stops taking data (a full PTY, XOFF, CTS low), ``cancel`` being set or
-        the port closing makes it raise ``WriteStopped`` with the count that went out."""
+        the port closing makes it raise ``WriteStopped`` with the count that went out; so does no byte
+        being taken for ``stall`` seconds (reason ``stalled``; on a UART at least the wire time of
+        its output buffer, which a slow baud rate empties before the descriptor is writable again)."""
         deadline = None if timeout is None else time.monotonic() + timeout
         if self._fd is None or not self._direct_write:
             return self._write_generic(data)
+        if stall is not None and self._is_tty and not self._no_drain:
+            stall = max(stall, _UART_BUFFER * BITS_PER_CHAR / max(1, int(self._ser.baudrate or 1)))
         with self._write_busy:  # close() waits for this before it lets the descriptor go
-            return self._write_fd(self._fd, data, deadline, cancel)
+            return self._write_fd(self._fd, data, deadline, cancel, stall)
 
     def write_nowait(self, data: bytes) -> int:
         """Write what the descriptor takes at once, never blocking: the count written (0: none, or this
@@ -227,23 +239,40 @@ class SystemPortHandle:
         finally:
             self._write_busy.release()
 
-    def _write_fd(self, fd: int, data: bytes, deadline: float | None, cancel: threading.Event | None) -> int:
+    def _write_fd(
+        self,
+        fd: int,
+        data: bytes,
+        deadline: float | None,
+        cancel: threading.Event | None,
+        stall: float | None,
+    ) -> int:
         view = memoryview(data)
         written = 0
+        stalls_at = None if stall is None else time.monotonic() + stall  # pushed on by every byte taken
         while written < len(view):
             self._check_write(written, deadline, cancel)
-            wait = None if deadline is None else max(0.0, deadline - time.monotonic())
+            now = time.monotonic()
+            limit = deadline
+            if stalls_at is not None:
+                if now >= stalls_at:
+                    raise WriteStopped(written, "stalled")
+                limit = stalls_at if deadline is None else min(deadline, stalls_at)
+            wait = None if limit is None else max(0.0, limit - now)
             try:
                 _, ready, _ = select.select([self._wake_wr], [fd], [], wait)
             except InterruptedError:
                 continue
             if not ready:
                 self._drain_wake_writer()
-                continue  # woken, or the deadline passed: the check above says which
+                continue  # woken, or the deadline or stall time passed: the checks above say which
             try:
-                written += os.write(fd, view[written:])
+                n = os.write(fd, view[written:])
             except (BlockingIOError, InterruptedError):
                 continue
+            written += n
+            if n and stall is not None:
+                stalls_at = time.monotonic() + stall
         self._wait_sent(written, deadline, cancel)
         return written
 

@@ -3,6 +3,11 @@
 Every write is bounded: a device that stopped reading (a full PTY, XOFF, CTS low) makes the write
 stop at its deadline and report how many bytes went out (``WriteOutcome``), instead of hanging the
 call, every later write queued behind it and the shutdown. Closing the port wakes a stuck write.
+
+A write also ends when the device took no byte for its stall time (``stall_s``, default
+``DEFAULT_STALL_MS``): 1 MB to a device that stopped reading would otherwise wait out its whole
+budget (10 s plus the wire time: ~100 s at 115200). Handles with a bounded write (``write_within``)
+watch for it; on a real UART the stall time is at least the wire time of the kernel's output buffer.
 """
 
 from __future__ import annotations
@@ -19,12 +24,15 @@ from serial_mcp.serial.handle import BoundedWrite, NonBlockingWrite, PortHandle
 
 DEFAULT_WRITE_TIMEOUT_MS = 10_000  # plus the bytes' time on the wire, when no timeout is given
 MAX_WRITE_TIMEOUT_MS = 3_600_000
+DEFAULT_STALL_MS = 3_000  # a write ends when the device took no byte for this long
 ABANDON_GRACE_S = 2.0  # past its deadline a write is given up on, even if its thread still runs
 BITS_PER_CHAR = 11  # start + 8 data + parity + stop: a safe upper bound for the wire time
 
 
 class WriteStopped(TimeoutError):
-    """A bounded write ended before all its bytes went out: ``written`` of them did."""
+    """A bounded write ended before all its bytes went out: ``written`` of them did. ``reason``:
+    ``timeout`` (the deadline), ``stalled`` (no byte taken for the stall time), ``cancelled``,
+    ``closed``."""
 
     def __init__(self, written: int, reason: str = "timeout") -> None:
         super().__init__(f"write stopped ({reason}) after {written} bytes")
@@ -33,11 +41,13 @@ class WriteStopped(TimeoutError):
 
 
 class WriteOutcome(NamedTuple):
-    """What a write did: how many bytes went out, and whether it stopped at its deadline."""
+    """What a write did: how many bytes went out, and whether it stopped before the end (at its
+    deadline, or — ``stalled`` too — because the device took no byte for the stall time)."""
 
     bytes_written: int
     timed_out: bool = False
     closed: bool = False  # the port closed under it
+    stalled: bool = False  # stopped early (timed_out) because no byte was taken for the stall time
 
 
 def write_budget_s(
@@ -86,26 +96,32 @@ class TxSession:
         self._io_lock = threading.Lock()
         self.tx_bytes = 0
 
-    def write_now(self, data: bytes, timeout_s: float | None = None) -> int:
+    def write_now(self, data: bytes, timeout_s: float | None = None, stall_s: float | None = None) -> int:
         """Blocking write from any thread, atomic with respect to other writes (not FIFO-queued);
-        bounded like every write (raises ``WriteStopped``, a ``TimeoutError``, at the deadline)."""
+        bounded like every write (raises ``WriteStopped``, a ``TimeoutError``, at the deadline or
+        the stall time)."""
         budget = DEFAULT_WRITE_TIMEOUT_MS / 1000 if timeout_s is None else timeout_s
         try:
-            n = self._write_io(data, time.monotonic() + budget, None)
+            n = self._write_io(data, time.monotonic() + budget, None, stall_s)
         except WriteStopped as stopped:
             self.tx_bytes += stopped.written
             raise
         self.tx_bytes += n
         return n
 
-    def _write_io(self, data: bytes, deadline: float, cancel: threading.Event | None) -> int:
-        """Write under the I/O lock before ``deadline`` (a handle without a bounded write is trusted
-        to return); raises ``WriteStopped`` with the count that went out."""
+    def _write_io(
+        self, data: bytes, deadline: float, cancel: threading.Event | None, stall_s: float | None = None
+    ) -> int:
+        """Write under the I/O lock before ``deadline``, ending once no byte was taken for ``stall_s``
+        (default ``DEFAULT_STALL_MS``; a handle without a bounded write is trusted to return); raises
+        ``WriteStopped`` with the count that went out."""
         if not self._io_lock.acquire(timeout=max(0.0, deadline - time.monotonic())):
             raise WriteStopped(0)
         try:
             if isinstance(self.handle, BoundedWrite):
-                return self.handle.write_within(data, max(0.0, deadline - time.monotonic()), cancel)
+                stall = DEFAULT_STALL_MS / 1000 if stall_s is None else stall_s
+                left = max(0.0, deadline - time.monotonic())
+                return self.handle.write_within(data, left, cancel, stall=stall)
             return self.handle.write(data)
         finally:
             self._io_lock.release()
@@ -125,16 +141,21 @@ class TxSession:
         return await acquire_within(self._lock, max(timeout_s, 0.001))
 
     async def write_locked(
-        self, data: bytes, pace: Pace | None = None, timeout_s: float | None = None
+        self,
+        data: bytes,
+        pace: Pace | None = None,
+        timeout_s: float | None = None,
+        stall_s: float | None = None,
     ) -> WriteOutcome:
-        """Write ``data`` within ``timeout_s`` (default: ``write_budget_s`` at 115200 baud); the caller
+        """Write ``data`` within ``timeout_s`` (default: ``write_budget_s`` at 115200 baud), ending
+        early once the device took no byte for ``stall_s`` (default ``DEFAULT_STALL_MS``); the caller
         must hold ``lock``. A cancelled write stops at once: the worker is woken, then waited for."""
         budget = write_budget_s(len(data), 115200, pace) if timeout_s is None else timeout_s
         first = self._write_nowait(data) if pace is None else 0
         if first == len(data):
             self.tx_bytes += first
             return WriteOutcome(first)
-        return await self._write_in_worker(data, first, pace, budget)
+        return await self._write_in_worker(data, first, pace, budget, stall_s)
 
     def _write_nowait(self, data: bytes) -> int:
         """Write on the event loop what the port takes at once, when that cannot block: a PTY or a
@@ -148,7 +169,7 @@ class TxSession:
             self._io_lock.release()
 
     async def _write_in_worker(
-        self, data: bytes, first: int, pace: Pace | None, budget: float
+        self, data: bytes, first: int, pace: Pace | None, budget: float, stall_s: float | None = None
     ) -> WriteOutcome:
         """The bounded, cancellable write of ``data[first:]`` in a worker thread (``first`` bytes
         already went out on the loop)."""
@@ -160,6 +181,7 @@ class TxSession:
         written = [first]
         timed_out = [False]
         closed = [False]
+        stalled = [False]
 
         def run() -> None:
             started.set()
@@ -168,7 +190,7 @@ class TxSession:
                 for piece, pause in pieces:
                     if stop.is_set():
                         return
-                    written[0] += self._write_io(piece, deadline, stop)
+                    written[0] += self._write_io(piece, deadline, stop, stall_s)
                     if pause and written[0] < len(data):
                         if stop.wait(max(0.0, min(pause, deadline - time.monotonic()))):
                             return
@@ -177,7 +199,8 @@ class TxSession:
                             return
             except WriteStopped as stopped:
                 written[0] += stopped.written
-                timed_out[0] = stopped.reason == "timeout"
+                stalled[0] = stopped.reason == "stalled"
+                timed_out[0] = stopped.reason == "timeout" or stalled[0]
                 closed[0] = stopped.reason == "closed"
             finally:
                 finished.set()
@@ -199,17 +222,23 @@ class TxSession:
             raise
         finally:
             self.tx_bytes += written[0]
-        return WriteOutcome(written[0], timed_out[0], closed[0])
+        return WriteOutcome(written[0], timed_out[0], closed[0], stalled[0])
 
     async def write(
-        self, data: bytes, pace: Pace | None = None, timeout_s: float | None = None
+        self,
+        data: bytes,
+        pace: Pace | None = None,
+        timeout_s: float | None = None,
+        stall_s: float | None = None,
     ) -> WriteOutcome:
-        """Queue (FIFO) and write, all within one deadline."""
+        """Queue (FIFO) and write, all within one deadline (and the stall time, see ``write_locked``)."""
         budget = write_budget_s(len(data), 115200, pace) if timeout_s is None else timeout_s
         start = time.monotonic()
         if not await self.acquire_within(budget):
             return WriteOutcome(0, True)
         try:
-            return await self.write_locked(data, pace, max(0.0, budget - (time.monotonic() - start)))
+            return await self.write_locked(
+                data, pace, max(0.0, budget - (time.monotonic() - start)), stall_s
+            )
         finally:
             self._lock.release()
