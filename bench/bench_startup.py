@@ -1,0 +1,107 @@
+"""Start-up: from launch to the first ``tools/list`` answer, serial-mcp against a bare SDK server.
+
+Each round launches both servers (in alternating order, so drift in the machine's load hits both
+alike), sends ``initialize``, ``notifications/initialized`` and ``tools/list`` at once, and times the
+arrival of the ``tools/list`` answer. Also prints serial-mcp's RSS once idle with 4 open ports
+(``sim://echo``), for the issue's "idle RSS with 4 open ports ≤ 80 MiB".
+
+    python bench/bench_startup.py            # --rounds 15
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _pty_devices import machine_note, median, percentile, print_table, rss_kib  # noqa: E402
+
+HERE = Path(__file__).resolve().parent
+HELLO = [
+    {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench", "version": "0"}}},
+    {"jsonrpc": "2.0", "method": "notifications/initialized"},
+    {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+]
+SERVERS = {
+    "serial-mcp": [sys.executable, "-m", "serial_mcp"],
+    "bare SDK server": [sys.executable, str(HERE / "sdk_floor_server.py")],
+}
+
+
+def _request(proc: subprocess.Popen[bytes], message: dict[str, object]) -> None:
+    assert proc.stdin is not None
+    proc.stdin.write(json.dumps(message).encode() + b"\n")
+    proc.stdin.flush()
+
+
+def _answer(proc: subprocess.Popen[bytes], rid: int) -> dict[str, object]:
+    assert proc.stdout is not None
+    while True:
+        line = proc.stdout.readline()
+        if not line:
+            raise RuntimeError("the server ended before answering")
+        doc = json.loads(line)
+        if doc.get("id") == rid:
+            return doc  # type: ignore[no-any-return]
+
+
+def time_to_tools_list(argv: list[str]) -> float:
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "0"}
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+    try:
+        for message in HELLO:
+            _request(proc, message)
+        _answer(proc, 2)
+        return time.perf_counter() - t0
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def idle_rss_with_ports(ports: int) -> int:
+    proc = subprocess.Popen(SERVERS["serial-mcp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL)
+    try:
+        for message in HELLO[:2]:
+            _request(proc, message)
+        _answer(proc, 1)
+        for i in range(ports):
+            _request(proc, {"jsonrpc": "2.0", "id": 10 + i, "method": "tools/call",
+                            "params": {"name": "open", "arguments": {"port": "sim://echo"}}})
+            _answer(proc, 10 + i)
+        time.sleep(1.0)  # let the pumps settle into their idle wait
+        return rss_kib(proc.pid)
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rounds", type=int, default=15)
+    args = ap.parse_args()
+    samples: dict[str, list[float]] = {name: [] for name in SERVERS}
+    for name, argv in SERVERS.items():  # warm the page cache and the bytecode once
+        time_to_tools_list(argv)
+    for r in range(args.rounds):
+        order = list(SERVERS.items()) if r % 2 == 0 else list(SERVERS.items())[::-1]
+        for name, argv in order:
+            samples[name].append(time_to_tools_list(argv))
+    ours, bare = median(samples["serial-mcp"]), median(samples["bare SDK server"])
+    rows = [[name, f"{median(v) * 1000:.0f}", f"{percentile(v, 0.9) * 1000:.0f}"] for name, v in samples.items()]
+    print(machine_note())
+    print_table(["server", "launch → tools/list p50 ms", "p90 ms"], rows)
+    print(f"ratio serial-mcp / bare SDK server: {ours / bare:.2f}x  (goal <= 1.15x)")
+    rss = idle_rss_with_ports(4)
+    print(f"idle RSS with 4 open ports: {rss / 1024:.1f} MiB  (goal <= 80 MiB)")
+
+
+if __name__ == "__main__":
+    main()
