@@ -95,7 +95,7 @@ def main() -> None:
         for name, argv in order:
             samples[name].append(time_to_tools_list(argv))
     ours, bare = median(samples["serial-mcp"]), median(samples["bare SDK server"])
-    rows = [[name, f"{median(v) * 1000:.0f}", f"{percentile(v, 0.9) * 1000:.0f}"] for name, v in samples.items()]
+    rows = [[name, f"{median(v) * 1000:.0f}", f"{percentile(v, 90) * 1000:.0f}"] for name, v in samples.items()]
     print(machine_note())
     print_table(["server", "launch → tools/list p50 ms", "p90 ms"], rows)
     print(f"ratio serial-mcp / bare SDK server: {ours / bare:.2f}x  (goal <= 1.15x)")
