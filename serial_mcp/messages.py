@@ -869,3 +869,6 @@ UNKNOWN_KEY = "{field} has an unknown key {key!r}.{hint} Allowed keys: {allowed}
 # --- stdio transport ---------------------------------------------------------------------------
 STDIO_CLIENT_GONE = "the client closed the server's stdout; shutting down"
 REQUEST_TOO_LONG = "the request is longer than {max} bytes, more than any tool call needs; it was not read. Send large data in several writes."
+
+# --- issue 28.1: hostile GNSS frames -----------------------------------------------------------
+UBX_COUNT_OVERCLAIMS = "{count} says {claimed} repeated groups ({need} bytes or more) but the payload has {have} bytes left: not decoded (the frame is corrupt or its count lies)."
