@@ -914,3 +914,6 @@ WRITE_STOPPED_STALLED = (
     "sent (flow control holding the line, or nothing reading); nothing was read."
 )
 S_WRITE_STALLED = " (stopped: the device took no byte for the stall time)"
+
+# --- issue 28.1: hostile GNSS frames -----------------------------------------------------------
+UBX_COUNT_OVERCLAIMS = "{count} says {claimed} repeated groups ({need} bytes or more) but the payload has {have} bytes left: not decoded (the frame is corrupt or its count lies)."

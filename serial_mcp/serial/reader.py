@@ -20,6 +20,7 @@ from serial_mcp.core.encoding import ENCODINGS, utf8_complete_length
 from serial_mcp.core.framing.base import FramingError
 from serial_mcp.core.match import Matcher, Span
 from serial_mcp.errors import ErrorCode, InvalidArgument, SerialMcpError, Short
+from serial_mcp.serial import decode_feed
 from serial_mcp.serial.connection import Connection
 from serial_mcp.serial.pattern_search import search_in_worker, search_inline
 
@@ -349,6 +350,8 @@ async def _read_framed(
     idle = req.effective_idle_ms
     silence = spec.silence_s(conn.settings.baud_rate)
     told_quiet_at: int | None = None  # the stream end at which the decoder last heard a silence
+    decoded = False  # something was fed in this read (the deadline then ends it, whatever comes)
+    feeder = decode_feed.Feeder(decoder)
     frames: list[DecodedFrame] = []
     size = 0
     lost = 0
@@ -362,7 +365,7 @@ async def _read_framed(
                 stop, error = "framing_error", event.message
                 break
             frames.append(event)
-            size += len(event.data)
+            size += decode_feed.frame_size(event)
             if req.matcher is not None and req.matcher.find(event.data) is not None:
                 stop, match_index = "match", len(frames) - 1
             elif event.final:
@@ -373,15 +376,21 @@ async def _read_framed(
                 stop = "max_bytes"
         if stop is not None:
             break
+        if decoded and time.monotonic() >= deadline:
+            stop = "timeout"  # bytes that keep the decoder busy (a flood, noise) end at the deadline too
+            break
         rr = conn.read_ring(fed, FEED_CHUNK)
         if rr.bytes_lost:  # the ring overran this reader: the decoder cannot bridge a gap
             lost += rr.bytes_lost
             decoder.reset(rr.from_offset)
             if not frames:
                 from_offset = rr.from_offset
-        if rr.data:
-            pending.extend(decoder.feed(rr.data))
         fed = rr.next_offset
+        if rr.data:  # decoded on the loop if small, else in a worker thread, in pieces
+            events, used = await feeder.feed(rr.data, deadline, req.max_frames - len(frames))
+            pending.extend(events)
+            fed = rr.from_offset + used
+            decoded = True
         if rr.data or rr.bytes_lost:
             continue
         wake_in: float | None = None
@@ -397,6 +406,7 @@ async def _read_framed(
             else:
                 wake_in = silence - quiet
         stop = await _wait_or_stop(conn, fed, deadline, idle, bool(frames), wake_in)
+        feeder.rested()
 
     next_offset = (
         frames[-1].end if pending and frames else (from_offset if pending else decoder.pending_start)

@@ -19,6 +19,7 @@ fields as ``key=value`` text (or a framing error's message).
 from __future__ import annotations
 
 import copy
+import itertools
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -32,6 +33,7 @@ from serial_mcp.view.series import nmea_values
 __all__ = ["FrameTable", "decode_frames", "decode_streams", "frame_kind", "resolve_settings", "summarize"]
 
 SUMMARY_CHARS: Final = 240
+_SUMMARY_ITEMS: Final = SUMMARY_CHARS // 4  # items of a dict that fill SUMMARY_CHARS ('"k":1,' ≥ 4 each)
 DEFAULT_FRAMING: Final = {"type": "line", "ending": "auto"}
 _ALWAYS_SHOWN: Final = ("kind", "start", "text")  # in the kind column, or the frame's own text
 
@@ -127,6 +129,9 @@ def decode_streams(
 def _short(value: object) -> str:
     if isinstance(value, list) and all(not isinstance(v, list | dict) for v in value):
         return ",".join("" if v is None else str(v) for v in value)
+    if isinstance(value, dict) and len(value) > _SUMMARY_ITEMS:
+        # a summary keeps SUMMARY_CHARS: the first items say as much as a GNSS frame's thousands
+        value = dict(itertools.islice(value.items(), _SUMMARY_ITEMS))
     if isinstance(value, list | dict):
         return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
     return str(value)
@@ -144,6 +149,8 @@ def summarize(parsed: dict[str, Any] | None) -> str:
     else:
         items = parsed.items()
         text = " ".join(f"{k}={_short(v)}" for k, v in items if k not in _ALWAYS_SHOWN and v is not None)
+        if parsed.get("truncated") is True:  # a frame cut at the parser's field cap says so first
+            text = "truncated " + text
     return text if len(text) <= SUMMARY_CHARS else text[: SUMMARY_CHARS - 1] + "…"
 
 

@@ -50,12 +50,15 @@ def _crc_ok(work: bytes, s: int, e: int) -> bool:
 class ModbusRtuRule:
     """Function-code-aware Modbus RTU frame lengths (a FrameRule)."""
 
-    __slots__ = ("include_terminators",)
+    __slots__ = ("_probed", "include_terminators")
     syncs: Final = tuple(bytes([a]) for a in range(_MAX_ADDRESS + 1))
     resync_on_bad: Final = False
 
     def __init__(self, include_terminators: bool = False) -> None:
         self.include_terminators = include_terminators
+        # The bytes of the last unknown-function candidate left waiting: no length up to theirs
+        # checked, so when more bytes arrive behind the same ones only the new lengths are tried.
+        self._probed = b""
 
     @staticmethod
     def candidates(work: bytes, s: int, n: int) -> list[int] | None:
@@ -95,15 +98,22 @@ class ModbusRtuRule:
                 return length
         return lengths[-1] if lengths[-1] <= MAX_ADU else REJECT
 
-    @staticmethod
-    def _unknown(work: bytes, s: int, n: int, final: bool) -> int:
+    def _unknown(self, work: bytes, s: int, n: int, final: bool) -> int:
+        """The first length whose CRC checks; a candidate still waiting for bytes is not probed
+        again at the lengths it was probed at (whether they check depends only on the bytes)."""
         top = min(n - s, MAX_ADU)
-        for length in range(4, top + 1):
+        probed = self._probed
+        first = len(probed) + 1 if probed and work.startswith(probed, s) else 4
+        for length in range(first, top + 1):
             if _crc_ok(work, s, s + length):
                 return length
         if final:
             return n - s if 4 <= n - s <= MAX_ADU else REJECT
-        return REJECT if n - s >= MAX_ADU else NEED
+        if n - s >= MAX_ADU:
+            return REJECT
+        if top >= 4:
+            self._probed = work[s : s + top]
+        return NEED
 
     def frame(self, work: bytes, s: int, e: int, base: int) -> Frame | None:
         """The address+PDU (or the raw frame) with the CRC's verdict."""

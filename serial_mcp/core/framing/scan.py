@@ -16,6 +16,16 @@ it). Bytes that end up in no frame are counted in ``bytes_skipped``.
 Decisions depend only on the bytes, never on how they were chunked: a candidate is judged
 only once all of it has arrived, and a possible partial sync at the end of the input is
 kept for the next feed.
+
+Bounded work: checking a candidate costs its length (the checksum), and candidates may overlap
+(every 5th byte a sync claiming 512 KiB: each would be checked whole, O(n × max_length)). A
+candidate that turns out false is paid for from a check credit that grows by
+:data:`CHECK_PER_BYTE` per byte the scan moves on and holds at most a few frames' worth; a
+candidate longer than the credit is passed over as a false sync, before its bytes are waited for. A
+real stream never runs short (its frames cost nothing, false candidates are rare), so its
+frames are exactly those of an unbounded scan; a flood of overlapping false candidates is
+checked at most ``CHECK_PER_BYTE`` bytes per byte it sends (plus the credit). The credit is a
+function of stream positions, so chunking still changes nothing.
 """
 
 from __future__ import annotations
@@ -33,6 +43,10 @@ __all__ = ["NEED", "REJECT", "FrameRule", "ScanDecoder"]
 NEED: Final = 0
 #: ``measure`` result: no frame can start here (a false sync or an impossible length).
 REJECT: Final = -1
+#: Bytes of false candidates that may be checked per byte of stream (see the module docstring).
+CHECK_PER_BYTE: Final = 16
+#: The credit's ceiling: this much, or two of the rules' longest frames if that is more.
+CREDIT_FLOOR: Final = 1 << 20
 
 
 class FrameRule(Protocol):
@@ -73,7 +87,18 @@ def _maker(rule: FrameRule) -> _Make:
 class ScanDecoder:
     """Incremental decoder over one or more :class:`FrameRule`; see the module docstring."""
 
-    __slots__ = ("_entries", "_lead", "_max_sync", "_prefixes", "_rules", "_rx", "_search")
+    __slots__ = (
+        "_credit",
+        "_credit_at",
+        "_credit_max",
+        "_entries",
+        "_lead",
+        "_max_sync",
+        "_prefixes",
+        "_rules",
+        "_rx",
+        "_search",
+    )
 
     def __init__(self, rules: Sequence[FrameRule], offset: int = 0) -> None:
         if not rules or not all(rule.syncs for rule in rules):
@@ -100,6 +125,10 @@ class ScanDecoder:
             if firsts.count(s[0]) == 1
         }
         self._rx = ReceiveBuffer(offset)
+        longest = max((getattr(rule, "max_length", 0) for rule in rules), default=0)
+        self._credit_max = max(CREDIT_FLOOR, 2 * longest if isinstance(longest, int) else 0)
+        self._credit = self._credit_max  # bytes of false candidates that may still be checked ...
+        self._credit_at = offset  # ... as of this absolute stream position
 
     @property
     def pending_start(self) -> int:
@@ -114,6 +143,18 @@ class ScanDecoder:
     def reset(self, offset: int) -> None:
         """Drop partial state; the next byte fed is at absolute ``offset``."""
         self._rx.reset(offset)
+        self._credit, self._credit_at = self._credit_max, offset
+
+    def _credit_until(self, start: int) -> int:
+        """The check credit of a candidate that starts at absolute position ``start`` (candidates
+        are taken in stream order, so ``start`` never goes back)."""
+        grown = self._credit + CHECK_PER_BYTE * (start - self._credit_at)
+        return grown if grown < self._credit_max else self._credit_max
+
+    def _pay(self, start: int, cost: int) -> None:
+        """The false candidate at absolute ``start`` was checked: ``cost`` bytes."""
+        self._credit = self._credit_until(start) - cost
+        self._credit_at = start
 
     def feed(self, data: bytes) -> list[FrameEvent]:
         """Consume ``data``; return the frames it completes."""
@@ -185,6 +226,9 @@ class ScanDecoder:
                 _, measure, make, rule = entries[m.lastindex - 1]  # type: ignore[operator]  # a group matched
             length = measure(work, s, n, final)
             e = s + length
+            if length > self._credit and length > self._credit_until(base + s):
+                pos = s + 1  # more than false candidates may still cost: passed over as one
+                continue
             if length <= 0 or e > n:  # REJECT, NEED, or not all here yet
                 if length == REJECT or final:
                     pos = s + 1
@@ -194,6 +238,7 @@ class ScanDecoder:
             frame = make(work, s, e, base)
             if frame is not None:
                 if frame.checksum_valid is False and rule.resync_on_bad and self._sync_inside(work, s, e):
+                    self._pay(base + s, length)
                     pos = s + 1
                     continue
                 append(frame)
