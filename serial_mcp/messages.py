@@ -869,3 +869,9 @@ UNKNOWN_KEY = "{field} has an unknown key {key!r}.{hint} Allowed keys: {allowed}
 # --- stdio transport ---------------------------------------------------------------------------
 STDIO_CLIENT_GONE = "the client closed the server's stdout; shutting down"
 REQUEST_TOO_LONG = "the request is longer than {max} bytes, more than any tool call needs; it was not read. Send large data in several writes."
+
+# --- issue 28.3: a board that floods raw-paste window credit -----------------------------------------
+MPY_NO_END = (
+    "the board never sent the raw REPL's end marker (the read stopped: {why}; last heard {got}): a board "
+    "flooding the port, or a script printing more than {max} MiB; the output is not trusted."
+)
