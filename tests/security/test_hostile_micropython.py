@@ -12,16 +12,21 @@ from __future__ import annotations
 
 import socket
 import threading
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
 import pytest
 from mcp import Client
 
+from serial_mcp.core.settings import SerialSettings
 from serial_mcp.engine import micropython_ops
 from serial_mcp.mcp.server import build_server
-from serial_mcp.serial.fake import FakeOpener
+from serial_mcp.serial import sim_micropython_exec as mpy
+from serial_mcp.serial import sim_micropython_values as sim_values
+from serial_mcp.serial.fake import FakeDevice, FakeOpener, FakePortHandle
 from serial_mcp.serial.manager import ConnectionManager
+from serial_mcp.serial.openers import default_opener
+from serial_mcp.serial.sim_micropython import BANNER, PROMPT, MicroPythonBoard
 from tests.liveness import StdioServer
 from tests.tool_calls import call, error
 
@@ -172,3 +177,118 @@ async def test_a_paste_stops_at_its_deadline(fake_client: tuple[Client, FakeOpen
     e = await error(c, "transact", {"connection_id": cid, **script_step(code, timeout_ms=300)})
     assert e["code"] == "timeout", e
     assert device.written.count(b"x = 1") < 4000  # it stopped sending when its time was up
+
+
+# --- item 5: scripts on sim://micropython --------------------------------------------------------
+
+SQUARINGS = "x = 2**64\n" + "x = x * x\n" * 20  # each squaring doubles the bits: 2**70 bits at the end
+
+
+def test_a_doubling_bigint_script_never_holds_the_loop() -> None:
+    with StdioServer() as srv:
+        cid = srv.call("open", {"port": "sim://micropython"})["connection_id"]
+        result = srv.assert_live(
+            "transact", {"connection_id": cid, **script_step(SQUARINGS, timeout_ms=3000)}
+        )
+        step = result["structuredContent"]["steps"][0]
+        assert step["ok"] is False and "MemoryError: memory allocation failed" in step["stderr"], step
+        srv.call("close", {"connection_id": cid})
+
+
+def stderr_of(source: str) -> str:
+    result = mpy.run(source)
+    assert result.stderr.startswith("Traceback (most recent call last):\r\n"), result
+    return result.stderr
+
+
+@pytest.mark.parametrize(
+    ("source", "last_line"),
+    [
+        ('1 < "a"', "TypeError: unsupported types for __lt__: 'int', 'str'"),
+        ('x = 1\nif x >= "a":\n    pass', "TypeError: unsupported types for __ge__: 'int', 'str'"),
+        ('-"x"', "TypeError: unsupported type for __neg__: 'str'"),
+        ('+"x"', "TypeError: unsupported type for __pos__: 'str'"),
+        ("~1.5", "TypeError: unsupported type for __invert__: 'float'"),
+        ('1 + "a"', "TypeError: unsupported types for __add__: 'int', 'str'"),
+        ("range(2**64)", "OverflowError: overflow converting long int to machine word"),
+        ("range(1.5)", "TypeError: can't convert float to int"),
+        ("range(1, 5, 0)", "ValueError: zero step"),
+        ("0 ** -1", "ZeroDivisionError: divide by zero"),
+        ("1 << -1", "ValueError: negative shift count"),
+        ("int(1e400)", "OverflowError: can't convert inf to int"),
+        (SQUARINGS, "MemoryError: memory allocation failed, allocating "),
+        ("2 ** 100000", "MemoryError: memory allocation failed, allocating "),
+        ("1 << 10**9", "MemoryError: memory allocation failed, allocating "),
+        ("round(5, -10**6)", "MemoryError: memory allocation failed, allocating "),
+        ("len(b'x' * 10**6)", "MemoryError: memory allocation failed"),
+    ],
+)
+def test_a_bad_script_gets_the_boards_traceback(source: str, last_line: str) -> None:
+    line = stderr_of(source).splitlines()[-1]
+    assert line.startswith(last_line), line
+
+
+def test_numbers_within_the_heap_still_work() -> None:
+    r = mpy.run("x = 2**64\nx = x * x\nx = x * x\nprint(len(str(x)))")
+    assert r.stderr == "" and r.stdout == "78\r\n", r
+    r = mpy.run("print(1 << 100, 10 ** 100 % 7, 2.0 ** 2000, (-1.5) ** 2001)")
+    assert r.stderr == "" and r.stdout == f"{1 << 100} {10**100 % 7} inf -inf\r\n", r
+
+
+def test_a_self_doubling_list_runs_out_of_memory_before_it_is_printed() -> None:
+    line = stderr_of("a = [1]\n" + "a = [a, a]\n" * 20 + "print(a)").splitlines()[-1]
+    assert line.startswith("MemoryError: memory allocation failed"), line
+
+
+def test_a_script_has_a_bounded_amount_of_work() -> None:
+    busy = "for i in range(5000):\n    y = " + " + ".join(["i"] * 200) + "\n"  # a million additions
+    line = stderr_of(busy).splitlines()[-1]
+    assert line == "RuntimeError: sim://micropython: script ran too many steps", line
+
+
+def test_a_script_prints_a_bounded_amount() -> None:
+    chatty = "s = 'x' * 10000\nfor i in range(5000):\n    print(s)\n"  # 50 MB of output
+    result = mpy.run(chatty)
+    assert result.stderr.splitlines()[-1] == "RuntimeError: sim://micropython: script printed too much"
+    assert len(result.stdout) <= sim_values.MAX_PRINTED
+
+
+class HandClock:
+    """A board's timeline the test runs by hand: queued actions wait until ``run_next``."""
+
+    def __init__(self) -> None:
+        self.queued: list[Callable[[], None]] = []
+
+    def after(self, ms: float, action: Callable[[], None]) -> None:
+        self.queued.append(action)
+
+    def run_next(self) -> None:
+        self.queued.pop(0)()
+
+
+def test_a_script_runs_on_the_boards_clock_keeps_typed_input_and_stops_at_ctrl_c() -> None:
+    device, clock = FakeDevice("sim://micropython"), HandClock()
+    device.responder = MicroPythonBoard(device, clock, running=False)  # type: ignore[arg-type]
+    port = FakePortHandle(device, SerialSettings())
+    port.write(b"\x01")
+    port.write(b"for i in range(5000):\n    x = i\n\x04")
+    assert port.read_chunk() == b"\r\n" + micropython_ops.RAW_BANNER + b"OK"  # the write did not run it
+    port.write(b"\x02")  # typed while the script runs: it waits in the board's buffer
+    port.write(b"\x03")  # Ctrl-C: interrupts the script
+    clock.run_next()
+    interrupted = mpy.traceback("KeyboardInterrupt", "", 1).encode()
+    assert port.read_chunk() == b"\x04" + interrupted + b"\x04>" + b"\r\n" + BANNER + PROMPT
+
+
+@pytest.mark.anyio
+async def test_a_type_error_in_a_step_is_a_traceback_not_internal_error() -> None:
+    async with Client(build_server(ConnectionManager(default_opener()), port_lister=list)) as c:
+        cid = (await call(c, "open", {"port": "sim://micropython"}))["connection_id"]
+        for code, kind in (
+            ('1 < "a"', "TypeError"),
+            ("range(2**64)", "OverflowError"),
+            ('-"x"', "TypeError"),
+        ):
+            r = await call(c, "transact", {"connection_id": cid, **script_step(code)})
+            step = r["steps"][0]
+            assert step["ok"] is False and f"\r\n{kind}: " in step["stderr"], step
