@@ -875,3 +875,6 @@ MPY_NO_END = (
     "the board never sent the raw REPL's end marker (the read stopped: {why}; last heard {got}): a board "
     "flooding the port, or a script printing more than {max} MiB; the output is not trusted."
 )
+
+# --- issue 28.5: a micropython step's timeout --------------------------------------------------------
+MPY_STEP_TIMEOUT = "a micropython step's timeout_ms is the script's whole time: give 1 ms or more (default 10000)"

@@ -292,3 +292,24 @@ async def test_a_type_error_in_a_step_is_a_traceback_not_internal_error() -> Non
             r = await call(c, "transact", {"connection_id": cid, **script_step(code)})
             step = r["steps"][0]
             assert step["ok"] is False and f"\r\n{kind}: " in step["stderr"], step
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("extra", "field"),
+    [
+        ({"timeout_ms": "abc"}, "timeout_ms"),
+        ({"timeout_ms": True}, "timeout_ms"),
+        ({"timeout_ms": 1.5}, "timeout_ms"),
+        ({"timeout_ms": -5}, "timeout_ms"),
+        ({"timeout_ms": 0}, "timeout_ms"),
+        ({"interrupt": "no"}, "interrupt"),
+    ],
+)
+async def test_a_micropython_steps_options_are_typed(extra: dict[str, Any], field: str) -> None:
+    async with Client(build_server(ConnectionManager(default_opener()), port_lister=list)) as c:
+        cid = (await call(c, "open", {"port": "sim://micropython"}))["connection_id"]
+        e = await error(c, "transact", {"connection_id": cid, **script_step("print(1)", **extra)})
+        assert e["code"] == "invalid_argument" and field in e["message"], e
+        status = await call(c, "get_status", {"connection_id": cid})
+        assert status["tx_bytes"] == 0  # refused before anything was sent
