@@ -917,3 +917,12 @@ S_WRITE_STALLED = " (stopped: the device took no byte for the stall time)"
 
 # --- issue 28.1: hostile GNSS frames -----------------------------------------------------------
 UBX_COUNT_OVERCLAIMS = "{count} says {claimed} repeated groups ({need} bytes or more) but the payload has {have} bytes left: not decoded (the frame is corrupt or its count lies)."
+
+# --- issue 28.3: a board that floods raw-paste window credit -----------------------------------------
+MPY_NO_END = (
+    "the board never sent the raw REPL's end marker (the read stopped: {why}; last heard {got}): a board "
+    "flooding the port, or a script printing more than {max} MiB; the output is not trusted."
+)
+
+# --- issue 28.5: a micropython step's timeout --------------------------------------------------------
+MPY_STEP_TIMEOUT = "a micropython step's timeout_ms is the script's whole time: give 1 ms or more (default 10000)"

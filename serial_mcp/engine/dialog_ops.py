@@ -8,7 +8,10 @@ nothing; the dialog stops at the first step whose ``expect`` did not arrive.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
+
+from pydantic import ValidationError
 
 from serial_mcp import messages
 from serial_mcp.core.encoding import encode_output
@@ -16,22 +19,20 @@ from serial_mcp.core.keys import encode_keys
 from serial_mcp.core.unknown_keys import reject_unknown_keys
 from serial_mcp.engine import io_ops, micropython_ops, results, shaping
 from serial_mcp.engine.access import Caller
-from serial_mcp.engine.options import READ_WINDOW, ReadOptions, TransactOptions, build, derive
+from serial_mcp.engine.options import (
+    READ_WINDOW,
+    DialogStep,
+    ReadOptions,
+    TransactOptions,
+    build,
+    derive,
+    invalid,
+)
 from serial_mcp.engine.services import Services
 from serial_mcp.errors import ErrorCode, InvalidArgument, SerialMcpError
 
 MAX_STEPS = 32
-STEP_KEYS = (
-    "send",
-    "keys",
-    "encoding",
-    "expect",
-    "timeout_ms",
-    "idle_ms",
-    "respond",
-    "micropython",
-    "interrupt",
-)
+STEP_KEYS = tuple(f.name for f in dataclasses.fields(DialogStep))
 MPY_TIMEOUT_MS = 10_000
 
 
@@ -66,6 +67,10 @@ def parse_steps(steps: Any) -> list[dict[str, Any]]:
             raise InvalidArgument(messages.STEP_BAD.format(i=i, problem="send must be a string"))
         if keys is not None and not (isinstance(keys, list) and all(isinstance(k, str) for k in keys)):
             raise InvalidArgument(messages.STEP_BAD.format(i=i, problem="keys must be a list of key names"))
+        try:
+            DialogStep(**step)
+        except ValidationError as exc:
+            raise invalid(exc, f"steps[{i}]") from None
         code = step.get("micropython")
         if code is not None:
             if (
@@ -76,6 +81,8 @@ def parse_steps(steps: Any) -> list[dict[str, Any]]:
                 or step.get("expect") is not None
             ):
                 raise InvalidArgument(messages.STEP_BAD.format(i=i, problem=messages.MPY_STEP_ALONE))
+            if step.get("timeout_ms") == 0:
+                raise InvalidArgument(messages.STEP_BAD.format(i=i, problem=messages.MPY_STEP_TIMEOUT))
             out.append(step)
             continue
         if not send and not keys and step.get("expect") is None:
@@ -175,8 +182,8 @@ async def _micropython_step(
     """Run a script through the raw REPL (``micropython_ops``); ok when it raised nothing."""
     conn = svc.connection(caller, connection_id, "write")
     shaping.require_open(conn)
-    timeout_ms = step.get("timeout_ms") or MPY_TIMEOUT_MS
-    interrupt = step.get("interrupt", True) is not False
+    timeout_ms = step.get("timeout_ms") or MPY_TIMEOUT_MS  # typed and > 0 (parse_steps)
+    interrupt = step.get("interrupt") is not False
 
     async def send(data: bytes) -> int:
         out = await shaping.write_locked(conn, data, None)

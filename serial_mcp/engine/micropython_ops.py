@@ -3,13 +3,15 @@
 The exchange mpremote uses (MicroPython's documented raw REPL): optionally Ctrl-C twice to stop a
 running program, Ctrl-A to enter the raw REPL (``raw REPL; CTRL-B to exit\\r\\n>``), then raw-paste
 mode (``\\x05A\\x01`` → ``R\\x01`` and a 16-bit window size; never more than the window in flight,
-one more window per ``\\x01`` from the board) or, on a board without raw-paste, the plain raw REPL
-(code, Ctrl-D, ``OK``). Output is ``stdout \\x04 stderr \\x04 >``. Ctrl-B returns to the friendly
-REPL. The TX lock is held throughout, so nothing else is written into the exchange.
+one more window per ``\\x01`` from the board, read only once the window is spent) or, on a board
+without raw-paste, the plain raw REPL (code, Ctrl-D, ``OK``). Output is ``stdout \\x04 stderr \\x04
+>``. Ctrl-B returns to the friendly REPL. The TX lock is held throughout, so nothing else is
+written into the exchange.
 """
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -49,6 +51,11 @@ class _Stream:
             left = min(left, cap_s)
         return max(0, int(left * 1000))
 
+    def check_deadline(self) -> None:
+        """The script's time is up: ``timeout`` (what was heard last is in the message)."""
+        if time.monotonic() >= self.deadline:
+            raise _Missing(self.conn.read_ring(max(self.pos - 80, 0), 80).data, "timeout")
+
     async def take(self, n: int, cap_s: float | None = None) -> bytes:
         req = reader.build_read_request(
             from_="now",
@@ -73,14 +80,17 @@ class _Stream:
         out = await reader.read(self.conn, req, start=self.pos)
         self.pos = out.next_offset
         if out.stop_reason != "match":
-            raise _Missing(out.data)
+            raise _Missing(out.data, out.stop_reason)
         return out.data
 
 
 class _Missing(Exception):
-    def __init__(self, got: bytes) -> None:
+    """The board did not send what the protocol expects: ``why`` is the read's stop reason."""
+
+    def __init__(self, got: bytes, why: str = "timeout") -> None:
         super().__init__(got)
         self.got = got
+        self.why = why
 
 
 async def run_script(
@@ -116,6 +126,9 @@ async def run_script(
         stderr = (await stream.until(b"\x04"))[:-1]
         await stream.until(b">")
     except _Missing as exc:
+        if exc.why != "timeout":  # e.g. 4 MiB of credit or output with no end marker in it
+            text = messages.MPY_NO_END.format(why=exc.why, got=_show(exc.got), max=MAX_OUTPUT >> 20)
+            raise SerialMcpError(ErrorCode.MPY_FAILED, text) from None
         raise SerialMcpError(ErrorCode.TIMEOUT, messages.MPY_TIMEOUT.format(got=_show(exc.got))) from None
     finally:
         sent += await write(b"\x02")  # back to the friendly REPL, whatever happened
@@ -123,15 +136,23 @@ async def run_script(
 
 
 async def _paste(stream: _Stream, code: bytes, write: WriteFn) -> int:
-    """Raw-paste flow control: never more than the granted window in flight."""
+    """Raw-paste flow control: never more than the granted window in flight.
+
+    Flow-control bytes are read only when the credit is spent (a board granting credit without end
+    cannot keep the host reading), the deadline is checked on every turn and each turn yields, so a
+    board at any pace costs the event loop one short step at a time. Credit that piled up is
+    skipped with the end-of-data acknowledgement (``until(b"\\x04")``)."""
     header = await stream.take(2)
     window = int.from_bytes(header, "little") if len(header) == 2 else 0
     if window <= 0:
         raise SerialMcpError(ErrorCode.MPY_FAILED, messages.MPY_NOT_OK.format(got=_show(header)))
     credit, i, sent = window, 0, 0
     while i < len(code):
-        while credit == 0 or stream.conn.snapshot().end_offset > stream.pos:
+        while credit == 0:
+            stream.check_deadline()
             flow = await stream.take(1)
+            if not flow:
+                raise _Missing(flow, "timeout")
             if flow == b"\x01":
                 credit += window
             elif flow == b"\x04":  # the board ended the paste (e.g. a syntax error): acknowledge
@@ -139,10 +160,12 @@ async def _paste(stream: _Stream, code: bytes, write: WriteFn) -> int:
                 return sent
             else:
                 raise SerialMcpError(ErrorCode.MPY_FAILED, messages.MPY_NOT_OK.format(got=_show(flow)))
+        stream.check_deadline()
         piece = code[i : i + credit]
         sent += await write(piece)
         credit -= len(piece)
         i += len(piece)
+        await asyncio.sleep(0)  # a board granting one byte at a time: one step per turn
     sent += await write(b"\x04")
     await stream.until(b"\x04")  # the board acknowledges the end of data
     return sent

@@ -26,14 +26,15 @@ from __future__ import annotations
 import dataclasses
 import difflib
 from collections.abc import Callable, Mapping
-from typing import Any, ClassVar, TypeVar
+from typing import Annotated, Any, ClassVar, TypeVar
 
-from pydantic import ConfigDict, ValidationError
+from pydantic import ConfigDict, Field, Strict, ValidationError
 from pydantic.dataclasses import dataclass
 
 from serial_mcp import messages
 from serial_mcp.engine import option_types as t
 from serial_mcp.errors import InvalidArgument, Short
+from serial_mcp.serial.reader import MAX_TIMEOUT_MS
 
 CONFIG = ConfigDict(extra="forbid")
 T = TypeVar("T")
@@ -174,6 +175,27 @@ class TransactOptions(CursorView):
     write_timeout_ms: t.WriteTimeout = None
     steps: t.Steps = None
     keys: t.Keys = None
+
+
+# --- issue 28.5: a dialog step's fields, typed -------------------------------------------------------
+StepMs = Annotated[int, Strict(), Field(ge=0, le=MAX_TIMEOUT_MS)]
+
+
+@dataclass(frozen=True, kw_only=True, config=CONFIG)
+class DialogStep(NoOptions):
+    """What one object of ``transact(steps=[...])`` may hold, each field typed: every step is
+    checked before the first byte goes out (``timeout_ms: "abc"`` is ``invalid_argument``). The
+    published schema keeps ``steps`` a list of objects (``P_STEPS`` says what they hold)."""
+
+    send: str | None = None
+    keys: list[str] | None = None
+    encoding: t.Enc | None = None
+    expect: dict[str, Any] | str | None = None
+    timeout_ms: StepMs | None = None
+    idle_ms: StepMs | None = None
+    respond: dict[str, Any] | None = None
+    micropython: str | None = None
+    interrupt: Annotated[bool, Strict()] | None = None
 
 
 @dataclass(frozen=True, kw_only=True, config=CONFIG)

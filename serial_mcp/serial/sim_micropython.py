@@ -13,19 +13,23 @@
   is ignored until Ctrl-C, which interrupts it (a ``KeyboardInterrupt`` traceback) and leaves the friendly
   REPL.
 
-Scripts run on ``sim_micropython_exec`` (a small, safe subset of Python).
+Scripts run on ``sim_micropython_exec`` (a small, safe subset of Python, bounded in work, size and
+time), on the board's own clock thread and not inside the host's write: the write returns at once,
+the output follows when the script ends, as on a board. What the host sends meanwhile waits in the
+board's input buffer, except Ctrl-C, which interrupts the script (a ``KeyboardInterrupt``).
 """
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from urllib.parse import parse_qs, urlsplit
 
 from serial_mcp import messages
 from serial_mcp.core.settings import SerialSettings
 from serial_mcp.errors import InvalidArgument
 from serial_mcp.serial.fake import FakeDevice
-from serial_mcp.serial.sim_micropython_exec import run, traceback
+from serial_mcp.serial.sim_micropython_exec import Result, run, traceback
 from serial_mcp.serial.sim_timeline import TimedPortHandle, Timeline
 
 CTRL_A, CTRL_B, CTRL_C, CTRL_D, CTRL_E = 1, 2, 3, 4, 5
@@ -59,6 +63,13 @@ class MicroPythonBoard:
         self._taken = 0  # bytes of the current window consumed
         self._ticks = 0
         self._lock = threading.Lock()
+        self._typeahead = bytearray()  # what the host sent while a script ran
+        self._interrupt = threading.Event()
+        self._resume = "raw"  # the mode a running script returns to
+
+    def power_off(self) -> None:
+        """The port closed: a script still running stops at its next statement."""
+        self._interrupt.set()
 
     def power_on(self) -> None:
         with self._lock:
@@ -76,11 +87,38 @@ class MicroPythonBoard:
             self.timeline.after(TICK_MS, self._tick)
 
     def __call__(self, data: bytes) -> bytes | None:
+        with self._lock:  # fed under the lock: a script's output can never overtake the "OK" before it
+            out = self._take(data)
+            if out:
+                self.device.feed(out)
+        return None
+
+    def _take(self, data: bytes) -> bytes:
         out = bytearray()
+        for b in data:
+            if self.mode == "executing":
+                if b == CTRL_C:
+                    self._interrupt.set()
+                elif len(self._typeahead) < MAX_CODE:
+                    self._typeahead.append(b)
+                else:
+                    self.overrun_bytes += 1
+                continue
+            out += getattr(self, f"_{self.mode}")(b)
+        return bytes(out)
+
+    def _start(self, text: str, resume: str, shown: Callable[[Result], bytes]) -> None:
+        """Run ``text`` on the clock thread; ``shown`` is what the board prints when it ends."""
+        self.mode, self._resume = "executing", resume
+        self._interrupt.clear()
+        self.timeline.after(0, lambda: self._finish(text, shown))
+
+    def _finish(self, text: str, shown: Callable[[Result], bytes]) -> None:
+        result = run(text, self._interrupt.is_set)  # without the lock: the host may type, or Ctrl-C
         with self._lock:
-            for b in data:
-                out += getattr(self, f"_{self.mode}")(b)
-        return bytes(out) or None
+            self.mode = self._resume
+            typed, self._typeahead = bytes(self._typeahead), bytearray()
+            self.device.feed(shown(result) + self._take(typed))
 
     # --- states: each takes one byte and returns what the board prints at once ---
 
@@ -105,7 +143,11 @@ class MicroPythonBoard:
             return b"\r\n" + SOFT_REBOOT + BANNER + PROMPT
         if b == 0x0D:
             line, self._buf = bytes(self._buf), bytearray()
-            return b"\r\n" + self._run_line(line) + PROMPT
+            text = line.decode("utf-8", "replace")
+            if not text.strip():
+                return b"\r\n" + PROMPT
+            self._start(text, "friendly", _shown_at_prompt)
+            return b"\r\n"
         if b in (0x08, 0x7F):
             if not self._buf:
                 return b""
@@ -115,16 +157,6 @@ class MicroPythonBoard:
             return b""
         self._buf.append(b)
         return bytes([b])
-
-    def _run_line(self, line: bytes) -> bytes:
-        text = line.decode("utf-8", "replace")
-        if not text.strip():
-            return b""
-        result = run(text)
-        shown = result.stdout + result.stderr
-        if not result.stderr and result.value is not None:
-            shown += repr(result.value) + "\r\n"
-        return shown.encode()
 
     def _enter_raw(self) -> None:
         self.mode = "raw"
@@ -145,7 +177,8 @@ class MicroPythonBoard:
             if not self._buf:
                 return b"\r\n" + SOFT_REBOOT + RAW_BANNER
             code, self._buf = bytes(self._buf), bytearray()
-            return b"OK" + self._execute(code)
+            self._execute(code)
+            return b"OK"
         if b == CTRL_E and not self._buf:
             self.mode = "paste_request"
             return b""
@@ -171,7 +204,8 @@ class MicroPythonBoard:
             self.mode = "raw"
             if b == CTRL_C:
                 return b"\x04\x04" + traceback("KeyboardInterrupt", "", 1).encode() + b"\x04>"
-            return b"\x04" + self._execute(code)
+            self._execute(code)
+            return b"\x04"
         if self._credit == 0:
             self.overrun_bytes += 1  # the host ignored the flow control: the board's buffer overflowed
             return b""
@@ -190,12 +224,22 @@ class MicroPythonBoard:
                 self._credit += WINDOW
                 self.device.feed(b"\x01")
 
-    def _execute(self, code: bytes) -> bytes:
-        """Run a raw-REPL script: stdout ``\\x04`` stderr ``\\x04>``."""
+    def _execute(self, code: bytes) -> None:
+        """Run a raw-REPL script: stdout ``\\x04`` stderr ``\\x04>`` when it ends."""
         text = code.decode("utf-8", "replace")
         self.scripts.append(text)
-        result = run(text)
-        return result.stdout.encode() + b"\x04" + result.stderr.encode() + b"\x04>"
+        self._start(text, "raw", _shown_raw)
+
+
+def _shown_raw(result: Result) -> bytes:
+    return result.stdout.encode() + b"\x04" + result.stderr.encode() + b"\x04>"
+
+
+def _shown_at_prompt(result: Result) -> bytes:
+    shown = result.stdout + result.stderr
+    if not result.stderr and result.value is not None:
+        shown += repr(result.value) + "\r\n"
+    return shown.encode() + PROMPT
 
 
 def running_of(port: str) -> bool:
@@ -207,10 +251,22 @@ def running_of(port: str) -> bool:
     return state == "running"
 
 
+class BoardPortHandle(TimedPortHandle):
+    """The board's port: closing it also stops a script that is still running."""
+
+    def __init__(self, board: MicroPythonBoard, settings: SerialSettings) -> None:
+        super().__init__(board.device, settings, board.timeline)
+        self.board = board
+
+    def close(self) -> None:
+        self.board.power_off()
+        super().close()
+
+
 def open_micropython(port: str, settings: SerialSettings) -> TimedPortHandle:
     timeline = Timeline(port)
     device = FakeDevice(port)
     board = MicroPythonBoard(device, timeline, running_of(port))
     device.responder = board
     board.power_on()
-    return TimedPortHandle(device, settings, timeline)
+    return BoardPortHandle(board, settings)
