@@ -17,7 +17,7 @@ import inspect
 import os
 import threading
 import urllib.parse
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Concatenate, ParamSpec, Protocol, Self, TypeVar
@@ -31,8 +31,9 @@ from serial_mcp.engine.options import build
 from serial_mcp.engine.services import Services
 from serial_mcp.serial.handle import Opener
 from serial_mcp.serial.manager import ConnectionManager
-from serial_mcp.serial.openers import RoutingOpener, default_opener
+from serial_mcp.serial.openers import RoutingOpener
 from serial_mcp.serial.playback import Playback
+from serial_mcp.serial.policy import GuardedOpener, PortPolicy, policy_opener
 from serial_mcp.serial.ports import PortInfo, list_system_ports
 from serial_mcp.serial.pty_bridge import PtyBridge
 from serial_mcp.serial.replay import ReplayMode, ReplayOpener
@@ -50,6 +51,7 @@ __all__ = [
     "Engine",
     "EngineConnection",
     "Playback",
+    "PortPolicy",
     "PtyBridge",
     "Quotas",
     "ReplayMode",
@@ -179,7 +181,13 @@ class Engine:
     """Ports, buffers and stores for one program: a method per tool that takes no
     ``connection_id`` (the rest are ``EngineConnection``'s). ``opener`` decides where bytes come
     from (default: real ports, ``sim://`` devices and ``replay://`` captures); ``capture_dir``
-    enables captures; ``profiles`` names a profile store (TOML) for the profile operations."""
+    enables captures; ``profiles`` names a profile store (TOML) for the profile operations.
+
+    The server's port policy, as keywords: ``read_only`` refuses every writing operation,
+    ``allowlist`` admits only the ports its patterns admit (``["/dev/ttyUSB*", "usb:0403:6001"]``,
+    judged as the server judges them, on every open and reconnect), ``enable_url_schemes`` lets
+    the named pyserial URL schemes through (``["spy"]``). They are built into the opener exactly
+    as the server builds its own (``serial.policy.policy_opener``); ``policy`` is the result."""
 
     def __init__(
         self,
@@ -188,16 +196,23 @@ class Engine:
         capture_dir: Path | str | None = None,
         port_lister: Callable[[], list[PortInfo]] = list_system_ports,
         read_only: bool = False,
+        allowlist: Sequence[str] | None = None,
+        enable_url_schemes: Sequence[str] = (),
         capture_quotas: Quotas | None = None,
         profiles: Path | str | None = None,
     ) -> None:
-        directory = Path(capture_dir) if capture_dir is not None else None
+        self.policy = PortPolicy.of(
+            read_only=read_only,
+            allowlist=allowlist,
+            enable_url_schemes=enable_url_schemes,
+            capture_dir=capture_dir,
+        )
         self.services = Services(
-            ConnectionManager(opener or default_opener(directory)),
-            CaptureStore(directory, capture_quotas),
+            ConnectionManager(policy_opener(self.policy, port_lister, opener)),
+            CaptureStore(self.policy.capture_dir, capture_quotas),
             ProfileStore(Path(profiles)) if profiles is not None else None,
             port_lister,
-            AccessPolicy(read_only=read_only),
+            AccessPolicy(read_only=self.policy.read_only),
         )
         self.caller = Caller.local()
 
@@ -360,16 +375,32 @@ def local_opener(capture_dir: Path | str | None = None) -> RoutingOpener:
 
 
 def serve_pty(
-    port: str, *, capture_dir: Path | str | None = None, on_finished: Callable[[str], None] | None = None
+    port: str,
+    *,
+    capture_dir: Path | str | None = None,
+    on_finished: Callable[[str], None] | None = None,
+    allowlist: Sequence[str] | None = None,
 ) -> PtyBridge:
     """Serve ``port`` (``sim://modem``, ``replay://boot.jsonl?mode=respond`` …) on a new PTY, raw:
     open ``bridge.path`` from the program under test; ``bridge.close()`` ends it. Playing starts
-    when a program first opens the PTY; ``on_finished(path)`` runs when a replay has played through."""
-    handle = local_opener(capture_dir).open(port, SerialSettings())
+    when a program first opens the PTY; ``on_finished(path)`` runs when a replay has played through.
+    With an ``allowlist``, only what it admits is served (as ``Engine(allowlist=…)`` opens)."""
+    policy = PortPolicy.of(allowlist=allowlist, capture_dir=capture_dir)
+    opener = policy_opener(policy, inner=local_opener(capture_dir))
+    handle = opener.open(port, SerialSettings())
     return PtyBridge(handle, on_finished).start()
 
 
-def play_replay(url: str, *, capture_dir: Path | str | None = None) -> Playback:
-    """A ``replay://`` URL's bytes for a sink of your own: ``play_replay(url).run(write)``."""
-    directory = Path(capture_dir) if capture_dir is not None else None
-    return Playback(ReplayOpener(directory).open(url, SerialSettings()))
+def play_replay(
+    url: str, *, capture_dir: Path | str | None = None, allowlist: Sequence[str] | None = None
+) -> Playback:
+    """A ``replay://`` URL's bytes for a sink of your own: ``play_replay(url).run(write)``. With an
+    ``allowlist``, only a capture file it admits is played."""
+    policy = PortPolicy.of(allowlist=allowlist, capture_dir=capture_dir)
+    patterns = policy.patterns()
+    if patterns is not None:
+        guard = GuardedOpener(
+            ReplayOpener(policy.capture_dir), patterns, list_system_ports, capture_dir=policy.capture_dir
+        )
+        url = guard.judge(url)
+    return Playback(ReplayOpener(policy.capture_dir).open(url, SerialSettings()))

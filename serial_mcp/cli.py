@@ -125,19 +125,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "demo":
             from serial_mcp.mcp.demo_client import run_demo
 
-            return run_demo(args.device, sys.stdout)
+            return run_demo(args.device, sys.stdout, config.server_flags(cfg))
         if args.command == "record":
             from serial_mcp.commands.record import run_record
 
-            return run_record(args.device, args.output, args.baud, args.note)
+            return run_record(config.port_policy(cfg), args.device, args.output, args.baud, args.note)
         if args.command == "mirror":
             from serial_mcp.commands.mirror import run_mirror
 
-            return run_mirror(args.device, args.baud, args.rw, sys.stdout)
+            return run_mirror(config.port_policy(cfg), args.device, args.baud, args.rw, sys.stdout)
         if args.command == "replay":
             from serial_mcp.commands.replay import run_replay
 
-            return run_replay(args.file, args.mode, args.speed, args.loop, args.pty, sys.stdout)
+            return run_replay(
+                config.port_policy(cfg), args.file, args.mode, args.speed, args.loop, args.pty, sys.stdout
+            )
         if args.command == "decode":
             from serial_mcp.commands.decode import run_decode
 
@@ -153,12 +155,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command in ("ports", "send", "read"):
             from serial_mcp.commands import oneshot
 
+            policy = config.port_policy(cfg)
             if args.command == "ports":
-                return oneshot.run_ports(args.json, sys.stdout)
+                return oneshot.run_ports(policy, args.json, sys.stdout)
             shared = (args.expect, args.timeout_ms, args.protocol, args.baud_rate, args.json, sys.stdout)
             if args.command == "send":
-                return oneshot.run_send(args.device, args.data, *shared)
-            return oneshot.run_read(args.device, *shared)
+                return oneshot.run_send(policy, args.device, args.data, *shared)
+            return oneshot.run_read(policy, args.device, *shared)
         if args.command == "view":
             from serial_mcp.view.command import run_view
 
@@ -188,15 +191,10 @@ def serve(cfg: config.ServerConfig) -> int:
     """Serve over stdio until the client closes stdin, or over HTTP until interrupted."""
     import anyio
 
-    from serial_mcp.core.allowlist import parse_allowlist
-    from serial_mcp.errors import InvalidArgument
     from serial_mcp.mcp.http import build_http_app, serve_http
     from serial_mcp.mcp.server import build_server
-    from serial_mcp.serial.handle import Opener
     from serial_mcp.serial.manager import ConnectionManager
-    from serial_mcp.serial.openers import default_opener
-    from serial_mcp.serial.policy import GuardedOpener
-    from serial_mcp.serial.ports import list_system_ports
+    from serial_mcp.serial.policy import policy_opener
     from serial_mcp.store.captures import CaptureStore, Quotas
     from serial_mcp.store.profiles import ProfileStore, default_profiles_path
 
@@ -205,22 +203,14 @@ def serve(cfg: config.ServerConfig) -> int:
         Quotas(cfg.capture_max_file_bytes, cfg.capture_max_total_bytes, cfg.capture_max_files),
     )
     captures.prepare()  # an unusable directory stops the start, like an unreadable profile store
-    patterns = None
-    if cfg.allowlist is not None:
-        try:
-            patterns = parse_allowlist(cfg.allowlist)
-        except InvalidArgument as exc:  # fail closed: a bad list is a startup error, never "allow all"
-            raise config.ConfigError(exc.message) from None
-    schemes = frozenset(cfg.enable_url_schemes)
-    opener: Opener = default_opener(cfg.capture_dir, enabled_schemes=schemes, allowlist=patterns)
-    if patterns is not None:
-        opener = GuardedOpener(opener, patterns, list_system_ports, capture_dir=cfg.capture_dir)
+    policy = config.port_policy(cfg)  # the policy every command opens ports under
+    opener = policy_opener(policy)
     profiles = ProfileStore(cfg.profiles_path or default_profiles_path())
     profiles.load()  # an unreadable, corrupt or future-version store stops the start, untouched
     server = build_server(
         ConnectionManager(opener, max_ring_memory=cfg.max_ring_memory),
         captures=captures,
-        read_only=cfg.read_only,
+        read_only=policy.read_only,
         profiles=profiles,
         log_level=cfg.log_level,
     )

@@ -869,3 +869,11 @@ UNKNOWN_KEY = "{field} has an unknown key {key!r}.{hint} Allowed keys: {allowed}
 # --- stdio transport ---------------------------------------------------------------------------
 STDIO_CLIENT_GONE = "the client closed the server's stdout; shutting down"
 REQUEST_TOO_LONG = "the request is longer than {max} bytes, more than any tool call needs; it was not read. Send large data in several writes."
+
+# --- issue 28.11: every front door, one policy ------------------------------------------------------
+POLICY_NOT_A_LIST = "{name} is a list of strings, not the string {value!r}; write {name}=[{value!r}]."
+POLICY_BAD_SCHEME = "enable_url_schemes: {error}."
+POLICY_SCHEMES_NEED_DEFAULT_OPENER = (
+    "enable_url_schemes configures the default opener; with an opener of your own, let that opener "
+    "decide which schemes it opens (and leave enable_url_schemes out)."
+)

@@ -12,7 +12,10 @@ exactly (an error is ``{"error": {"code", "message"}}``, as the tool returns it)
 
 Exit codes: 0 done; 1 ``--expect`` did not match in time (``read`` without ``--expect``: nothing
 arrived); 2 a usage error (a bad flag, escape, pattern or protocol); 3 the port (not found, busy,
-not allowed, failed).
+not allowed, failed; ``send`` in read-only mode, refused before the port is opened).
+
+Every one runs under the settings the server runs under (``commands/doors.py``): ``--read-only``,
+``--allowlist``, ``--enable-url-scheme`` and ``--capture-dir``, from flags, environment or config file.
 """
 
 from __future__ import annotations
@@ -24,7 +27,8 @@ from typing import Final, TextIO, TypeVar
 import anyio
 
 from serial_mcp import messages
-from serial_mcp.api import Engine, EngineConnection
+from serial_mcp.api import EngineConnection, PortPolicy
+from serial_mcp.commands.doors import engine
 from serial_mcp.commands.output import announce, status
 from serial_mcp.core.encoding import decode_input
 from serial_mcp.core.escapes import unescape
@@ -40,11 +44,16 @@ R = TypeVar("R")
 Result = ListPortsResult | TransactResult | ReadResult
 
 
-def run_ports(as_json: bool, out: TextIO) -> int:
-    return _run(_ports, as_json, out)
+def run_ports(policy: PortPolicy, as_json: bool, out: TextIO) -> int:
+    async def go() -> tuple[Result, int]:
+        async with engine(policy) as eng:
+            return await eng.list_ports(), EXIT_OK
+
+    return _run(go, as_json, out)
 
 
 def run_send(
+    policy: PortPolicy,
     port: str,
     data: str,
     expect: str | None,
@@ -67,7 +76,7 @@ def run_send(
                 protocol=protocol,
             )
 
-        result = await _on_port(port, baud_rate, call)
+        result = await _on_port(policy, port, baud_rate, call, writes=True)
         ok = result.read.matched if expect is not None else True
         if not as_json:
             _show_read(result.read, out)
@@ -77,6 +86,7 @@ def run_send(
 
 
 def run_read(
+    policy: PortPolicy,
     port: str,
     expect: str | None,
     timeout_ms: int | None,
@@ -89,7 +99,7 @@ def run_read(
         return await conn.read(match=expect, timeout_ms=timeout_ms, protocol=protocol)
 
     async def go() -> tuple[Result, int]:
-        result = await _on_port(port, baud_rate, call)
+        result = await _on_port(policy, port, baud_rate, call)
         got = result.next_offset > result.from_offset or bool(result.frames)
         ok = result.matched if expect is not None else got
         if not as_json:
@@ -102,13 +112,17 @@ def run_read(
 # --- the shared shape ----------------------------------------------------------------------------------
 
 
-async def _ports() -> tuple[Result, int]:
-    async with Engine() as eng:
-        return await eng.list_ports(), EXIT_OK
-
-
-async def _on_port(port: str, baud_rate: int | None, call: Callable[[EngineConnection], Awaitable[R]]) -> R:
-    async with Engine() as eng:
+async def _on_port(
+    policy: PortPolicy,
+    port: str,
+    baud_rate: int | None,
+    call: Callable[[EngineConnection], Awaitable[R]],
+    *,
+    writes: bool = False,
+) -> R:
+    async with engine(policy) as eng:
+        if writes:  # refused before the port is opened: opening alone may reset a board (DTR)
+            eng.services.policy.require_writable("send")
         conn = await eng.open(port, baud_rate=baud_rate)
         try:
             return await call(conn)
