@@ -30,7 +30,7 @@ async def _mirror(policy: PortPolicy, port: str, baud: int, rw: bool, out: TextI
 
         def ready() -> None:
             announce(out, path)
-            status(messages.CLI_MIRRORING.format(port=port, path=path, mode=mode))
+            status(messages.CLI_MIRRORING.format(port=conn.port, path=path, mode=mode))
 
         await hold(conn, ready)
     return 0

@@ -38,7 +38,7 @@ async def _record(policy: PortPolicy, port: str, output: str, baud: int, note: s
     async with engine(policy, capture_dir=path.parent, capture_quotas=UNLIMITED) as eng:
         conn = await eng.open(port, baud_rate=baud)
         await conn.record("start", path=path.name, note=note)
-        reason = await hold(conn, lambda: status(messages.CLI_RECORDING.format(port=port, path=path)))
+        reason = await hold(conn, lambda: status(messages.CLI_RECORDING.format(port=conn.port, path=path)))
         final = await conn.record("stop")
     status(
         messages.CLI_RECORDED.format(path=path, n=final.events_written, b=final.bytes_written, reason=reason)

@@ -280,3 +280,110 @@ def test_enabled_schemes_with_an_opener_of_ones_own_are_refused() -> None:
 
     with pytest.raises(InvalidArgument):
         Engine(opener=local_opener(), enable_url_schemes=["spy"])
+
+
+# --- 28.12: a credential in a port URL is never repeated ----------------------------------------------
+
+SECRET = "hunter2"
+
+
+@pytest.mark.parametrize(
+    ("port", "shown"),
+    [
+        ("socket://admin:hunter2@10.0.0.5:4000", "socket://***@10.0.0.5:4000"),
+        ("rfc2217://user:hunter2@bench:2217?timeout=3", "rfc2217://***@bench:2217?timeout=3"),
+        ("socket://10.0.0.5:4000?password=hunter2&logging=debug", "socket://10.0.0.5:4000?password=***&logging=debug"),
+        ("vendor://bench-7/ttyS0?token=hunter2&mode=x#hunter2", "vendor://bench-7/ttyS0?token=***&mode=***#***"),
+        ("spy://socket://admin:hunter2@h:1?file=/tmp/hunter2", "spy://socket://***@h:1?file=***"),
+        ("socket://a:b/hunter2@h:1", "socket://***@h:1"),  # however odd the user part, all of it goes
+        # nothing to hide: the names stay exactly as given (status, list_connections, busy checks)
+        ("/dev/ttyUSB0", "/dev/ttyUSB0"),
+        ("replay://boot.jsonl?mode=respond&speed=2&loop=true", "replay://boot.jsonl?mode=respond&speed=2&loop=true"),
+        ("replay:///home/me@lab/boot.jsonl", "replay:///home/me@lab/boot.jsonl"),  # a path, no user part
+        ("sim://reboot-board?bootdelay=1", "sim://reboot-board?bootdelay=1"),
+        ("socket://10.0.0.5:4000?logging=debug", "socket://10.0.0.5:4000?logging=debug"),
+        ("loop://", "loop://"),
+    ],
+)
+def test_redact_hides_user_parts_and_option_values(port: str, shown: str) -> None:
+    from serial_mcp.core.port_url import redact
+
+    assert redact(port) == shown
+
+
+def leaks(*texts: object) -> list[str]:
+    return [str(t) for t in texts if SECRET in str(t)]
+
+
+def test_failing_opens_never_repeat_a_credential() -> None:
+    """Over stdio, logging everything: the error text, the result and the server's stderr."""
+    urls = [
+        "socket://admin:hunter2@127.0.0.1:1",  # refused by our URL check (a user@ part)
+        "rfc2217://user:hunter2@127.0.0.1:1",
+        "socket://127.0.0.1:1?password=hunter2",  # refused: an option socket:// does not take
+        "socket://127.0.0.1:1?token=hunter2",
+        "spy://socket://admin:hunter2@127.0.0.1:1",  # enabled: pyserial's own error repeats the URL
+        "spy://loop://?file=/dev/null&token=hunter2",
+    ]
+    with StdioServer("--log-level", "DEBUG", "--enable-url-scheme", "spy") as srv:
+        answers = [srv.call_raw("open", {"port": url}) for url in urls]
+        listed = srv.call("list_connections", {})
+        logged = srv.stderr()
+    for url, answer in zip(urls, answers, strict=True):
+        assert answer.get("isError"), (url, answer)
+        assert not leaks(answer), (url, answer)
+        assert "***" in str(answer), answer  # the port is still named, without the secret
+    assert listed["connections"] == []
+    assert logged and not leaks(logged), logged
+
+
+@pytest.mark.anyio
+async def test_an_open_port_never_shows_its_credential(caplog: pytest.LogCaptureFixture) -> None:
+    """A port whose URL holds a credential (an operator-enabled scheme, here a fake one): opened,
+    listed, read, written, reconnected, refused as busy, closed — no result, error or log repeats it,
+    and the connection still reopens with the real URL."""
+    import logging
+
+    from mcp import Client
+
+    from serial_mcp.mcp.server import build_server
+    from serial_mcp.serial.fake import FakeOpener
+    from serial_mcp.serial.manager import ConnectionManager
+    from tests.tool_calls import call, error
+
+    url = "vendor://admin:hunter2@bench-7:4000?token=hunter2"
+    opener = FakeOpener()
+    dev = opener.add(url, lambda data: data)
+    said: list[object] = []
+    caplog.set_level(logging.DEBUG)
+    async with Client(build_server(ConnectionManager(opener), port_lister=list)) as c:
+        opened = await call(c, "open", {"port": url})
+        cid = opened["connection_id"]
+        said.append(opened)
+        said.append(await c.call_tool("transact", {"connection_id": cid, "data": "ping", "match": "ping"}))
+        said.append(await c.call_tool("get_status", {"connection_id": url}))  # by its real name, still found
+        said.append(await c.call_tool("list_connections", {}))
+        said.append(await c.call_tool("list_ports", {}))
+        said.append(await error(c, "open", {"port": url}))  # busy: the same port, however it is shown
+        dev.unplug(gone=False)
+        said.append(await c.call_tool("reconnect", {"connection_id": cid}))
+        said.append(await c.call_tool("get_log", {"connection_id": cid}))
+        said.append(await c.call_tool("close", {"connection_id": cid}))
+    assert opened["port"] == "vendor://***@bench-7:4000?token=***"
+    assert dev.opens == 2 and bytes(dev.written) == b"ping"  # reopened by the URL as given
+    assert not leaks(*said), leaks(*said)
+    assert not leaks(*(r.getMessage() for r in caplog.records)), caplog.text
+
+
+def test_the_cli_never_repeats_a_credential(device: PtyDevice, tmp_path: Path) -> None:
+    failed = run_command(["send", "socket://admin:hunter2@127.0.0.1:1", "x", "--json"], Policy((), {}))
+    assert failed.returncode in (2, 3) and not leaks(failed.said), failed.said
+    capture = tmp_path / "bench.jsonl"
+    recorded = run_command(
+        ["record", f"spy://{device.path}?file={tmp_path / SECRET}", "-o", str(capture)],
+        Policy(("--enable-url-scheme", "spy"), {}),
+        holds=True,
+    )
+    assert recorded.returncode == 0, recorded.said
+    assert "recording spy://" in recorded.said and not leaks(recorded.said), recorded.said
+    assert capture.is_file() and SECRET not in capture.read_text()
