@@ -36,6 +36,7 @@ from serial_mcp.serial.playback import Playback
 from serial_mcp.serial.policy import GuardedOpener, PortPolicy, policy_opener
 from serial_mcp.serial.ports import PortInfo, list_system_ports
 from serial_mcp.serial.pty_bridge import PtyBridge
+from serial_mcp.serial.reader import MAX_MAX_BYTES as MAX_READ_BYTES
 from serial_mcp.serial.replay import ReplayMode, ReplayOpener
 from serial_mcp.serial.sim import SimOpener
 from serial_mcp.serial.system_open import SystemOpener
@@ -48,6 +49,7 @@ OptionsT = TypeVar("OptionsT")
 R = TypeVar("R")
 
 __all__ = [
+    "MAX_READ_BYTES",
     "Engine",
     "EngineConnection",
     "Playback",

@@ -46,6 +46,22 @@ class OneLineParser(argparse.ArgumentParser):
         return None
 
 
+MAX_READ_BYTES = 4 * 1024 * 1024  # a read's max_bytes bound (reader.MAX_MAX_BYTES; a test holds them equal)
+# the commands that write their data to stdout: with stdout closed they have nowhere to put it
+WRITES_STDOUT = frozenset({"demo", "mirror", "replay", "decode", "ports", "send", "read"})
+
+
+def max_bytes(text: str) -> int:
+    """``--max-bytes``: 1 to the most one read takes (a usage error otherwise, before any port is touched)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if not 1 <= value <= MAX_READ_BYTES:
+        raise argparse.ArgumentTypeError(messages.CLI_MAX_BYTES_BAD.format(value=text, max=MAX_READ_BYTES))
+    return value
+
+
 def build_parser() -> OneLineParser:
     p = OneLineParser(prog="serial-mcp", description=messages.CLI_DESCRIPTION)
     p.add_argument("--version", action="version", version=f"serial-mcp {__version__}")
@@ -95,6 +111,9 @@ def build_parser() -> OneLineParser:
         one_shot.add_argument("--timeout-ms", type=int, metavar="N", help=messages.CLI_TIMEOUT_MS)
         one_shot.add_argument("--protocol", help=messages.P_PROTOCOL)
         one_shot.add_argument("--baud-rate", type=int, metavar="N", help=messages.CLI_BAUD_RATE)
+        one_shot.add_argument(
+            "--max-bytes", type=max_bytes, metavar="N", help=messages.CLI_MAX_BYTES.format(max=MAX_READ_BYTES)
+        )
         one_shot.add_argument("--json", action="store_true", help=messages.CLI_JSON)
 
     view = sub.add_parser("view", help=messages.CLI_VIEW)
@@ -121,6 +140,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(
         stream=sys.stderr, level=cfg.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
+    if args.command in WRITES_STDOUT and sys.stdout is None:  # ``serial-mcp send … >&-``
+        sys.stderr.write(f"serial-mcp: {messages.CLI_NO_STDOUT.format(command=args.command)}\n")
+        return 2
     try:
         if args.command == "demo":
             from serial_mcp.mcp.demo_client import run_demo
@@ -158,7 +180,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             policy = config.port_policy(cfg)
             if args.command == "ports":
                 return oneshot.run_ports(policy, args.json, sys.stdout)
-            shared = (args.expect, args.timeout_ms, args.protocol, args.baud_rate, args.json, sys.stdout)
+            how = (args.expect, args.timeout_ms, args.protocol, args.baud_rate, args.max_bytes)
+            shared = (*how, args.json, sys.stdout)
             if args.command == "send":
                 return oneshot.run_send(policy, args.device, args.data, *shared)
             return oneshot.run_read(policy, args.device, *shared)

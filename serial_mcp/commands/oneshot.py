@@ -27,7 +27,7 @@ from typing import Final, TextIO, TypeVar
 import anyio
 
 from serial_mcp import messages
-from serial_mcp.api import EngineConnection, PortPolicy
+from serial_mcp.api import MAX_READ_BYTES, EngineConnection, PortPolicy
 from serial_mcp.commands.doors import engine
 from serial_mcp.commands.output import announce, status
 from serial_mcp.core.encoding import decode_input
@@ -60,9 +60,12 @@ def run_send(
     timeout_ms: int | None,
     protocol: str | None,
     baud_rate: int | None,
+    max_bytes: int | None,
     as_json: bool,
     out: TextIO,
 ) -> int:
+    limit = _bound(max_bytes, expect)
+
     async def go() -> tuple[Result, int]:
         payload = unescape(data).hex()  # a bad escape is a usage error before the port is touched
 
@@ -73,6 +76,7 @@ def run_send(
                 encoding="hex",  # the exact bytes the escapes denote
                 read_encoding="utf8",  # the reply as the tool shows it by default (hex if not text)
                 timeout_ms=timeout_ms,
+                max_bytes=limit,
                 protocol=protocol,
             )
 
@@ -80,6 +84,7 @@ def run_send(
         ok = result.read.matched if expect is not None else True
         if not as_json:
             _show_read(result.read, out)
+        _say_if_cut(result.read, expect, limit)
         return result, EXIT_OK if ok else EXIT_NO_MATCH
 
     return _run(go, as_json, out)
@@ -92,11 +97,14 @@ def run_read(
     timeout_ms: int | None,
     protocol: str | None,
     baud_rate: int | None,
+    max_bytes: int | None,
     as_json: bool,
     out: TextIO,
 ) -> int:
+    limit = _bound(max_bytes, expect)
+
     async def call(conn: EngineConnection) -> ReadResult:
-        return await conn.read(match=expect, timeout_ms=timeout_ms, protocol=protocol)
+        return await conn.read(match=expect, timeout_ms=timeout_ms, max_bytes=limit, protocol=protocol)
 
     async def go() -> tuple[Result, int]:
         result = await _on_port(policy, port, baud_rate, call)
@@ -104,9 +112,25 @@ def run_read(
         ok = result.matched if expect is not None else got
         if not as_json:
             _show_read(result, out)
+        _say_if_cut(result, expect, limit)
         return result, EXIT_OK if ok else EXIT_NO_MATCH
 
     return _run(go, as_json, out)
+
+
+def _bound(max_bytes: int | None, expect: str | None) -> int | None:
+    """The read's ``max_bytes``: as given; with ``--expect`` the most a read takes (the pattern may
+    come after the tool's default 64 KiB); otherwise the tool's default."""
+    if max_bytes is not None:
+        return max_bytes
+    return MAX_READ_BYTES if expect is not None else None
+
+
+def _say_if_cut(result: ReadResult, expect: str | None, limit: int | None) -> None:
+    """A read that ended at ``max_bytes`` before the pattern came says so (not a plain "no match")."""
+    if expect is not None and not result.matched and result.stop_reason == "max_bytes":
+        n = limit if limit is not None else result.next_offset - result.from_offset
+        status(messages.CLI_EXPECT_CUT.format(n=n, pattern=expect, max=MAX_READ_BYTES))
 
 
 # --- the shared shape ----------------------------------------------------------------------------------
