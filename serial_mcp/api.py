@@ -14,14 +14,18 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import logging
 import os
 import threading
 import urllib.parse
+import warnings
+import weakref
 from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Concatenate, ParamSpec, Protocol, Self, TypeVar
 
+from serial_mcp import messages
 from serial_mcp.core.settings import SerialSettings
 from serial_mcp.engine import operations as ops
 from serial_mcp.engine import port_ops, results
@@ -43,6 +47,7 @@ from serial_mcp.serial.system_open import SystemOpener
 from serial_mcp.store.captures import CaptureStore, Quotas
 from serial_mcp.store.profiles import ProfileStore
 
+log = logging.getLogger(__name__)
 T = TypeVar("T")
 P = ParamSpec("P")
 OptionsT = TypeVar("OptionsT")
@@ -309,14 +314,27 @@ async def _call(fn: Callable[[], T]) -> T:
 
 class SyncEngine:
     """A blocking ``Engine`` for scripts and plain tests: ``with SyncEngine() as eng: …``. Takes
-    ``Engine``'s keywords; every ``Engine`` method, blocking (``open`` gives a ``SyncConnection``)."""
+    ``Engine``'s keywords; every ``Engine`` method, blocking (``open`` gives a ``SyncConnection``).
+
+    ``close()`` (or the ``with`` block) closes its ports and ends its loop thread. One dropped
+    without it is finalized when it is collected (or at exit): its ports are closed and its threads
+    end, with a ``ResourceWarning`` as for an unclosed file."""
 
     def __init__(self, **options: Any) -> None:
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="serial-mcp-engine", daemon=True)
         self._thread.start()
-        self._runner = self
-        self.engine: Engine = self.run(_make(options))
+        try:
+            self.engine: Engine = self.run(_make(options))
+        except BaseException:  # a bad keyword must not leave the loop thread behind either
+            _wind_down(self._loop, self._thread, None)
+            raise
+        # no reference to self: only what must be closed (the engine's pumps, the loop and its thread)
+        self._finalizer = weakref.finalize(self, _collected, self._loop, self._thread, self.engine)
+
+    @property
+    def _runner(self) -> SyncEngine:  # ``blocking`` runs through it; a property, so self is no cycle
+        return self
 
     def run(self, coro: Coroutine[Any, Any, T]) -> T:
         return asyncio.run_coroutine_threadsafe(coro, self._loop).result()
@@ -339,18 +357,57 @@ class SyncEngine:
     compute_checksum = blocking(Engine.compute_checksum, "engine")
 
     def close(self) -> None:
-        if self._loop.is_closed():
-            return
-        self.run(self.engine.close())
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join(5)
-        self._loop.close()
+        """Close every connection and end the loop thread. Idempotent."""
+        if self._finalizer.detach() is None:
+            return  # closed already (or finalized)
+        _wind_down(self._loop, self._thread, self.engine, strict=True)
 
     def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+CLOSE_WAIT_S = 10.0  # how long a finalizer waits for an engine's ports to close
+
+
+def _collected(loop: asyncio.AbstractEventLoop, thread: threading.Thread, engine: Engine) -> None:
+    """A ``SyncEngine`` was collected (or the interpreter exits) without ``close()``."""
+    warnings.warn(messages.SYNC_ENGINE_NOT_CLOSED, ResourceWarning, stacklevel=1)
+    _wind_down(loop, thread, engine)
+
+
+def _wind_down(
+    loop: asyncio.AbstractEventLoop, thread: threading.Thread, engine: Engine | None, *, strict: bool = False
+) -> None:
+    """Close ``engine``'s connections on its loop, stop the loop, join its thread, close the loop.
+    ``strict`` (an explicit ``close()``): a failure to close is raised; a finalizer only logs it."""
+    if loop.is_closed():
+        return
+    if threading.current_thread() is thread:  # collected on its own loop: it cannot wait for itself
+
+        async def close_then_stop() -> None:
+            try:
+                if engine is not None:
+                    await engine.close()
+            finally:
+                loop.stop()
+
+        loop.create_task(close_then_stop())
+        return
+    try:
+        if engine is not None:
+            asyncio.run_coroutine_threadsafe(engine.close(), loop).result(None if strict else CLOSE_WAIT_S)
+    except Exception:
+        if strict:
+            raise
+        log.warning("closing a dropped SyncEngine failed", exc_info=True)
+    finally:
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(5)
+        if not thread.is_alive():
+            loop.close()
 
 
 async def _make(options: dict[str, Any]) -> Engine:

@@ -891,3 +891,9 @@ CLI_NO_STDOUT = (
     "{command} writes its data to stdout, which is closed; give it somewhere to go (a file, a pipe, "
     "or /dev/null to drop it)"
 )
+
+# --- issue 28.16: what a dropped engine leaves behind ---------------------------------------------
+SYNC_ENGINE_NOT_CLOSED = (
+    "a SyncEngine was dropped without close(): its ports are closed now; use 'with SyncEngine() as eng:' "
+    "or call eng.close()"
+)

@@ -387,3 +387,98 @@ def test_the_cli_never_repeats_a_credential(device: PtyDevice, tmp_path: Path) -
     assert recorded.returncode == 0, recorded.said
     assert "recording spy://" in recorded.said and not leaks(recorded.said), recorded.said
     assert capture.is_file() and SECRET not in capture.read_text()
+
+
+# --- 28.16: what a dropped engine and a simulated device leave behind ---------------------------------
+
+
+def test_a_dropped_sync_engine_gives_back_its_threads_and_ports() -> None:
+    """20 engines dropped without close() used to leave 40 threads (a loop and a pump each) and
+    their ports open; now each is finalized (with a ResourceWarning, as an unclosed file is)."""
+    from serial_mcp import SyncEngine
+    from serial_mcp.serial.fake import FakeOpener
+
+    opener = FakeOpener()
+    devices = [opener.add(f"fake{i}") for i in range(20)]
+    before = threading.active_count()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for dev in devices:
+            eng = SyncEngine(opener=opener)
+            eng.open(dev.name)
+            del eng
+        gc.collect()
+        with SyncEngine(opener=opener) as closed:  # closed as it should be: no warning
+            closed.open("fake0")
+        del closed
+        gc.collect()
+    assert threading.active_count() == before, [t.name for t in threading.enumerate()]
+    assert all(dev.closed for dev in devices)
+    assert [w.category for w in caught] == [ResourceWarning] * 20, [str(w.message) for w in caught]
+
+
+def test_a_sync_engine_that_fails_to_start_leaves_no_thread() -> None:
+    from serial_mcp import InvalidArgument, SyncEngine
+
+    before = threading.active_count()
+    with pytest.raises(InvalidArgument):
+        SyncEngine(allowlist=[])
+    with pytest.raises(TypeError):
+        SyncEngine(no_such_option=1)
+    assert threading.active_count() == before, [t.name for t in threading.enumerate()]
+
+
+def held_while(work: Callable[[], object]) -> int:
+    """Bytes still allocated (traced) once ``work`` is done, of what it allocated."""
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        keep = work()
+        held, _peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    del keep
+    return held
+
+
+MIB = 1 << 20
+
+
+@pytest.mark.parametrize("kind", ["echo", "modem", "slow-modem", "reboot-board"])
+def test_a_sim_device_keeps_a_bounded_tail_of_what_was_written(kind: str) -> None:
+    """80 MB written to a sim:// device used to stay in memory (+157 MiB) until close; what it
+    keeps of the writes, and of a command line that never ends, is bounded now. (MicroPython's
+    simulator, sim_micropython.py, shares the device base and is covered by its own tests.)"""
+    from serial_mcp.core.settings import SerialSettings
+    from serial_mcp.serial.sim import SimOpener
+
+    handle = SimOpener().open(f"sim://{kind}", SerialSettings())
+    chunk = b"x" * 65536  # no line end: a modem's command line would grow with it
+
+    def write_4_mib() -> object:
+        for _ in range(64):
+            handle.write(chunk)
+            handle.reset_input()  # what the host would read (echoes): not the device's to keep
+        return handle
+
+    try:
+        held = held_while(write_4_mib)
+    finally:
+        handle.close()
+    assert held < MIB, f"sim://{kind} kept {held} bytes of 4 MiB written"
+
+
+def test_a_modem_still_answers_after_an_endless_line() -> None:
+    from serial_mcp.core.settings import SerialSettings
+    from serial_mcp.serial.sim import SimOpener
+
+    handle = SimOpener().open("sim://modem", SerialSettings())
+    try:
+        handle.reset_input()
+        handle.write(b"A" * 1_000_000 + b"\r")
+        handle.write(b"AT\r")
+        assert handle.read_chunk() == b"\r\nERROR\r\n\r\nOK\r\n"  # the overlong line is refused whole
+        assert len(handle.device.written) <= 2 * 65536 and len(handle.device.writes) <= 2
+    finally:
+        handle.close()
