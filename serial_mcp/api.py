@@ -14,14 +14,18 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import logging
 import os
 import threading
 import urllib.parse
-from collections.abc import Callable, Coroutine
+import warnings
+import weakref
+from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Concatenate, ParamSpec, Protocol, Self, TypeVar
 
+from serial_mcp import messages
 from serial_mcp.core.settings import SerialSettings
 from serial_mcp.engine import operations as ops
 from serial_mcp.engine import port_ops, results
@@ -31,25 +35,30 @@ from serial_mcp.engine.options import build
 from serial_mcp.engine.services import Services
 from serial_mcp.serial.handle import Opener
 from serial_mcp.serial.manager import ConnectionManager
-from serial_mcp.serial.openers import RoutingOpener, default_opener
+from serial_mcp.serial.openers import RoutingOpener
 from serial_mcp.serial.playback import Playback
+from serial_mcp.serial.policy import GuardedOpener, PortPolicy, policy_opener
 from serial_mcp.serial.ports import PortInfo, list_system_ports
 from serial_mcp.serial.pty_bridge import PtyBridge
+from serial_mcp.serial.reader import MAX_MAX_BYTES as MAX_READ_BYTES
 from serial_mcp.serial.replay import ReplayMode, ReplayOpener
 from serial_mcp.serial.sim import SimOpener
 from serial_mcp.serial.system_open import SystemOpener
 from serial_mcp.store.captures import CaptureStore, Quotas
 from serial_mcp.store.profiles import ProfileStore
 
+log = logging.getLogger(__name__)
 T = TypeVar("T")
 P = ParamSpec("P")
 OptionsT = TypeVar("OptionsT")
 R = TypeVar("R")
 
 __all__ = [
+    "MAX_READ_BYTES",
     "Engine",
     "EngineConnection",
     "Playback",
+    "PortPolicy",
     "PtyBridge",
     "Quotas",
     "ReplayMode",
@@ -179,7 +188,13 @@ class Engine:
     """Ports, buffers and stores for one program: a method per tool that takes no
     ``connection_id`` (the rest are ``EngineConnection``'s). ``opener`` decides where bytes come
     from (default: real ports, ``sim://`` devices and ``replay://`` captures); ``capture_dir``
-    enables captures; ``profiles`` names a profile store (TOML) for the profile operations."""
+    enables captures; ``profiles`` names a profile store (TOML) for the profile operations.
+
+    The server's port policy, as keywords: ``read_only`` refuses every writing operation,
+    ``allowlist`` admits only the ports its patterns admit (``["/dev/ttyUSB*", "usb:0403:6001"]``,
+    judged as the server judges them, on every open and reconnect), ``enable_url_schemes`` lets
+    the named pyserial URL schemes through (``["spy"]``). They are built into the opener exactly
+    as the server builds its own (``serial.policy.policy_opener``); ``policy`` is the result."""
 
     def __init__(
         self,
@@ -188,16 +203,23 @@ class Engine:
         capture_dir: Path | str | None = None,
         port_lister: Callable[[], list[PortInfo]] = list_system_ports,
         read_only: bool = False,
+        allowlist: Sequence[str] | None = None,
+        enable_url_schemes: Sequence[str] = (),
         capture_quotas: Quotas | None = None,
         profiles: Path | str | None = None,
     ) -> None:
-        directory = Path(capture_dir) if capture_dir is not None else None
+        self.policy = PortPolicy.of(
+            read_only=read_only,
+            allowlist=allowlist,
+            enable_url_schemes=enable_url_schemes,
+            capture_dir=capture_dir,
+        )
         self.services = Services(
-            ConnectionManager(opener or default_opener(directory)),
-            CaptureStore(directory, capture_quotas),
+            ConnectionManager(policy_opener(self.policy, port_lister, opener)),
+            CaptureStore(self.policy.capture_dir, capture_quotas),
             ProfileStore(Path(profiles)) if profiles is not None else None,
             port_lister,
-            AccessPolicy(read_only=read_only),
+            AccessPolicy(read_only=self.policy.read_only),
         )
         self.caller = Caller.local()
 
@@ -292,14 +314,27 @@ async def _call(fn: Callable[[], T]) -> T:
 
 class SyncEngine:
     """A blocking ``Engine`` for scripts and plain tests: ``with SyncEngine() as eng: …``. Takes
-    ``Engine``'s keywords; every ``Engine`` method, blocking (``open`` gives a ``SyncConnection``)."""
+    ``Engine``'s keywords; every ``Engine`` method, blocking (``open`` gives a ``SyncConnection``).
+
+    ``close()`` (or the ``with`` block) closes its ports and ends its loop thread. One dropped
+    without it is finalized when it is collected (or at exit): its ports are closed and its threads
+    end, with a ``ResourceWarning`` as for an unclosed file."""
 
     def __init__(self, **options: Any) -> None:
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="serial-mcp-engine", daemon=True)
         self._thread.start()
-        self._runner = self
-        self.engine: Engine = self.run(_make(options))
+        try:
+            self.engine: Engine = self.run(_make(options))
+        except BaseException:  # a bad keyword must not leave the loop thread behind either
+            _wind_down(self._loop, self._thread, None)
+            raise
+        # no reference to self: only what must be closed (the engine's pumps, the loop and its thread)
+        self._finalizer = weakref.finalize(self, _collected, self._loop, self._thread, self.engine)
+
+    @property
+    def _runner(self) -> SyncEngine:  # ``blocking`` runs through it; a property, so self is no cycle
+        return self
 
     def run(self, coro: Coroutine[Any, Any, T]) -> T:
         return asyncio.run_coroutine_threadsafe(coro, self._loop).result()
@@ -322,18 +357,57 @@ class SyncEngine:
     compute_checksum = blocking(Engine.compute_checksum, "engine")
 
     def close(self) -> None:
-        if self._loop.is_closed():
-            return
-        self.run(self.engine.close())
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join(5)
-        self._loop.close()
+        """Close every connection and end the loop thread. Idempotent."""
+        if self._finalizer.detach() is None:
+            return  # closed already (or finalized)
+        _wind_down(self._loop, self._thread, self.engine, strict=True)
 
     def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+CLOSE_WAIT_S = 10.0  # how long a finalizer waits for an engine's ports to close
+
+
+def _collected(loop: asyncio.AbstractEventLoop, thread: threading.Thread, engine: Engine) -> None:
+    """A ``SyncEngine`` was collected (or the interpreter exits) without ``close()``."""
+    warnings.warn(messages.SYNC_ENGINE_NOT_CLOSED, ResourceWarning, stacklevel=1)
+    _wind_down(loop, thread, engine)
+
+
+def _wind_down(
+    loop: asyncio.AbstractEventLoop, thread: threading.Thread, engine: Engine | None, *, strict: bool = False
+) -> None:
+    """Close ``engine``'s connections on its loop, stop the loop, join its thread, close the loop.
+    ``strict`` (an explicit ``close()``): a failure to close is raised; a finalizer only logs it."""
+    if loop.is_closed():
+        return
+    if threading.current_thread() is thread:  # collected on its own loop: it cannot wait for itself
+
+        async def close_then_stop() -> None:
+            try:
+                if engine is not None:
+                    await engine.close()
+            finally:
+                loop.stop()
+
+        loop.create_task(close_then_stop())
+        return
+    try:
+        if engine is not None:
+            asyncio.run_coroutine_threadsafe(engine.close(), loop).result(None if strict else CLOSE_WAIT_S)
+    except Exception:
+        if strict:
+            raise
+        log.warning("closing a dropped SyncEngine failed", exc_info=True)
+    finally:
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(5)
+        if not thread.is_alive():
+            loop.close()
 
 
 async def _make(options: dict[str, Any]) -> Engine:
@@ -360,16 +434,32 @@ def local_opener(capture_dir: Path | str | None = None) -> RoutingOpener:
 
 
 def serve_pty(
-    port: str, *, capture_dir: Path | str | None = None, on_finished: Callable[[str], None] | None = None
+    port: str,
+    *,
+    capture_dir: Path | str | None = None,
+    on_finished: Callable[[str], None] | None = None,
+    allowlist: Sequence[str] | None = None,
 ) -> PtyBridge:
     """Serve ``port`` (``sim://modem``, ``replay://boot.jsonl?mode=respond`` …) on a new PTY, raw:
     open ``bridge.path`` from the program under test; ``bridge.close()`` ends it. Playing starts
-    when a program first opens the PTY; ``on_finished(path)`` runs when a replay has played through."""
-    handle = local_opener(capture_dir).open(port, SerialSettings())
+    when a program first opens the PTY; ``on_finished(path)`` runs when a replay has played through.
+    With an ``allowlist``, only what it admits is served (as ``Engine(allowlist=…)`` opens)."""
+    policy = PortPolicy.of(allowlist=allowlist, capture_dir=capture_dir)
+    opener = policy_opener(policy, inner=local_opener(capture_dir))
+    handle = opener.open(port, SerialSettings())
     return PtyBridge(handle, on_finished).start()
 
 
-def play_replay(url: str, *, capture_dir: Path | str | None = None) -> Playback:
-    """A ``replay://`` URL's bytes for a sink of your own: ``play_replay(url).run(write)``."""
-    directory = Path(capture_dir) if capture_dir is not None else None
-    return Playback(ReplayOpener(directory).open(url, SerialSettings()))
+def play_replay(
+    url: str, *, capture_dir: Path | str | None = None, allowlist: Sequence[str] | None = None
+) -> Playback:
+    """A ``replay://`` URL's bytes for a sink of your own: ``play_replay(url).run(write)``. With an
+    ``allowlist``, only a capture file it admits is played."""
+    policy = PortPolicy.of(allowlist=allowlist, capture_dir=capture_dir)
+    patterns = policy.patterns()
+    if patterns is not None:
+        guard = GuardedOpener(
+            ReplayOpener(policy.capture_dir), patterns, list_system_ports, capture_dir=policy.capture_dir
+        )
+        url = guard.judge(url)
+    return Playback(ReplayOpener(policy.capture_dir).open(url, SerialSettings()))

@@ -47,6 +47,22 @@ class OneLineParser(argparse.ArgumentParser):
         return None
 
 
+MAX_READ_BYTES = 4 * 1024 * 1024  # a read's max_bytes bound (reader.MAX_MAX_BYTES; a test holds them equal)
+# the commands that write their data to stdout: with stdout closed they have nowhere to put it
+WRITES_STDOUT = frozenset({"demo", "mirror", "replay", "decode", "ports", "send", "read"})
+
+
+def max_bytes(text: str) -> int:
+    """``--max-bytes``: 1 to the most one read takes (a usage error otherwise, before any port is touched)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if not 1 <= value <= MAX_READ_BYTES:
+        raise argparse.ArgumentTypeError(messages.CLI_MAX_BYTES_BAD.format(value=text, max=MAX_READ_BYTES))
+    return value
+
+
 def build_parser() -> OneLineParser:
     p = OneLineParser(prog="serial-mcp", description=messages.CLI_DESCRIPTION)
     p.add_argument("--version", action="version", version=f"serial-mcp {__version__}")
@@ -96,6 +112,9 @@ def build_parser() -> OneLineParser:
         one_shot.add_argument("--timeout-ms", type=int, metavar="N", help=messages.CLI_TIMEOUT_MS)
         one_shot.add_argument("--protocol", help=messages.P_PROTOCOL)
         one_shot.add_argument("--baud-rate", type=int, metavar="N", help=messages.CLI_BAUD_RATE)
+        one_shot.add_argument(
+            "--max-bytes", type=max_bytes, metavar="N", help=messages.CLI_MAX_BYTES.format(max=MAX_READ_BYTES)
+        )
         one_shot.add_argument("--json", action="store_true", help=messages.CLI_JSON)
 
     view = sub.add_parser("view", help=messages.CLI_VIEW)
@@ -122,23 +141,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(
         stream=sys.stderr, level=cfg.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
+    if args.command in WRITES_STDOUT and sys.stdout is None:  # ``serial-mcp send … >&-``
+        sys.stderr.write(f"serial-mcp: {messages.CLI_NO_STDOUT.format(command=args.command)}\n")
+        return 2
     try:
         if args.command == "demo":
             from serial_mcp.mcp.demo_client import run_demo
 
-            return run_demo(args.device, sys.stdout)
+            return run_demo(args.device, sys.stdout, config.server_flags(cfg))
         if args.command == "record":
             from serial_mcp.commands.record import run_record
 
-            return run_record(args.device, args.output, args.baud, args.note)
+            return run_record(config.port_policy(cfg), args.device, args.output, args.baud, args.note)
         if args.command == "mirror":
             from serial_mcp.commands.mirror import run_mirror
 
-            return run_mirror(args.device, args.baud, args.rw, sys.stdout)
+            return run_mirror(config.port_policy(cfg), args.device, args.baud, args.rw, sys.stdout)
         if args.command == "replay":
             from serial_mcp.commands.replay import run_replay
 
-            return run_replay(args.file, args.mode, args.speed, args.loop, args.pty, sys.stdout)
+            return run_replay(
+                config.port_policy(cfg), args.file, args.mode, args.speed, args.loop, args.pty, sys.stdout
+            )
         if args.command == "decode":
             from serial_mcp.commands.decode import run_decode
 
@@ -154,12 +178,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command in ("ports", "send", "read"):
             from serial_mcp.commands import oneshot
 
+            policy = config.port_policy(cfg)
             if args.command == "ports":
-                return oneshot.run_ports(args.json, sys.stdout)
-            shared = (args.expect, args.timeout_ms, args.protocol, args.baud_rate, args.json, sys.stdout)
+                return oneshot.run_ports(policy, args.json, sys.stdout)
+            how = (args.expect, args.timeout_ms, args.protocol, args.baud_rate, args.max_bytes)
+            shared = (*how, args.json, sys.stdout)
             if args.command == "send":
-                return oneshot.run_send(args.device, args.data, *shared)
-            return oneshot.run_read(args.device, *shared)
+                return oneshot.run_send(policy, args.device, args.data, *shared)
+            return oneshot.run_read(policy, args.device, *shared)
         if args.command == "view":
             from serial_mcp.view.command import run_view
 
@@ -189,16 +215,11 @@ def serve(cfg: config.ServerConfig) -> int:
     """Serve over stdio until the client closes stdin, or over HTTP until interrupted."""
     import anyio
 
-    from serial_mcp.core.allowlist import parse_allowlist
-    from serial_mcp.errors import InvalidArgument
     from serial_mcp.mcp.http import build_http_app, serve_http
     from serial_mcp.mcp.server import build_server
     from serial_mcp.mcp.stdio_serve import run_stdio
-    from serial_mcp.serial.handle import Opener
     from serial_mcp.serial.manager import ConnectionManager
-    from serial_mcp.serial.openers import default_opener
-    from serial_mcp.serial.policy import GuardedOpener
-    from serial_mcp.serial.ports import list_system_ports
+    from serial_mcp.serial.policy import policy_opener
     from serial_mcp.store.captures import CaptureStore, Quotas
     from serial_mcp.store.profiles import ProfileStore, default_profiles_path
 
@@ -207,22 +228,14 @@ def serve(cfg: config.ServerConfig) -> int:
         Quotas(cfg.capture_max_file_bytes, cfg.capture_max_total_bytes, cfg.capture_max_files),
     )
     captures.prepare()  # an unusable directory stops the start, like an unreadable profile store
-    patterns = None
-    if cfg.allowlist is not None:
-        try:
-            patterns = parse_allowlist(cfg.allowlist)
-        except InvalidArgument as exc:  # fail closed: a bad list is a startup error, never "allow all"
-            raise config.ConfigError(exc.message) from None
-    schemes = frozenset(cfg.enable_url_schemes)
-    opener: Opener = default_opener(cfg.capture_dir, enabled_schemes=schemes, allowlist=patterns)
-    if patterns is not None:
-        opener = GuardedOpener(opener, patterns, list_system_ports, capture_dir=cfg.capture_dir)
+    policy = config.port_policy(cfg)  # the policy every command opens ports under
+    opener = policy_opener(policy)
     profiles = ProfileStore(cfg.profiles_path or default_profiles_path())
     profiles.load()  # an unreadable, corrupt or future-version store stops the start, untouched
     server = build_server(
         ConnectionManager(opener, max_ring_memory=cfg.max_ring_memory),
         captures=captures,
-        read_only=cfg.read_only,
+        read_only=policy.read_only,
         profiles=profiles,
         log_level=cfg.log_level,
     )

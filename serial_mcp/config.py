@@ -2,7 +2,9 @@
 defaults.
 
 Each option is declared once (name, type, default, help) and drives the argparse flag, the
-environment variable and the config-file key, so ``serial-mcp --help`` documents them all.
+environment variable and the config-file key, so ``serial-mcp --help`` documents them all. The same
+settings govern every command: ``port_policy`` is what each of them (and the server) opens ports
+under, ``server_flags`` hands them on to a server a command starts itself (``demo``).
 """
 
 from __future__ import annotations
@@ -13,11 +15,14 @@ import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from serial_mcp import messages
 from serial_mcp.core.port_url import parse_scheme_name
-from serial_mcp.errors import ErrorCode, SerialMcpError
+from serial_mcp.errors import ErrorCode, InvalidArgument, SerialMcpError
+
+if TYPE_CHECKING:
+    from serial_mcp.serial.policy import PortPolicy
 
 
 class ConfigError(SerialMcpError):
@@ -185,3 +190,45 @@ def resolve(args: argparse.Namespace, environ: Mapping[str, str] | None = None) 
         else:
             values[o.name], sources[o.name] = o.default, "default"
     return ServerConfig(values, sources)
+
+
+def port_policy(cfg: ServerConfig) -> PortPolicy:
+    """The port policy of these settings, checked (a bad allowlist is a startup error: fail
+    closed, never "allow all")."""
+    from serial_mcp.serial.policy import PortPolicy  # here: ``serial-mcp --help`` loads no engine
+
+    try:
+        policy = PortPolicy.of(
+            read_only=cfg.read_only,
+            allowlist=cfg.allowlist,
+            enable_url_schemes=cfg.enable_url_schemes,
+            capture_dir=cfg.capture_dir,
+        )
+        policy.patterns()
+    except InvalidArgument as exc:
+        raise ConfigError(exc.message) from None
+    return policy
+
+
+# a server a command starts for itself speaks stdio to it: where and how others reach it is not handed on
+_NOT_HANDED_ON = frozenset({"transport", "host", "port", "auth_token"})
+
+
+def server_flags(cfg: ServerConfig) -> list[str]:
+    """Flags that give a ``serial-mcp`` subprocess these settings (every one not at its default),
+    whichever layer they came from: its environment and config file may not be this one's."""
+    flags: list[str] = []
+    for o in OPTIONS:
+        value = cfg.values.get(o.name)
+        if o.name in _NOT_HANDED_ON or cfg.sources.get(o.name, "default") == "default" or value is None:
+            continue
+        if not o.flag:
+            flags += [o.cli] if value else []
+        elif o.repeat:
+            for item in value:
+                flags += [o.cli, str(item)]
+        elif isinstance(value, (list, tuple)):
+            flags += [o.cli, ",".join(map(str, value))]
+        else:
+            flags += [o.cli, str(value)]
+    return flags

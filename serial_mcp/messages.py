@@ -926,3 +926,31 @@ MPY_NO_END = (
 
 # --- issue 28.5: a micropython step's timeout --------------------------------------------------------
 MPY_STEP_TIMEOUT = "a micropython step's timeout_ms is the script's whole time: give 1 ms or more (default 10000)"
+
+# --- issue 28.11: every front door, one policy ------------------------------------------------------
+POLICY_NOT_A_LIST = "{name} is a list of strings, not the string {value!r}; write {name}=[{value!r}]."
+POLICY_BAD_SCHEME = "enable_url_schemes: {error}."
+POLICY_SCHEMES_NEED_DEFAULT_OPENER = (
+    "enable_url_schemes configures the default opener; with an opener of your own, let that opener "
+    "decide which schemes it opens (and leave enable_url_schemes out)."
+)
+
+# --- issue 28.15: the one-shots under bad data ------------------------------------------------------
+CLI_MAX_BYTES = (
+    "read at most N bytes of the reply (default 65536, or the most a read takes, {max}, with --expect)"
+)
+CLI_MAX_BYTES_BAD = "--max-bytes is {value!r}; give a whole number of bytes from 1 to {max}"
+CLI_EXPECT_CUT = (
+    "stopped at max_bytes ({n} bytes) before {pattern!r} came; raise --max-bytes (at most {max}) "
+    "or expect something nearer the start"
+)
+CLI_NO_STDOUT = (
+    "{command} writes its data to stdout, which is closed; give it somewhere to go (a file, a pipe, "
+    "or /dev/null to drop it)"
+)
+
+# --- issue 28.16: what a dropped engine leaves behind ---------------------------------------------
+SYNC_ENGINE_NOT_CLOSED = (
+    "a SyncEngine was dropped without close(): its ports are closed now; use 'with SyncEngine() as eng:' "
+    "or call eng.close()"
+)

@@ -12,7 +12,10 @@ exactly (an error is ``{"error": {"code", "message"}}``, as the tool returns it)
 
 Exit codes: 0 done; 1 ``--expect`` did not match in time (``read`` without ``--expect``: nothing
 arrived); 2 a usage error (a bad flag, escape, pattern or protocol); 3 the port (not found, busy,
-not allowed, failed).
+not allowed, failed; ``send`` in read-only mode, refused before the port is opened).
+
+Every one runs under the settings the server runs under (``commands/doors.py``): ``--read-only``,
+``--allowlist``, ``--enable-url-scheme`` and ``--capture-dir``, from flags, environment or config file.
 """
 
 from __future__ import annotations
@@ -24,7 +27,8 @@ from typing import Final, TextIO, TypeVar
 import anyio
 
 from serial_mcp import messages
-from serial_mcp.api import Engine, EngineConnection
+from serial_mcp.api import MAX_READ_BYTES, EngineConnection, PortPolicy
+from serial_mcp.commands.doors import engine
 from serial_mcp.commands.output import announce, status
 from serial_mcp.core.encoding import decode_input
 from serial_mcp.core.escapes import unescape
@@ -40,20 +44,28 @@ R = TypeVar("R")
 Result = ListPortsResult | TransactResult | ReadResult
 
 
-def run_ports(as_json: bool, out: TextIO) -> int:
-    return _run(_ports, as_json, out)
+def run_ports(policy: PortPolicy, as_json: bool, out: TextIO) -> int:
+    async def go() -> tuple[Result, int]:
+        async with engine(policy) as eng:
+            return await eng.list_ports(), EXIT_OK
+
+    return _run(go, as_json, out)
 
 
 def run_send(
+    policy: PortPolicy,
     port: str,
     data: str,
     expect: str | None,
     timeout_ms: int | None,
     protocol: str | None,
     baud_rate: int | None,
+    max_bytes: int | None,
     as_json: bool,
     out: TextIO,
 ) -> int:
+    limit = _bound(max_bytes, expect)
+
     async def go() -> tuple[Result, int]:
         payload = unescape(data).hex()  # a bad escape is a usage error before the port is touched
 
@@ -64,51 +76,77 @@ def run_send(
                 encoding="hex",  # the exact bytes the escapes denote
                 read_encoding="utf8",  # the reply as the tool shows it by default (hex if not text)
                 timeout_ms=timeout_ms,
+                max_bytes=limit,
                 protocol=protocol,
             )
 
-        result = await _on_port(port, baud_rate, call)
+        result = await _on_port(policy, port, baud_rate, call, writes=True)
         ok = result.read.matched if expect is not None else True
         if not as_json:
             _show_read(result.read, out)
+        _say_if_cut(result.read, expect, limit)
         return result, EXIT_OK if ok else EXIT_NO_MATCH
 
     return _run(go, as_json, out)
 
 
 def run_read(
+    policy: PortPolicy,
     port: str,
     expect: str | None,
     timeout_ms: int | None,
     protocol: str | None,
     baud_rate: int | None,
+    max_bytes: int | None,
     as_json: bool,
     out: TextIO,
 ) -> int:
+    limit = _bound(max_bytes, expect)
+
     async def call(conn: EngineConnection) -> ReadResult:
-        return await conn.read(match=expect, timeout_ms=timeout_ms, protocol=protocol)
+        return await conn.read(match=expect, timeout_ms=timeout_ms, max_bytes=limit, protocol=protocol)
 
     async def go() -> tuple[Result, int]:
-        result = await _on_port(port, baud_rate, call)
+        result = await _on_port(policy, port, baud_rate, call)
         got = result.next_offset > result.from_offset or bool(result.frames)
         ok = result.matched if expect is not None else got
         if not as_json:
             _show_read(result, out)
+        _say_if_cut(result, expect, limit)
         return result, EXIT_OK if ok else EXIT_NO_MATCH
 
     return _run(go, as_json, out)
 
 
+def _bound(max_bytes: int | None, expect: str | None) -> int | None:
+    """The read's ``max_bytes``: as given; with ``--expect`` the most a read takes (the pattern may
+    come after the tool's default 64 KiB); otherwise the tool's default."""
+    if max_bytes is not None:
+        return max_bytes
+    return MAX_READ_BYTES if expect is not None else None
+
+
+def _say_if_cut(result: ReadResult, expect: str | None, limit: int | None) -> None:
+    """A read that ended at ``max_bytes`` before the pattern came says so (not a plain "no match")."""
+    if expect is not None and not result.matched and result.stop_reason == "max_bytes":
+        n = limit if limit is not None else result.next_offset - result.from_offset
+        status(messages.CLI_EXPECT_CUT.format(n=n, pattern=expect, max=MAX_READ_BYTES))
+
+
 # --- the shared shape ----------------------------------------------------------------------------------
 
 
-async def _ports() -> tuple[Result, int]:
-    async with Engine() as eng:
-        return await eng.list_ports(), EXIT_OK
-
-
-async def _on_port(port: str, baud_rate: int | None, call: Callable[[EngineConnection], Awaitable[R]]) -> R:
-    async with Engine() as eng:
+async def _on_port(
+    policy: PortPolicy,
+    port: str,
+    baud_rate: int | None,
+    call: Callable[[EngineConnection], Awaitable[R]],
+    *,
+    writes: bool = False,
+) -> R:
+    async with engine(policy) as eng:
+        if writes:  # refused before the port is opened: opening alone may reset a board (DTR)
+            eng.services.policy.require_writable("send")
         conn = await eng.open(port, baud_rate=baud_rate)
         try:
             return await call(conn)

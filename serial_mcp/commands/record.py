@@ -14,7 +14,8 @@ from pathlib import Path
 import anyio
 
 from serial_mcp import messages
-from serial_mcp.api import Engine, Quotas
+from serial_mcp.api import PortPolicy, Quotas
+from serial_mcp.commands.doors import engine
 from serial_mcp.commands.holding import hold
 from serial_mcp.commands.output import status
 from serial_mcp.errors import ErrorCode, SerialMcpError
@@ -23,21 +24,21 @@ from serial_mcp.store.captures import validate_name
 UNLIMITED = Quotas(1 << 62, 1 << 62, 1 << 62)
 
 
-def run_record(port: str, output: str, baud: int, note: str | None) -> int:
-    """Record ``port`` into ``output`` until Ctrl-C (or the device goes away)."""
-    return anyio.run(_record, port, output, baud, note)
+def run_record(policy: PortPolicy, port: str, output: str, baud: int, note: str | None) -> int:
+    """Record ``port`` into ``output`` until Ctrl-C (or the device goes away), under ``policy``."""
+    return anyio.run(_record, policy, port, output, baud, note)
 
 
-async def _record(port: str, output: str, baud: int, note: str | None) -> int:
+async def _record(policy: PortPolicy, port: str, output: str, baud: int, note: str | None) -> int:
     path = Path(output)
     # refuse before the port is touched (opening may reset a board); the store checks again, atomically
     validate_name(path.name)
     if os.path.lexists(path):
         raise SerialMcpError(ErrorCode.CAPTURE_EXISTS, messages.CAPTURE_EXISTS.format(name=str(path)))
-    async with Engine(capture_dir=path.parent, capture_quotas=UNLIMITED) as eng:
+    async with engine(policy, capture_dir=path.parent, capture_quotas=UNLIMITED) as eng:
         conn = await eng.open(port, baud_rate=baud)
         await conn.record("start", path=path.name, note=note)
-        reason = await hold(conn, lambda: status(messages.CLI_RECORDING.format(port=port, path=path)))
+        reason = await hold(conn, lambda: status(messages.CLI_RECORDING.format(port=conn.port, path=path)))
         final = await conn.record("stop")
     status(
         messages.CLI_RECORDED.format(path=path, n=final.events_written, b=final.bytes_written, reason=reason)

@@ -11,15 +11,18 @@ import signal
 from typing import Any, TextIO
 
 from serial_mcp import messages
-from serial_mcp.api import ReplayMode, play_replay, replay_url, serve_pty
+from serial_mcp.api import PortPolicy, ReplayMode, play_replay, replay_url, serve_pty
 from serial_mcp.commands.output import announce, status
 
 
-def run_replay(file: str, mode: ReplayMode, speed: float, loop: bool, pty: bool, out: TextIO) -> int:
-    """Play a capture to stdout, or into a PTY that any program can open (``--pty``)."""
+def run_replay(
+    policy: PortPolicy, file: str, mode: ReplayMode, speed: float, loop: bool, pty: bool, out: TextIO
+) -> int:
+    """Play a capture to stdout, or into a PTY that any program can open (``--pty``); with an
+    allowlist, only a capture file it admits (no device is written: read-only changes nothing)."""
     url = replay_url(file, mode, speed, loop)
     if not pty:
-        playback = play_replay(url)
+        playback = play_replay(url, capture_dir=policy.capture_dir, allowlist=policy.allowlist)
         _on_stop_signals(playback.stop)
         raw = out.buffer  # the replayed bytes themselves, exact
 
@@ -30,7 +33,10 @@ def run_replay(file: str, mode: ReplayMode, speed: float, loop: bool, pty: bool,
         playback.run(sink)
         return 0
     with serve_pty(
-        url, on_finished=lambda path: status(messages.CLI_REPLAY_DONE.format(path=path))
+        url,
+        capture_dir=policy.capture_dir,
+        allowlist=policy.allowlist,
+        on_finished=lambda path: status(messages.CLI_REPLAY_DONE.format(path=path)),
     ) as bridge:
         _on_stop_signals(bridge.stop)
         announce(out, bridge.path)

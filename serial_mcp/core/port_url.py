@@ -9,6 +9,12 @@ scheme by name (``--enable-url-scheme``); an enabled scheme's URL is passed on a
 Network URLs are parsed the way pyserial parses them (``urllib.parse.urlsplit``), checked strictly
 (no ``user@`` part, a plain host name or IP literal, a port, only the options pyserial documents
 for the scheme) and rebuilt: the opener receives ``PortTarget.open_name``, the URL that was judged.
+
+``redact`` is how a port is named to anyone (messages, results, logs, capture headers): a URL's
+user part and the values of its options are ``***`` (the options our own schemes document keep
+theirs: none of them is a secret), so ``socket://admin:hunter2@…`` or ``?token=…`` given to an
+operator-enabled scheme is never repeated. ``scrub`` takes those secrets out of a text (an error of
+pyserial's that quotes the URL).
 """
 
 from __future__ import annotations
@@ -26,12 +32,15 @@ from serial_mcp.errors import ErrorCode, InvalidArgument, SerialMcpError
 __all__ = [
     "BUILTIN_SCHEMES",
     "NETWORK_SCHEMES",
+    "REDACTED",
     "PortTarget",
     "check_scheme",
     "check_text",
     "parse_port",
     "parse_scheme_name",
+    "redact",
     "scheme_of",
+    "scrub",
 ]
 
 NETWORK_SCHEMES: Final = frozenset({"socket", "rfc2217"})
@@ -49,6 +58,15 @@ _SWITCH_ON: Final = frozenset({"", "1", "true", "yes", "on"})
 _MAX_NET_TIMEOUT: Final = 3600.0
 _SCHEME_NAME: Final = re.compile(r"[a-z][a-z0-9+.-]*")
 _HOST_NAME: Final = re.compile(r"[a-z0-9_](?:[a-z0-9_.-]*[a-z0-9_])?")
+REDACTED: Final = "***"
+# options whose values are shown: the ones our schemes document (none carries a secret)
+_SHOWN_OPTIONS: Final[dict[str, frozenset[str]]] = {
+    **{scheme: frozenset(keys) for scheme, keys in _OPTIONS.items()},
+    "replay": frozenset({"mode", "speed", "loop"}),
+    "sim": frozenset({"state", "bootdelay"}),
+}
+_NO_USER_PART: Final = frozenset({"replay", "sim", "loop"})  # a path follows their "://", not a host
+_MIN_SECRET: Final = 3  # shorter pieces are not looked for in free text (they would blot out words)
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,3 +207,63 @@ def _option_value(port: str, key: str, value: str) -> str:
     if value.lower() not in _SWITCH_ON:  # ign_set_control, poll_modem: pyserial turns them on when present
         raise _bad(port, messages.URL_SWITCH_VALUE.format(key=key))
     return ""
+
+
+# --- naming a port without its secrets ---------------------------------------------------------------
+
+
+def redact(port: str) -> str:
+    """``port`` as it may be shown: each user part (``…://user:pw@``) and every option value after
+    ``?`` (but those of the options our schemes document) and any ``#fragment`` become ``***``.
+    A device path, or a URL with nothing to hide, is returned unchanged."""
+    if "://" not in port:
+        return port
+    shown, _ = _split_secrets(port)
+    return shown
+
+
+def scrub(text: str, port: str) -> str:
+    """``text`` (an error message, pyserial's own included) without ``port``'s secrets: the port as
+    given becomes ``redact(port)``, and each secret found elsewhere in it ``***``."""
+    shown, secrets = _split_secrets(port) if "://" in port else (port, [])
+    if not secrets:
+        return text
+    text = text.replace(port, shown).replace(repr(port)[1:-1], shown)
+    for secret in sorted(secrets, key=len, reverse=True):
+        for form in {secret, urllib.parse.unquote(secret), repr(secret)[1:-1]}:
+            if len(form) >= _MIN_SECRET:
+                text = text.replace(form, REDACTED)
+    return text
+
+
+def _split_secrets(port: str) -> tuple[str, list[str]]:
+    """``(redacted port, the secrets taken out)``."""
+    secrets: list[str] = []
+    head, hash_sign, fragment = port.partition("#")
+    head, question, query = head.partition("?")
+    pieces = head.split("://")
+    for i in range(1, len(pieces)):
+        scheme = pieces[i - 1].rsplit("/", 1)[-1].lower()
+        piece = pieces[i]
+        at = piece.rfind("@")
+        if at < 0 or scheme in _NO_USER_PART:
+            continue
+        user = piece[:at]
+        secrets += [user, *user.split(":", 1)]
+        pieces[i] = REDACTED + piece[at:]
+    shown = "://".join(pieces)
+    if question:
+        shown_keys = _SHOWN_OPTIONS.get(scheme_of(port) or "", frozenset())
+        items = []
+        for item in query.split("&"):
+            key, eq, value = item.partition("=")
+            if eq and value and key.strip().lower() not in shown_keys:
+                secrets.append(value)
+                item = f"{key}={REDACTED}"
+            items.append(item)
+        shown += "?" + "&".join(items)
+    if hash_sign:
+        if fragment:
+            secrets.append(fragment)
+        shown += "#" + (REDACTED if fragment else "")
+    return shown, [s for s in secrets if s]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -75,8 +76,9 @@ def plan(port: str | None, captures: Path) -> list[Step]:
     return steps + _modem_steps("sim://modem", "c1")
 
 
-async def _run(port: str | None, out: TextIO) -> int:
-    params = StdioServerParameters(command=sys.executable, args=["-m", "serial_mcp"])
+async def _run(port: str | None, out: TextIO, server_flags: Sequence[str]) -> int:
+    # the settings go as flags: the SDK starts the server with a bare environment (no SERIAL_MCP_*)
+    params = StdioServerParameters(command=sys.executable, args=["-m", "serial_mcp", *server_flags])
     steps = plan(port, Path.cwd() / "captures")
     failures = 0
     async with Client(params, read_timeout_seconds=30) as client:
@@ -97,6 +99,8 @@ def say(out: TextIO, line: str) -> None:
     out.flush()
 
 
-def run_demo(port: str | None, out: TextIO) -> int:
-    """``out`` is the command's own output stream (the CLI passes stdout; this is not the server)."""
-    return anyio.run(_run, port, out)
+def run_demo(port: str | None, out: TextIO, server_flags: Sequence[str] = ()) -> int:
+    """``out`` is the command's own output stream (the CLI passes stdout; this is not the server).
+    ``server_flags`` give the server the demo's own settings (``config.server_flags``: read-only,
+    allowlist …), so the demo opens ports under the policy it was started with."""
+    return anyio.run(_run, port, out, server_flags)

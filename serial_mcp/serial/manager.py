@@ -1,4 +1,8 @@
-"""ConnectionManager: opens ports through an injected Opener, one connection per port."""
+"""ConnectionManager: opens ports through an injected Opener, one connection per port.
+
+Every door opens here, so this is where a port's name is made safe to show (``core.port_url.redact``):
+a connection is named, listed, logged and recorded as the redacted name, while the opener (and each
+reconnect) gets the name as given; an open's failure is scrubbed of the URL's secrets (``scrub``)."""
 
 from __future__ import annotations
 
@@ -12,13 +16,13 @@ import anyio
 
 from serial_mcp import messages
 from serial_mcp.core.connection_options import ConnectionOptions
-from serial_mcp.core.port_url import check_text
+from serial_mcp.core.port_url import check_text, redact, scrub
 from serial_mcp.core.reconnect import ReconnectPolicy
 from serial_mcp.core.ring import DEFAULT_CAPACITY, MAX_CAPACITY, MIN_CAPACITY
 from serial_mcp.core.settings import SerialSettings, validate_settings
 from serial_mcp.errors import ErrorCode, InvalidArgument, SerialMcpError, Short
 from serial_mcp.serial.connection import Connection
-from serial_mcp.serial.handle import Opener
+from serial_mcp.serial.handle import Opener, PortHandle
 
 log = logging.getLogger(__name__)
 
@@ -36,6 +40,35 @@ def port_key(port: str) -> str:
         return port
 
 
+def open_scrubbed(opener: Opener, port: str, settings: SerialSettings) -> PortHandle:
+    """``opener.open``, with no secret of ``port`` in its failure or in the handle's name (which the
+    pump's log lines use)."""
+    try:
+        handle = opener.open(port, settings)
+    except SerialMcpError as exc:
+        raise _scrubbed(exc, port) from None
+    except OSError as exc:
+        raise _scrubbed(exc, port) from None
+    shown = redact(handle.name)
+    if shown != handle.name:
+        handle.name = shown
+    return handle
+
+
+def _scrubbed(exc: Exception, port: str) -> Exception:
+    if redact(port) == port:
+        return exc
+    if isinstance(exc, SerialMcpError):
+        exc.message = scrub(exc.message, port)
+        exc.args = (exc.message,)
+    elif isinstance(exc, OSError) and exc.errno is not None and exc.strerror is not None:
+        exc = type(exc)(exc.errno, scrub(exc.strerror, port))
+    else:
+        exc = type(exc)(scrub(str(exc), port))
+    exc.__cause__ = exc.__context__ = None  # the cause's text (pyserial's) quotes the URL too
+    return exc
+
+
 class ConnectionManager:
     """Every open connection of this server; the opener decides where bytes come from."""
 
@@ -43,6 +76,7 @@ class ConnectionManager:
         self.opener = opener
         self.max_ring_memory = max_ring_memory
         self._connections: dict[str, Connection] = {}
+        self._given: dict[str, str] = {}  # connection id -> the port name as given (conn.port is redacted)
         self._ids = itertools.count(1)
         self._open_lock = asyncio.Lock()
         # Called on the loop with ("open" | "close", connection): the MCP layer's notifications hang here.
@@ -69,29 +103,28 @@ class ConnectionManager:
         async with self._open_lock:
             key = port_key(port)
             for conn in self._connections.values():
-                if port_key(conn.port) == key:
-                    raise SerialMcpError(
-                        ErrorCode.PORT_BUSY,
-                        messages.PORT_BUSY_HERE.format(port=Short(port), id=conn.id, state=conn.state),
-                    )
+                if port_key(self._given.get(conn.id, conn.port)) == key:
+                    shown = Short(redact(port))
+                    busy = messages.PORT_BUSY_HERE.format(port=shown, id=conn.id, state=conn.state)
+                    raise SerialMcpError(ErrorCode.PORT_BUSY, busy)
             if len(self._connections) >= MAX_CONNECTIONS:
                 raise SerialMcpError(
                     ErrorCode.TOO_MANY_CONNECTIONS, messages.TOO_MANY_CONNECTIONS.format(max=MAX_CONNECTIONS)
                 )
             self._check_ring_memory(size)
-            handle = await anyio.to_thread.run_sync(self.opener.open, port, settings)
+            handle = await anyio.to_thread.run_sync(open_scrubbed, self.opener, port, settings)
             conn_id = f"c{next(self._ids)}"
             opener = self.opener
             try:
                 conn = Connection(
                     conn_id,
-                    port,
+                    redact(port),
                     handle,
                     settings,
                     size,
                     asyncio.get_running_loop(),
                     options,
-                    reopen=lambda s: opener.open(port, s),
+                    reopen=lambda s: open_scrubbed(opener, port, s),
                     reconnect_policy=reconnect,
                 )
             except MemoryError:  # the ring could not be allocated: say so, and let the port go
@@ -100,9 +133,10 @@ class ConnectionManager:
                     ErrorCode.RESOURCE_LIMIT, messages.RING_ALLOC_FAILED.format(size=size)
                 ) from None
             self._connections[conn_id] = conn
+            self._given[conn_id] = port
             conn.start()
             self._notify("open", conn)
-            log.info("opened %s as %s (%s)", port, conn_id, settings)
+            log.info("opened %s as %s (%s)", conn.port, conn_id, settings)
             return conn
 
     def get(self, connection_id: str) -> Connection:
@@ -110,13 +144,16 @@ class ConnectionManager:
         conn = self._connections.get(connection_id)
         if conn is not None:
             return conn
-        by_port = [c for c in self._connections.values() if c.port == connection_id]
+        by_port = [
+            c for c in self._connections.values() if connection_id in (c.port, self._given.get(c.id))
+        ]
         if len(by_port) == 1:
             return by_port[0]
         known = ", ".join(f"{c.id} ({c.port})" for c in self._connections.values()) or "none"
+        shown = redact(connection_id) if isinstance(connection_id, str) else connection_id
         raise SerialMcpError(
             ErrorCode.CONNECTION_NOT_FOUND,
-            messages.CONNECTION_NOT_FOUND.format(id=Short(connection_id), known=known),
+            messages.CONNECTION_NOT_FOUND.format(id=Short(shown), known=known),
         )
 
     def ring_memory(self) -> int:
@@ -140,6 +177,7 @@ class ConnectionManager:
         conn = self.get(connection_id)
         await conn.close()
         self._connections.pop(conn.id, None)
+        self._given.pop(conn.id, None)
         self._notify("close", conn)
         log.info("closed %s (%s)", conn.id, conn.port)
         return conn

@@ -6,6 +6,9 @@ and port pyserial will connect to, a ``replay://`` file on its real path. What w
 the inner opener is given: the real device path (as a ``JudgedPath``, never the name again), the
 rebuilt network URL, the capture file's real path. ``resolve_port`` lets an agent name a port by
 serial number, ``/dev/serial/by-id`` name or a description fragment, when exactly one live port fits.
+
+``PortPolicy`` is what every front door enforces (the server, each CLI command, ``serial_mcp.Engine``);
+``policy_opener`` is the one place it becomes an opener, so no door can build a weaker one.
 """
 
 from __future__ import annotations
@@ -13,17 +16,19 @@ from __future__ import annotations
 import glob
 import os
 import urllib.parse
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
 from serial_mcp import messages
-from serial_mcp.core.allowlist import Pattern, PortFacts, allowed
-from serial_mcp.core.port_url import NETWORK_SCHEMES, check_text, parse_port, scheme_of
+from serial_mcp.core.allowlist import Pattern, PortFacts, allowed, parse_allowlist
+from serial_mcp.core.port_url import NETWORK_SCHEMES, check_text, parse_port, parse_scheme_name, scheme_of
 from serial_mcp.core.settings import SerialSettings
-from serial_mcp.errors import ErrorCode, SerialMcpError
+from serial_mcp.errors import ErrorCode, InvalidArgument, SerialMcpError
 from serial_mcp.serial.handle import Opener, PortHandle
 from serial_mcp.serial.judged import JudgedPath
-from serial_mcp.serial.ports import PortInfo
+from serial_mcp.serial.openers import default_opener
+from serial_mcp.serial.ports import PortInfo, list_system_ports
 from serial_mcp.serial.replay import parse_replay_url
 from serial_mcp.serial.replay_files import real_path, replay_bases, replay_candidates
 
@@ -119,6 +124,72 @@ class GuardedOpener:
         pick = next((r for r in admitted if os.path.isfile(r)), admitted[0])
         query = port.partition("?")[2]
         return "replay://" + urllib.parse.quote(pick, safe="/") + ("?" + query if query else "")
+
+
+@dataclass(frozen=True, slots=True)
+class PortPolicy:
+    """What a front door enforces on the ports it opens, from ``--read-only``, ``--allowlist``,
+    ``--enable-url-scheme`` and ``--capture-dir`` (or their environment variables and config keys,
+    or ``Engine``'s keywords). ``allowlist`` None: every port; otherwise only what it admits."""
+
+    read_only: bool = False
+    allowlist: tuple[str, ...] | None = None
+    enable_url_schemes: frozenset[str] = frozenset()
+    capture_dir: Path | None = None
+
+    @classmethod
+    def of(
+        cls,
+        *,
+        read_only: bool = False,
+        allowlist: Iterable[str] | None = None,
+        enable_url_schemes: Iterable[str] = (),
+        capture_dir: Path | str | None = None,
+    ) -> PortPolicy:
+        """A policy from loosely typed values (the API's keywords): ``invalid_argument`` for a bare
+        string where a list belongs (never taken character by character) or a bad scheme name."""
+        if isinstance(allowlist, str):
+            raise InvalidArgument(messages.POLICY_NOT_A_LIST.format(name="allowlist", value=allowlist))
+        if isinstance(enable_url_schemes, str):
+            raise InvalidArgument(
+                messages.POLICY_NOT_A_LIST.format(name="enable_url_schemes", value=enable_url_schemes)
+            )
+        schemes = set()
+        for name in enable_url_schemes:
+            try:
+                schemes.add(parse_scheme_name(name))
+            except (ValueError, AttributeError) as exc:
+                raise InvalidArgument(messages.POLICY_BAD_SCHEME.format(error=exc)) from None
+        return cls(
+            bool(read_only),
+            tuple(allowlist) if allowlist is not None else None,
+            frozenset(schemes),
+            Path(capture_dir) if capture_dir is not None else None,
+        )
+
+    def patterns(self) -> list[Pattern] | None:
+        """The parsed allowlist (``invalid_argument`` for a bad or empty one: fail closed)."""
+        return parse_allowlist(list(self.allowlist)) if self.allowlist is not None else None
+
+
+def policy_opener(
+    policy: PortPolicy,
+    port_lister: Callable[[], list[PortInfo]] = list_system_ports,
+    inner: Opener | None = None,
+) -> Opener:
+    """The opener every front door opens through: ``inner`` (default: ``default_opener`` with the
+    policy's URL schemes and capture directory), behind a ``GuardedOpener`` when there is an
+    allowlist. Schemes configure the default opener only: with an ``inner`` of one's own they would
+    be dropped in silence, so that is refused."""
+    patterns = policy.patterns()
+    if inner is not None and policy.enable_url_schemes:
+        raise InvalidArgument(messages.POLICY_SCHEMES_NEED_DEFAULT_OPENER)
+    opener = inner or default_opener(
+        policy.capture_dir, enabled_schemes=policy.enable_url_schemes, allowlist=patterns
+    )
+    if patterns is not None:
+        opener = GuardedOpener(opener, patterns, port_lister, capture_dir=policy.capture_dir)
+    return opener
 
 
 def resolve_port(port: str, port_lister: Callable[[], list[PortInfo]]) -> str:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from serial_mcp import messages
 from serial_mcp.core.settings import SerialSettings
 from serial_mcp.errors import ErrorCode, SerialMcpError
-from serial_mcp.serial.fake import FakeDevice, FakePortHandle
+from serial_mcp.serial.fake import MAX_COMMAND_LINE, FakeDevice, FakePortHandle
 from serial_mcp.serial.sim_micropython import open_micropython
 from serial_mcp.serial.sim_reboot_board import open_reboot_board
 from serial_mcp.serial.sim_slow_modem import open_slow_modem
@@ -34,10 +34,12 @@ _MODEM_REPLIES = {
 
 
 class ModemResponder:
-    """Line-buffered AT interpreter: answers each CR-terminated command."""
+    """Line-buffered AT interpreter: answers each CR-terminated command. A line longer than the
+    command buffer (``MAX_COMMAND_LINE``) is not kept: it is answered ERROR when it ends."""
 
     def __init__(self) -> None:
         self._line = bytearray()
+        self._overflow = False
 
     def __call__(self, data: bytes) -> bytes | None:
         out = bytearray()
@@ -45,10 +47,15 @@ class ModemResponder:
             if b in (0x0D, 0x0A):
                 cmd = bytes(self._line).strip().upper()
                 self._line.clear()
-                if cmd:
+                if self._overflow:
+                    self._overflow = False
+                    out += b"\r\nERROR\r\n"
+                elif cmd:
                     out += _MODEM_REPLIES.get(cmd, b"\r\nERROR\r\n")
-            else:
+            elif len(self._line) < MAX_COMMAND_LINE:
                 self._line.append(b)
+            else:
+                self._overflow = True
         return bytes(out) or None
 
 

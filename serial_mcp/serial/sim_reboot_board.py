@@ -18,7 +18,7 @@ from urllib.parse import parse_qs, urlsplit
 from serial_mcp import messages
 from serial_mcp.core.settings import SerialSettings
 from serial_mcp.errors import InvalidArgument
-from serial_mcp.serial.fake import FakeDevice
+from serial_mcp.serial.fake import MAX_COMMAND_LINE, FakeDevice
 from serial_mcp.serial.sim_timeline import TimedPortHandle, Timeline
 
 BANNER = (
@@ -125,7 +125,7 @@ class RebootBoard:
                     if self._line:
                         self._line.pop()
                         out += b"\x08 \x08"
-                else:
+                elif len(self._line) < MAX_COMMAND_LINE:  # a full line takes no more (as U-Boot's)
                     self._line.append(b)
                     out.append(b)
         return bytes(out) or None

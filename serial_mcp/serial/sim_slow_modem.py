@@ -16,7 +16,7 @@ import functools
 import threading
 
 from serial_mcp.core.settings import SerialSettings
-from serial_mcp.serial.fake import FakeDevice
+from serial_mcp.serial.fake import MAX_COMMAND_LINE, FakeDevice
 from serial_mcp.serial.sim_timeline import TimedPortHandle, Timeline
 
 IMEI = "867530912345678"
@@ -47,7 +47,8 @@ class SlowModem:
         self.device = device
         self.timeline = timeline
         self.echo = True
-        self._line = bytearray()
+        self._line = bytearray()  # at most MAX_COMMAND_LINE: a longer line is answered ERROR
+        self._overflow = False
         self._lock = threading.Lock()
 
     def __call__(self, data: bytes) -> bytes | None:
@@ -59,10 +60,15 @@ class SlowModem:
                 if b in (0x0D, 0x0A):
                     cmd = bytes(self._line).strip().upper()
                     self._line.clear()
-                    if cmd:
+                    if self._overflow:
+                        self._overflow = False
+                        self._answer(b"")  # no such command: ERROR
+                    elif cmd:
                         self._answer(cmd)
-                else:
+                elif len(self._line) < MAX_COMMAND_LINE:
                     self._line.append(b)
+                else:
+                    self._overflow = True
         return bytes(echoed) or None
 
     def _answer(self, cmd: bytes) -> None:

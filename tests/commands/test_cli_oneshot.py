@@ -160,3 +160,59 @@ def test_record_refuses_a_bad_capture_name_before_opening_the_port(tmp_path: Pat
     assert r.returncode == 1 and len(r.stderr.splitlines()) == 1
     assert b".jsonl" in r.stderr and b"does not exist" not in r.stderr  # the name, not the port
     assert list(tmp_path.iterdir()) == []
+
+
+# --- issue 28.15: the one-shots under bad data ------------------------------------------------------
+
+
+def test_send_expect_sees_past_64_kib_of_reply() -> None:
+    """The match is 70 000 bytes into the reply: it used to stop at the 64 KiB read bound, "no match"."""
+    r = cli("send", "sim://echo", "A" * 70_000 + "MARK", "--expect", "MARK", "--json")
+    assert r.returncode == 0, r.stderr
+    read = json.loads(r.stdout)["read"]
+    assert read["matched"] and read["stop_reason"] == "match" and read["data"].endswith("AMARK")
+    assert len(read["data"]) == 70_004
+
+
+def test_max_bytes_bounds_the_reply_and_says_so() -> None:
+    r = cli("send", "sim://echo", "A" * 5000 + "MARK", "--expect", "MARK", "--max-bytes", "1024", "--json")
+    assert r.returncode == 1  # no match: but not a silent one
+    read = json.loads(r.stdout)["read"]
+    assert read["stop_reason"] == "max_bytes" and len(read["data"]) == 1024
+    lines = r.stderr.decode().splitlines()
+    assert any("max_bytes" in line and "--max-bytes" in line for line in lines), r.stderr
+
+
+def test_read_takes_max_bytes() -> None:
+    r = cli("read", "sim://modem", "--max-bytes", "6", "--json")
+    assert r.returncode == 0, r.stderr
+    result = json.loads(r.stdout)
+    assert result["data"] == "\r\nSIM " and result["stop_reason"] == "max_bytes"
+
+
+@pytest.mark.parametrize("value", ["0", "lots", str(4 * 1024 * 1024 + 1)])
+def test_a_bad_max_bytes_is_a_usage_error(value: str) -> None:
+    r = cli("send", "sim://echo", "x", "--max-bytes", value)
+    assert r.returncode == 2 and r.stdout == b"" and len(r.stderr.splitlines()) == 1, r.stderr
+    assert b"--max-bytes" in r.stderr and b"1 to 4194304" in r.stderr  # what would do
+
+
+@pytest.mark.parametrize("command", [("send", "sim://modem", r"AT\r"), ("read", "sim://modem"), ("ports",)])
+def test_with_stdout_closed_a_command_says_so_and_exits_2(command: tuple[str, ...]) -> None:
+    """``serial-mcp send … >&-`` printed an internal "'NoneType' … isatty" and exited 1 ("no match")."""
+    r = subprocess.run(
+        ["sh", "-c", '"$@" >&-', "sh", sys.executable, "-m", "serial_mcp", *command],
+        capture_output=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
+    assert r.returncode == 2, r.stderr
+    lines = r.stderr.decode().splitlines()
+    assert len(lines) == 1 and "stdout" in lines[0] and "NoneType" not in lines[0], lines
+
+
+def test_the_max_bytes_flag_has_the_reads_own_bound() -> None:
+    from serial_mcp import cli as command_line
+    from serial_mcp.serial.reader import MAX_MAX_BYTES
+
+    assert command_line.MAX_READ_BYTES == MAX_MAX_BYTES

@@ -1,5 +1,6 @@
-"""The server's opener stack exactly as ``cli.serve`` builds it (allowlist, URL schemes, capture
-dir), so the attack tests run against production wiring through the in-process MCP client."""
+"""The server's opener stack exactly as ``cli.serve`` builds it (``policy_opener``: allowlist, URL
+schemes, capture dir), so the attack tests run against production wiring through the in-process
+MCP client."""
 
 from __future__ import annotations
 
@@ -7,12 +8,10 @@ from pathlib import Path
 
 from mcp.server.mcpserver import MCPServer
 
-from serial_mcp.core.allowlist import parse_allowlist
 from serial_mcp.mcp.server import build_server
 from serial_mcp.serial.handle import Opener
 from serial_mcp.serial.manager import ConnectionManager
-from serial_mcp.serial.openers import default_opener
-from serial_mcp.serial.policy import GuardedOpener
+from serial_mcp.serial.policy import PortPolicy, policy_opener
 from serial_mcp.serial.ports import PortInfo
 
 
@@ -21,11 +20,8 @@ def production_opener(
     allowlist: list[str] | None = None,
     enabled_schemes: frozenset[str] = frozenset(),
 ) -> Opener:
-    patterns = parse_allowlist(allowlist) if allowlist is not None else None
-    opener: Opener = default_opener(capture_dir, enabled_schemes=enabled_schemes, allowlist=patterns)
-    if patterns is not None:
-        opener = GuardedOpener(opener, patterns, no_ports, capture_dir=capture_dir)
-    return opener
+    policy = PortPolicy.of(allowlist=allowlist, enable_url_schemes=enabled_schemes, capture_dir=capture_dir)
+    return policy_opener(policy, no_ports)
 
 
 def no_ports() -> list[PortInfo]:
