@@ -898,3 +898,6 @@ FILE_KIND_BLOCK = "a block device"
 FILE_KIND_SOCKET = "a socket"
 FILE_KIND_DIR = "a directory"
 FILE_KIND_OTHER = "a special file"
+
+# --- issue 23.4: sim://esp32-rom ---------------------------------------------------------------------
+SIM_UNKNOWN_OPTION = "{port!r}: option {option!r} is not known.{hint} Options: {allowed}."
