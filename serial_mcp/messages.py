@@ -954,3 +954,6 @@ SYNC_ENGINE_NOT_CLOSED = (
     "a SyncEngine was dropped without close(): its ports are closed now; use 'with SyncEngine() as eng:' "
     "or call eng.close()"
 )
+
+# --- issue 23.4: sim://esp32-rom ---------------------------------------------------------------------
+SIM_UNKNOWN_OPTION = "{port!r}: option {option!r} is not known.{hint} Options: {allowed}."

@@ -3,7 +3,8 @@
 ``sim://modem`` behaves like a small AT-command modem: echo off, ``AT`` → ``OK``, ``ATI`` → identity,
 ``AT+CSQ`` → signal quality, ``AT+GMR`` → firmware, unknown commands → ``ERROR``. ``sim://echo``
 returns every byte written. Devices with a clock live in their own modules: ``sim://micropython``
-(sim_micropython), ``sim://slow-modem`` (sim_slow_modem), ``sim://reboot-board`` (sim_reboot_board).
+(sim_micropython), ``sim://slow-modem`` (sim_slow_modem), ``sim://reboot-board`` (sim_reboot_board),
+``sim://esp32-rom`` (sim_esp32_rom).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from serial_mcp import messages
 from serial_mcp.core.settings import SerialSettings
 from serial_mcp.errors import ErrorCode, SerialMcpError
 from serial_mcp.serial.fake import MAX_COMMAND_LINE, FakeDevice, FakePortHandle
+from serial_mcp.serial.sim_esp32_rom import open_esp32_rom
 from serial_mcp.serial.sim_micropython import open_micropython
 from serial_mcp.serial.sim_reboot_board import open_reboot_board
 from serial_mcp.serial.sim_slow_modem import open_slow_modem
@@ -21,6 +23,7 @@ TIMED_KINDS = {
     "micropython": open_micropython,
     "slow-modem": open_slow_modem,
     "reboot-board": open_reboot_board,
+    "esp32-rom": open_esp32_rom,
 }
 
 _MODEM_REPLIES = {
