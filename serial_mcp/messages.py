@@ -869,3 +869,8 @@ UNKNOWN_KEY = "{field} has an unknown key {key!r}.{hint} Allowed keys: {allowed}
 # --- stdio transport ---------------------------------------------------------------------------
 STDIO_CLIENT_GONE = "the client closed the server's stdout; shutting down"
 REQUEST_TOO_LONG = "the request is longer than {max} bytes, more than any tool call needs; it was not read. Send large data in several writes."
+
+# --- issue 24: events ---------------------------------------------------------------------------
+ELF_TOO_LARGE = "the ELF is {size} bytes, over the {max}-byte limit; give the application's own .elf from its build directory (objcopy --only-keep-debug makes a smaller one that keeps the symbols and DWARF)."
+ELF_NOT_ELF = "this is not an ELF file (it starts {start!r}, not b'\\x7fELF'); give the firmware's .elf from its build directory, not the .bin or .hex image."
+ELF_UNREADABLE = "the ELF could not be read ({error}); it may be truncated or damaged: rebuild it, or give the .elf from the build directory."
