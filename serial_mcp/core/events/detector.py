@@ -129,6 +129,8 @@ class EventDetector:
         already fed) is skipped."""
         out: list[Event] = []
         self._expire(t, out)
+        if type(data) is not bytes:
+            data = bytes(data)  # a bytearray or memoryview from the pump: RE2 and the slices want bytes
         if self._pos is None:
             self._pos = offset
         if offset > self._pos:

@@ -40,7 +40,7 @@ class Event:
     of the last line that belongs to the event; ``t`` is the time given with the bytes of its first line."""
 
     kind: Kind
-    family: str  # "esp-rom", "esp-idf", "linux", "u-boot", "zephyr", "micropython", "cortex-m", "bios", ...
+    family: str  # "esp-rom", "esp-idf", "linux", "u-boot", "zephyr", "micropython", "bios", "user"
     signature: str  # the name of the table row that recognised it
     severity: Severity
     offset: int
