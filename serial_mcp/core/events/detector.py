@@ -18,6 +18,7 @@ Which events it yields and how they link up (``Event.reset_offset`` ↔ ``Event.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import deque
 from collections.abc import Iterable, Sequence
@@ -49,6 +50,12 @@ USER_BOOT_RANK: Final = 60  # a user's boot pattern ranks after every built-in b
 _TERM: Final = re.compile(rb"[\r\n]")
 
 
+@functools.lru_cache(maxsize=8)
+def _rows(signatures: tuple[Signature, ...]) -> tuple[Row, ...]:
+    """A table's rows, compiled once (a detector per connection then costs no regex compiling)."""
+    return tuple(Row(sig) for sig in signatures)
+
+
 def _escape(literal: bytes) -> bytes:
     return b"".join(bytes([c]) if chr(c).isalnum() and c < 0x80 else b"\\x%02x" % c for c in literal)
 
@@ -78,7 +85,7 @@ class EventDetector:
         self._loop_window = float(boot_loop_window)
         self._idle = float(idle)
         self._reset_grace = float(reset_grace)
-        rows = [Row(sig) for sig in signatures]
+        rows = list(_rows(tuple(signatures)))
         alternatives = [_escape(trigger) for row in rows for trigger in row.sig.triggers]
         for i, pattern in enumerate(boot_patterns):
             user = compile_re2(pattern, f"boot_patterns[{i}]", multiline=False)
@@ -97,6 +104,7 @@ class EventDetector:
         self._tail = bytearray()  # the first MAX_LINE bytes of the unfinished line
         self._tail_start: int | None = None
         self._tail_t = 0.0
+        self._tail_dropped = 0  # bytes of the unfinished line past its first MAX_LINE
         self._block: Block | None = None
         self._pending: Block | None = None  # a critical crash waiting for its reset
         self._rank: int | None = None  # the boot chain's last rank; None: the next banner is a new boot
@@ -137,6 +145,7 @@ class EventDetector:
             self._c["gaps"] += 1
             self._tail.clear()
             self._tail_start = None
+            self._tail_dropped = 0
             self._pos = offset
         elif offset < self._pos:
             skip = self._pos - offset
@@ -149,29 +158,36 @@ class EventDetector:
             return out
         self._c["bytes_scanned"] += n
         self._pos = offset + n
-        i = 0
-        if self._tail_start is not None:
-            m = _TERM.search(data)
-            room = MAX_LINE - len(self._tail)
-            if m is None:
-                if room > 0:
-                    self._tail += data[:room]
+        last = max(data.rfind(b"\n"), data.rfind(b"\r"))
+        start, tail = self._tail_start, self._tail
+        if start is not None:  # a line is in progress
+            if last < 0:
+                room = max(0, MAX_LINE - len(tail))
+                tail += data[:room]
+                self._tail_dropped += max(0, n - room)
                 return out
-            j = m.start()
-            if room > 0:
-                self._tail += data[: min(j, room)]
-            raw, start, lt = bytes(self._tail), self._tail_start, self._tail_t
-            self._tail.clear()
+            held, lt = len(tail), self._tail_t
             self._tail_start = None
-            self._maybe_line(raw, start, lt, out)
-            i = j + 1
-        last = max(data.rfind(b"\n", i), data.rfind(b"\r", i))
-        if last >= i:
-            self._region(data, i, last + 1, offset, t, out)
-            i = last + 1
-        if i < n:
-            self._tail += data[i : i + MAX_LINE]
-            self._tail_start = offset + i
+            if not self._tail_dropped:  # the common case: one search over the line's start and the new lines
+                work = b"".join((tail, data))
+                tail.clear()
+                self._region(work, 0, held + last + 1, start, t, out, early=held, early_t=lt)
+            else:  # the line outgrew MAX_LINE: its kept start is read alone
+                self._tail_dropped = 0
+                j = _TERM.search(data)
+                assert j is not None
+                raw = bytes(tail + data[: max(0, min(j.start(), MAX_LINE - held))])
+                tail.clear()
+                self._maybe_line(raw, start, lt, out)
+                if last > j.start():
+                    self._region(data, j.start() + 1, last + 1, offset, t, out)
+        elif last >= 0:
+            self._region(data, 0, last + 1, offset, t, out)
+        if last + 1 < n:
+            rest = data[last + 1 :]
+            tail += rest[:MAX_LINE]
+            self._tail_dropped = max(0, len(rest) - MAX_LINE)
+            self._tail_start = offset + last + 1
             self._tail_t = t
         return out
 
@@ -198,6 +214,7 @@ class EventDetector:
             raw, start, lt = bytes(self._tail), self._tail_start, self._tail_t
             self._tail.clear()
             self._tail_start = None
+            self._tail_dropped = 0
             self._maybe_line(raw, start, lt, out)
         if self._block is not None:
             self._close(self._block, out)
@@ -212,8 +229,19 @@ class EventDetector:
 
     # --- scanning -------------------------------------------------------------------------------------------
 
-    def _region(self, data: bytes, lo: int, hi: int, base: int, t: float, out: list[Event]) -> None:
-        """Whole lines ``data[lo:hi]`` (``data[hi - 1]`` is a line end)."""
+    def _region(
+        self,
+        data: bytes,
+        lo: int,
+        hi: int,
+        base: int,
+        t: float,
+        out: list[Event],
+        early: int = 0,
+        early_t: float = 0.0,
+    ) -> None:
+        """Whole lines ``data[lo:hi]`` (``data[hi - 1]`` is a line end), ``data[0]`` at offset ``base``.
+        A line starting before ``early`` arrived at ``early_t`` (a held line start), the others at ``t``."""
         i = lo
         search = self._trigger.search
         while i < hi:
@@ -233,13 +261,13 @@ class EventDetector:
                 if m.end() > ls + MAX_LINE:
                     i = p + 1  # it straddles the cut: another trigger may still lie inside
                     continue
-                self._line(data[ls : min(le, ls + MAX_LINE)], base + ls, t, out)
+                self._line(data[ls : min(le, ls + MAX_LINE)], base + ls, early_t if ls < early else t, out)
                 i = le + 1
             else:
                 term = _TERM.search(data, i, hi)
                 le = term.start() if term is not None else hi
                 if le > i:
-                    self._line(data[i : min(le, i + MAX_LINE)], base + i, t, out)
+                    self._line(data[i : min(le, i + MAX_LINE)], base + i, early_t if i < early else t, out)
                 i = le + 1
 
     def _maybe_line(self, raw: bytes, start: int, t: float, out: list[Event]) -> None:
