@@ -370,7 +370,10 @@ def test_a_users_boot_pattern_is_a_boot_and_a_bad_one_is_refused() -> None:
         ("crash", "esp-idf", line_at(text, b"task_wdt: Task watchdog")),
     ]
     with pytest.raises(InvalidArgument):
-        EventDetector(boot_patterns=[b"x" * 5000])
+        EventDetector(boot_patterns=[b"x" * 5000])  # over compile_re2's size budget on its own
+    with pytest.raises(InvalidArgument) as info:  # each fits, but not with the built-in triggers beside them
+        EventDetector(boot_patterns=[b"ready " + b"%04d" % i * 100 for i in range(8)])
+    assert "boot_patterns" in str(info.value) and info.value.details["field"] == "boot_patterns"
 
 
 # --- bounded work --------------------------------------------------------------------------------------------

@@ -24,10 +24,12 @@ from collections import deque
 from collections.abc import Iterable, Sequence
 from typing import Final
 
+from serial_mcp import messages
 from serial_mcp.core.events.block import MAX_FRAMES, MAX_TEXT, Block, Row, clean
 from serial_mcp.core.events.model import Event
 from serial_mcp.core.events.signatures import SIGNATURES, Signature
 from serial_mcp.core.match import compile_re2
+from serial_mcp.errors import InvalidArgument
 
 __all__ = [
     "DEFAULT_BOOT_LOOP_COUNT",
@@ -99,7 +101,12 @@ class EventDetector:
             for trigger in row.sig.triggers:
                 by_trigger.setdefault(trigger, []).append(row)
         self._by_trigger: dict[bytes, tuple[Row, ...]] = {k: tuple(v) for k, v in by_trigger.items()}
-        self._trigger = compile_re2(b"|".join(alternatives), "event triggers", multiline=True)
+        try:
+            self._trigger = compile_re2(b"|".join(alternatives), "boot_patterns", multiline=True)
+        except InvalidArgument as exc:  # only a user's patterns can push the prefilter over RE2's budget
+            raise InvalidArgument(
+                messages.EVENTS_BOOT_PATTERNS_TOO_BIG.format(error=exc), field="boot_patterns"
+            ) from None
         self._pos: int | None = None  # absolute offset of the next byte expected
         self._tail = bytearray()  # the first MAX_LINE bytes of the unfinished line
         self._tail_start: int | None = None
