@@ -5,13 +5,14 @@ Internal to :mod:`serial_mcp.core.events`.
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any, Final
 
 from serial_mcp.core.ansi import strip_ansi
 from serial_mcp.core.events.model import Event, Kind, Severity, Signature
 
-__all__ = ["MAX_DETAIL", "MAX_FRAMES", "MAX_TEXT", "Block", "Row", "clean"]
+__all__ = ["MAX_DETAIL", "MAX_FRAMES", "MAX_TEXT", "Block", "Row", "clean", "escape", "rows_of"]
 
 MAX_FRAMES: Final = 64  # backtrace addresses and trace lines kept per event
 MAX_TEXT: Final = 240  # characters of the summary line and of each detail value
@@ -177,3 +178,13 @@ def clean(raw: bytes) -> str:
     if b"\x1b" in raw:
         raw = strip_ansi(raw)[0]
     return raw.decode("utf-8", "replace").rstrip()
+
+
+@functools.lru_cache(maxsize=8)
+def rows_of(signatures: tuple[Signature, ...]) -> tuple[Row, ...]:
+    """A table's rows, compiled once (a detector per connection then costs no regex compiling)."""
+    return tuple(Row(sig) for sig in signatures)
+
+
+def escape(literal: bytes) -> bytes:
+    return b"".join(bytes([c]) if chr(c).isalnum() and c < 0x80 else b"\\x%02x" % c for c in literal)

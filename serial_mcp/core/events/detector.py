@@ -18,14 +18,13 @@ Which events it yields and how they link up (``Event.reset_offset`` ↔ ``Event.
 
 from __future__ import annotations
 
-import functools
 import re
 from collections import deque
 from collections.abc import Iterable, Sequence
 from typing import Final
 
 from serial_mcp import messages
-from serial_mcp.core.events.block import MAX_FRAMES, MAX_TEXT, Block, Row, clean
+from serial_mcp.core.events.block import MAX_FRAMES, MAX_TEXT, Block, Row, clean, escape, rows_of
 from serial_mcp.core.events.model import Event
 from serial_mcp.core.events.signatures import SIGNATURES, Signature
 from serial_mcp.core.match import compile_re2
@@ -50,16 +49,10 @@ DEFAULT_RESET_GRACE: Final = 2.0  # seconds a critical crash waits for the boot 
 USER_BOOT_RANK: Final = 60  # a user's boot pattern ranks after every built-in banner
 
 _TERM: Final = re.compile(rb"[\r\n]")
-
-
-@functools.lru_cache(maxsize=8)
-def _rows(signatures: tuple[Signature, ...]) -> tuple[Row, ...]:
-    """A table's rows, compiled once (a detector per connection then costs no regex compiling)."""
-    return tuple(Row(sig) for sig in signatures)
-
-
-def _escape(literal: bytes) -> bytes:
-    return b"".join(bytes([c]) if chr(c).isalnum() and c < 0x80 else b"\\x%02x" % c for c in literal)
+_COUNTERS: Final = (  # noqa: SIM905 (two lines of names read better than eleven)
+    "bytes_scanned lines_examined bytes_examined events boots stages resets crashes boot_loops"
+    " gaps overlap_bytes"
+).split()
 
 
 class EventDetector:
@@ -87,8 +80,8 @@ class EventDetector:
         self._loop_window = float(boot_loop_window)
         self._idle = float(idle)
         self._reset_grace = float(reset_grace)
-        rows = list(_rows(tuple(signatures)))
-        alternatives = [_escape(trigger) for row in rows for trigger in row.sig.triggers]
+        rows = list(rows_of(tuple(signatures)))
+        alternatives = [escape(trigger) for row in rows for trigger in row.sig.triggers]
         for i, pattern in enumerate(boot_patterns):
             user = compile_re2(pattern, f"boot_patterns[{i}]", multiline=False)
             sig = Signature(f"user_boot_{i}", "user", "boot", "info", (), r"\A", rank=USER_BOOT_RANK)
@@ -118,22 +111,7 @@ class EventDetector:
         self._unreset: int | None = None  # offset of the last critical crash no boot has followed yet
         self._boots: deque[tuple[int, int, float]] = deque(maxlen=self._loop_count)
         self._looping = False
-        self._c = dict.fromkeys(
-            (
-                "bytes_scanned",
-                "lines_examined",
-                "bytes_examined",
-                "events",
-                "boots",
-                "stages",
-                "resets",
-                "crashes",
-                "boot_loops",
-                "gaps",
-                "overlap_bytes",
-            ),
-            0,
-        )
+        self._c = dict.fromkeys(_COUNTERS, 0)
 
     # --- the public surface ---------------------------------------------------------------------------------
 
