@@ -957,3 +957,9 @@ SYNC_ENGINE_NOT_CLOSED = (
 
 # --- issue 23.4: sim://esp32-rom ---------------------------------------------------------------------
 SIM_UNKNOWN_OPTION = "{port!r}: option {option!r} is not known.{hint} Options: {allowed}."
+
+# --- issue 24: events ---------------------------------------------------------------------------
+ELF_TOO_LARGE = "the ELF is {size} bytes, over the {max}-byte limit; give the application's own .elf from its build directory (objcopy --only-keep-debug makes a smaller one that keeps the symbols and DWARF)."
+ELF_NOT_ELF = "this is not an ELF file (it starts {start!r}, not b'\\x7fELF'); give the firmware's .elf from its build directory, not the .bin or .hex image."
+ELF_UNREADABLE = "the ELF could not be read ({error}); it may be truncated or damaged: rebuild it, or give the .elf from the build directory."
+EVENTS_BOOT_PATTERNS_TOO_BIG = "boot_patterns together with the built-in crash and boot signatures are over the regex budget ({error}); give fewer or shorter patterns."

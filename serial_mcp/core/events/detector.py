@@ -1,0 +1,499 @@
+"""A sans-IO detector of boots, resets and crashes in a received byte stream (in the style of h11).
+
+``feed(data, offset, t)`` hands it the next received bytes, their absolute stream offset and the time they
+arrived, and returns the events completed by them; ``poll(t)`` completes what only the passing of time can
+complete (a crash dump that stopped, a crash whose reset never came); ``flush()`` ends the stream. The
+detector does no I/O and keeps its receive buffer private: one unfinished line of at most ``MAX_LINE`` bytes.
+
+How it stays cheap. The text is cut into lines at CR, LF or CRLF (empty lines are skipped, so line-ending
+variants do not matter; a line is kept to its first ``MAX_LINE`` bytes). One RE2 search per chunk finds the
+*trigger* literals of the signature table (:mod:`.signatures`); a line is examined — ANSI escapes stripped,
+the heads of the rows whose triggers it holds tried — only if it holds a trigger, or while a crash dump or ROM
+banner is open and its following lines must be read. So a stream that matches nothing costs one DFA pass,
+every line is examined at most once, and an open block reads at most its row's ``max_lines`` counted lines.
+
+Which events it yields and how they link up (``Event.reset_offset`` ↔ ``Event.crash_offset``,
+``boot_loop``) is described in :mod:`.model` and docs/events.md.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import deque
+from collections.abc import Iterable, Sequence
+from typing import Final
+
+from serial_mcp import messages
+from serial_mcp.core.events.block import MAX_FRAMES, MAX_TEXT, Block, Row, clean, escape, rows_of
+from serial_mcp.core.events.model import Event
+from serial_mcp.core.events.signatures import SIGNATURES, Signature
+from serial_mcp.core.match import compile_re2
+from serial_mcp.errors import InvalidArgument
+
+__all__ = [
+    "DEFAULT_BOOT_LOOP_COUNT",
+    "DEFAULT_BOOT_LOOP_WINDOW",
+    "DEFAULT_IDLE",
+    "DEFAULT_RESET_GRACE",
+    "MAX_FRAMES",
+    "MAX_LINE",
+    "EventDetector",
+]
+
+MAX_LINE: Final = 4096  # bytes of a line kept and examined; the rest of a longer line is ignored
+MAX_QUIET_LINES: Final = 100_000  # lines of a core dump inside a block before the block is given up
+DEFAULT_BOOT_LOOP_COUNT: Final = 3
+DEFAULT_BOOT_LOOP_WINDOW: Final = 30.0  # seconds
+DEFAULT_IDLE: Final = 1.0  # seconds without a byte after which an open block is complete
+DEFAULT_RESET_GRACE: Final = 2.0  # seconds a critical crash waits for the boot that is its reset
+USER_BOOT_RANK: Final = 60  # a user's boot pattern ranks after every built-in banner
+
+_TERM: Final = re.compile(rb"[\r\n]")
+_COUNTERS: Final = (  # noqa: SIM905 (two lines of names read better than eleven)
+    "bytes_scanned lines_examined bytes_examined events boots stages resets crashes boot_loops"
+    " gaps overlap_bytes"
+).split()
+
+
+class EventDetector:
+    """Boots, stages, resets, crashes and boot loops found in a received byte stream.
+
+    ``boot_loop_count`` boots within ``boot_loop_window`` seconds make a ``boot_loop`` event (once per loop:
+    the next one needs the loop to have stopped first). ``boot_patterns`` are a user's own boot banners, RE2
+    regexes over the raw line bytes without the line end (``compile_re2`` rules: size-bounded, linear time;
+    ``$`` is found before an LF, not before a lone CR). ``idle`` is how long
+    an open crash dump may go without a byte before it counts as complete; ``reset_grace`` how long a
+    critical crash waits for the boot that is its reset (and at most its row's ``grace_lines`` lines).
+    """
+
+    def __init__(
+        self,
+        *,
+        boot_loop_count: int = DEFAULT_BOOT_LOOP_COUNT,
+        boot_loop_window: float = DEFAULT_BOOT_LOOP_WINDOW,
+        boot_patterns: Sequence[bytes] = (),
+        idle: float = DEFAULT_IDLE,
+        reset_grace: float = DEFAULT_RESET_GRACE,
+        signatures: Iterable[Signature] = SIGNATURES,
+    ) -> None:
+        self._loop_count = max(2, int(boot_loop_count))
+        self._loop_window = float(boot_loop_window)
+        self._idle = float(idle)
+        self._reset_grace = float(reset_grace)
+        rows = list(rows_of(tuple(signatures)))
+        alternatives = [escape(trigger) for row in rows for trigger in row.sig.triggers]
+        for i, pattern in enumerate(boot_patterns):
+            user = compile_re2(pattern, f"boot_patterns[{i}]", multiline=False)
+            sig = Signature(f"user_boot_{i}", "user", "boot", "info", (), r"\A", rank=USER_BOOT_RANK)
+            rows.append(Row(sig, raw_head=user))
+            alternatives.append(b"(?:" + pattern + b")")
+        self._rows: tuple[Row, ...] = tuple(rows)
+        self._user_rows: tuple[Row, ...] = tuple(row for row in rows if row.raw is not None)
+        by_trigger: dict[bytes, list[Row]] = {}
+        for row in rows:
+            for trigger in row.sig.triggers:
+                by_trigger.setdefault(trigger, []).append(row)
+        self._by_trigger: dict[bytes, tuple[Row, ...]] = {k: tuple(v) for k, v in by_trigger.items()}
+        try:
+            self._trigger = compile_re2(b"|".join(alternatives), "boot_patterns", multiline=True)
+        except InvalidArgument as exc:  # only a user's patterns can push the prefilter over RE2's budget
+            raise InvalidArgument(
+                messages.EVENTS_BOOT_PATTERNS_TOO_BIG.format(error=exc), field="boot_patterns"
+            ) from None
+        self._pos: int | None = None  # absolute offset of the next byte expected
+        self._tail = bytearray()  # the first MAX_LINE bytes of the unfinished line
+        self._tail_start: int | None = None
+        self._tail_t = 0.0
+        self._tail_dropped = 0  # bytes of the unfinished line past its first MAX_LINE
+        self._block: Block | None = None
+        self._pending: Block | None = None  # a critical crash waiting for its reset
+        self._rank: int | None = None  # the boot chain's last rank; None: the next banner is a new boot
+        self._unreset: int | None = None  # offset of the last critical crash no boot has followed yet
+        self._boots: deque[tuple[int, int, float]] = deque(maxlen=self._loop_count)
+        self._looping = False
+        self._c = dict.fromkeys(_COUNTERS, 0)
+
+    # --- the public surface ---------------------------------------------------------------------------------
+
+    def feed(self, data: bytes, offset: int, t: float) -> list[Event]:
+        """The events that ``data`` (received at ``t``, its first byte at absolute ``offset``) completes.
+
+        A gap (``offset`` past the expected one: bytes were lost) drops the unfinished line; an overlap (bytes
+        already fed) is skipped."""
+        out: list[Event] = []
+        self._expire(t, out)
+        if type(data) is not bytes:
+            data = bytes(data)  # a bytearray or memoryview from the pump: RE2 and the slices want bytes
+        if self._pos is None:
+            self._pos = offset
+        if offset > self._pos:
+            self._c["gaps"] += 1
+            self._tail.clear()
+            self._tail_start = None
+            self._tail_dropped = 0
+            self._pos = offset
+        elif offset < self._pos:
+            skip = self._pos - offset
+            self._c["overlap_bytes"] += min(skip, len(data))
+            if skip >= len(data):
+                return out
+            data, offset = data[skip:], self._pos
+        n = len(data)
+        if not n:
+            return out
+        self._c["bytes_scanned"] += n
+        self._pos = offset + n
+        last = max(data.rfind(b"\n"), data.rfind(b"\r"))
+        start, tail = self._tail_start, self._tail
+        if start is not None:  # a line is in progress
+            if last < 0:
+                room = max(0, MAX_LINE - len(tail))
+                tail += data[:room]
+                self._tail_dropped += max(0, n - room)
+                return out
+            held, lt = len(tail), self._tail_t
+            self._tail_start = None
+            if not self._tail_dropped:  # the common case: one search over the line's start and the new lines
+                work = b"".join((tail, data))
+                tail.clear()
+                self._region(work, 0, held + last + 1, start, t, out, early=held, early_t=lt)
+            else:  # the line outgrew MAX_LINE: its kept start is read alone
+                self._tail_dropped = 0
+                j = _TERM.search(data)
+                assert j is not None
+                raw = bytes(tail + data[: max(0, min(j.start(), MAX_LINE - held))])
+                tail.clear()
+                self._maybe_line(raw, start, lt, out)
+                if last > j.start():
+                    self._region(data, j.start() + 1, last + 1, offset, t, out)
+        elif last >= 0:
+            self._region(data, 0, last + 1, offset, t, out)
+        if last + 1 < n:
+            rest = data[last + 1 :]
+            tail += rest[:MAX_LINE]
+            self._tail_dropped = max(0, len(rest) - MAX_LINE)
+            self._tail_start = offset + last + 1
+            self._tail_t = t
+        return out
+
+    def poll(self, t: float) -> list[Event]:
+        """The events that time alone completes by ``t``: an open dump idle for ``idle`` seconds, a crash
+        whose reset did not come within ``reset_grace``. Call it when :meth:`deadline` has passed."""
+        out: list[Event] = []
+        self._expire(t, out)
+        return out
+
+    def deadline(self) -> float | None:
+        """When :meth:`poll` next has something to complete, or None."""
+        times = []
+        if self._block is not None:
+            times.append(self._block.last_t + self._idle)
+        if self._pending is not None:
+            times.append(self._pending.last_t + self._reset_grace)
+        return min(times) if times else None
+
+    def flush(self) -> list[Event]:
+        """End of stream: the unfinished line is read as a line and everything open is completed."""
+        out: list[Event] = []
+        if self._tail_start is not None:
+            raw, start, lt = bytes(self._tail), self._tail_start, self._tail_t
+            self._tail.clear()
+            self._tail_start = None
+            self._tail_dropped = 0
+            self._maybe_line(raw, start, lt, out)
+        if self._block is not None:
+            self._close(self._block, out)
+        if self._pending is not None:
+            self._emit_crash(self._pending, out)
+        return out
+
+    def counters(self) -> dict[str, int]:
+        """Work done and found: bytes scanned by the prefilter, lines and bytes examined, events by kind,
+        gaps; ``buffered_bytes`` is the unfinished line held (at most ``MAX_LINE``)."""
+        return {**self._c, "buffered_bytes": len(self._tail)}
+
+    # --- scanning -------------------------------------------------------------------------------------------
+
+    def _region(
+        self,
+        data: bytes,
+        lo: int,
+        hi: int,
+        base: int,
+        t: float,
+        out: list[Event],
+        early: int = 0,
+        early_t: float = 0.0,
+    ) -> None:
+        """Whole lines ``data[lo:hi]`` (``data[hi - 1]`` is a line end), ``data[0]`` at offset ``base``.
+        A line starting before ``early`` arrived at ``early_t`` (a held line start), the others at ``t``."""
+        i = lo
+        search = self._trigger.search
+        while i < hi:
+            if self._block is None and self._pending is None:
+                m = search(data, i, hi)
+                if m is None:
+                    return
+                p = m.start()
+                back = max(i, p - MAX_LINE)
+                k = max(data.rfind(b"\n", back, p), data.rfind(b"\r", back, p))
+                ls = k + 1 if k >= 0 else (i if back == i else -1)
+                term = _TERM.search(data, p, hi)
+                le = term.start() if term is not None else hi
+                if ls < 0 or p >= ls + MAX_LINE:
+                    i = le + 1  # the trigger lies past the part of a long line that is kept
+                    continue
+                if m.end() > ls + MAX_LINE:
+                    i = p + 1  # it straddles the cut: another trigger may still lie inside
+                    continue
+                self._line(data[ls : min(le, ls + MAX_LINE)], base + ls, early_t if ls < early else t, out)
+                i = le + 1
+            else:
+                term = _TERM.search(data, i, hi)
+                le = term.start() if term is not None else hi
+                if le > i:
+                    self._line(data[i : min(le, i + MAX_LINE)], base + i, early_t if i < early else t, out)
+                i = le + 1
+
+    def _maybe_line(self, raw: bytes, start: int, t: float, out: list[Event]) -> None:
+        if raw and (self._block is not None or self._pending is not None or self._trigger.search(raw)):
+            self._line(raw, start, t, out)
+
+    def _head(self, raw: bytes, text: str) -> tuple[Row, re.Match[str] | None] | None:
+        """The row whose head this line is, trying the rows of the leftmost trigger first."""
+        search = self._trigger.search
+        m = search(raw)
+        if m is None:
+            return None
+        tried: set[str] = set()
+        for _ in range(4):  # the rows of the first few triggers found, in the order they are met
+            for row in self._by_trigger.get(raw[m.start() : m.end()], self._user_rows):
+                if row.name not in tried:
+                    tried.add(row.name)
+                    found = self._try(row, raw, text)
+                    if found is not None:
+                        return found
+            m = search(raw, m.start() + 1)
+            if m is None:
+                return None
+        for row in self._rows:  # a line with many triggers: the remaining rows, each once
+            if row.name not in tried and (row.raw is not None or any(t in raw for t in row.sig.triggers)):
+                found = self._try(row, raw, text)
+                if found is not None:
+                    return found
+        return None
+
+    @staticmethod
+    def _try(row: Row, raw: bytes, text: str) -> tuple[Row, re.Match[str] | None] | None:
+        if row.raw is not None:
+            return (row, None) if row.raw.search(raw) is not None else None
+        m = row.head.search(text)
+        return (row, m) if m is not None else None
+
+    def _line(self, raw: bytes, start: int, t: float, out: list[Event]) -> None:
+        self._c["lines_examined"] += 1
+        self._c["bytes_examined"] += len(raw)
+        text = clean(raw)
+        if not text.strip():
+            return
+        end = start + len(raw)
+        blk = self._block
+        head = None if blk is not None and blk.quiet else self._head(raw, text)
+        if blk is not None and blk.quiet:
+            self._inside(blk, text, end, t, out)  # a core dump: no heads are looked for inside it
+            return
+        if blk is not None:
+            if head is not None and head[0].name in blk.row.merges:
+                self._continue(blk, head[1], text, end, t, out, merged=head[0])
+                return
+            if head is None and not self._inside(blk, text, end, t, out):
+                return
+            if self._block is not None:
+                self._close(blk, out)
+        pend = self._pending
+        if pend is not None:
+            if head is None:
+                pend.grace += 1
+                if pend.grace >= pend.row.sig.grace_lines:
+                    self._emit_crash(pend, out)
+                return
+            row = head[0]
+            if row.name in pend.row.merges_after:
+                self._pending = None
+                self._block = pend
+                self._continue(pend, head[1], text, end, t, out, merged=row)
+                return
+            if row.sig.kind == "reset":
+                pend.grace += 1  # "Rebooting..." after a dump: still waiting for the boot
+            elif row.sig.kind != "boot":
+                self._emit_crash(pend, out)
+        if head is not None:
+            self._start(head[0], head[1], text, start, end, t, out)
+
+    def _inside(self, blk: Block, text: str, end: int, t: float, out: list[Event]) -> bool:
+        """A line without a head inside an open block; False once it was taken by the block."""
+        row = blk.row
+        if blk.quiet:
+            blk.quiet += 1
+            blk.end, blk.last_t = end, t
+            if row.quiet is not None and row.quiet[1].search(text):
+                blk.quiet = 0
+            elif blk.quiet > MAX_QUIET_LINES:
+                self._close(blk, out)
+            return False
+        if row.quiet is not None and row.quiet[0].search(text):
+            blk.quiet = 1
+            blk.end, blk.last_t = end, t
+            return False
+        if row.end is not None and (m := row.end.search(text)) is not None:
+            blk.take(m)
+            blk.end, blk.last_t = end, t
+            self._close(blk, out)
+            return False
+        if row.cont is not None and row.cont.search(text) is None:
+            self._close(blk, out)
+            return True  # the line is not the block's: read it as any other
+        self._continue(blk, None, text, end, t, out, check_end=False)
+        return False
+
+    def _continue(
+        self,
+        blk: Block,
+        m: re.Match[str] | None,
+        text: str,
+        end: int,
+        t: float,
+        out: list[Event],
+        check_end: bool = True,
+        merged: Row | None = None,
+    ) -> None:
+        """A line that belongs to the open block (a merged head of ``row``, or a plain line)."""
+        blk.take(m, merged)
+        self._rules(blk, text)
+        blk.end, blk.last_t = end, t
+        row = blk.row
+        if check_end and row.end is not None and (e := row.end.search(text)) is not None:
+            blk.take(e)
+            self._close(blk, out)
+            return
+        blk.lines += 1
+        if blk.lines >= row.sig.max_lines:
+            self._close(blk, out)
+
+    @staticmethod
+    def _rules(blk: Block, text: str) -> None:
+        for needle, rule in blk.row.rules:
+            if needle in text:
+                blk.take(rule.search(text))
+
+    # --- events ---------------------------------------------------------------------------------------------
+
+    def _start(
+        self, row: Row, m: re.Match[str] | None, text: str, start: int, end: int, t: float, out: list[Event]
+    ) -> None:
+        sig = row.sig
+        line = text.strip()[:MAX_TEXT]
+        if sig.kind == "boot":
+            rank = sig.rank if sig.rank is not None else 0
+            new = not sig.handoff and (self._rank is None or rank <= self._rank)
+            self._rank = rank
+            blk = Block(row, "boot" if new else "stage", start, end, t, line)
+            blk.take(m)
+            if new:
+                pend = self._pending
+                if pend is not None and pend.severity() != "critical":
+                    self._emit_crash(pend, out)  # the system lived on: this boot is not its reset
+                    pend = None
+                blk.crash, self._pending = pend, None
+                blk.crash_offset = self._unreset
+                self._unreset = None
+            if sig.max_lines:
+                self._block = blk
+            else:
+                self._emit_boot(blk, out)
+            return
+        blk = Block(row, sig.kind, start, end, t, line)
+        blk.take(m)
+        if sig.kind == "reset":
+            self._emit(blk.event(), out)
+            return
+        self._rules(blk, text)
+        if sig.max_lines:
+            self._block = blk
+        else:
+            self._close(blk, out)
+
+    def _close(self, blk: Block, out: list[Event]) -> None:
+        if self._block is blk:
+            self._block = None
+        if blk.kind in ("boot", "stage"):
+            self._emit_boot(blk, out)
+        elif blk.severity() == "critical" or blk.row.merges_after:
+            blk.grace = 0
+            self._pending = blk  # wait for the boot that resets it, or a panic that follows
+            if blk.severity() == "critical":
+                self._rank = None  # the system is down: the next banner is a new boot
+        else:
+            self._emit_crash(blk, out)
+
+    def _emit_crash(self, blk: Block, out: list[Event], boot: Block | None = None) -> None:
+        if self._pending is blk:
+            self._pending = None
+        event = blk.event() if boot is None else blk.event(reset_offset=boot.offset, reset_reason=boot.reason)
+        if event.severity == "critical":
+            self._unreset = event.offset
+        self._emit(event, out)
+
+    def _emit_boot(self, blk: Block, out: list[Event]) -> None:
+        if blk.crash is not None:
+            crash, blk.crash = blk.crash, None
+            self._emit_crash(crash, out, boot=blk)
+            self._unreset = None
+            blk.crash_offset = crash.offset
+        self._emit(blk.event(), out)
+        if blk.kind != "boot":
+            return
+        boots = self._boots
+        boots.append((blk.offset, blk.end, blk.t))
+        if len(boots) == boots.maxlen and blk.t - boots[0][2] <= self._loop_window:
+            if not self._looping:
+                self._looping = True
+                span = blk.t - boots[0][2]
+                self._emit(
+                    Event(
+                        kind="boot_loop",
+                        family=blk.row.sig.family,
+                        signature="boot_loop",
+                        severity="critical",
+                        offset=boots[0][0],
+                        end=blk.end,
+                        t=blk.t,
+                        line=f"{len(boots)} boots in {span:.1f} s",
+                        reason=blk.reason if blk.reason is not None else blk.row.sig.reason,
+                        boots=tuple(b[0] for b in boots),
+                    ),
+                    out,
+                )
+        else:
+            self._looping = False
+
+    def _emit(self, event: Event, out: list[Event]) -> None:
+        out.append(event)
+        c = self._c
+        c["events"] += 1
+        key = {
+            "boot": "boots",
+            "stage": "stages",
+            "reset": "resets",
+            "crash": "crashes",
+            "boot_loop": "boot_loops",
+        }
+        c[key[event.kind]] += 1
+
+    def _expire(self, t: float, out: list[Event]) -> None:
+        blk = self._block
+        if blk is not None and t - blk.last_t >= self._idle:
+            self._close(blk, out)
+        pend = self._pending
+        if pend is not None and t - pend.last_t >= self._reset_grace:
+            self._emit_crash(pend, out)
