@@ -27,6 +27,8 @@ from serial_mcp.serial.manager import ConnectionManager
 from serial_mcp.store.captures import CaptureStore
 from serial_mcp.store.profiles import ProfileStore
 
+pytestmark = pytest.mark.slow
+
 CALL_BOUND_S = 30.0  # far above any wait a generated argument may ask for (all kept under 1 s)
 CODE = re.compile(r"^[a-z][a-z0-9_]*$")
 # Tools that wait for a peer by design (XMODEM's start timeout): fewer examples, and no valid payloads

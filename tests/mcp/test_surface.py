@@ -88,6 +88,7 @@ async def test_resources_prompts_and_completions(mode: str) -> None:
         assert missing.is_error
 
 
+@pytest.mark.slow
 async def test_listen_stream_gets_open_rx_and_close_coalesced() -> None:
     server, opener = make()
     uris = ["serial://connections", "serial://connections/c1"]

@@ -20,7 +20,7 @@ from serial_mcp.serial.system_open import SystemOpener
 from tests.pty.devices import AtResponder, PtyDevice, echo
 from tests.tool_calls import call
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 
 @pytest.fixture

@@ -47,6 +47,7 @@ async def client() -> AsyncIterator[tuple[Client, ConnectionManager]]:
     await manager.close_all()
 
 
+@pytest.mark.slow
 async def test_a_write_to_a_device_that_stopped_reading_returns_with_the_count(
     far_end: tuple[int, str], client: tuple[Client, ConnectionManager]
 ) -> None:
@@ -70,6 +71,7 @@ async def test_a_write_to_a_device_that_stopped_reading_returns_with_the_count(
     assert (await call(c, "get_status", {"connection_id": cid}))["state"] == "open"  # the port is fine
 
 
+@pytest.mark.slow
 async def test_a_write_held_by_xoff_times_out_and_goes_on_after_xon(
     far_end: tuple[int, str], client: tuple[Client, ConnectionManager]
 ) -> None:
@@ -92,6 +94,7 @@ async def test_a_write_held_by_xoff_times_out_and_goes_on_after_xon(
             got += os.read(master, 100)
 
 
+@pytest.mark.slow
 async def test_closing_ends_a_stuck_write_at_once(
     far_end: tuple[int, str], client: tuple[Client, ConnectionManager]
 ) -> None:
@@ -128,6 +131,7 @@ def test_termios_kept_the_pty_raw() -> None:
         os.close(slave)
 
 
+@pytest.mark.slow
 def test_the_server_exits_when_stdin_closes_during_a_stuck_write(far_end: tuple[int, str]) -> None:
     """Was: the process never exited (and kept the port locked). The write's own bound is 10 minutes."""
     import json

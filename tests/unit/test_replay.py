@@ -495,6 +495,7 @@ def test_the_samples_are_reproducible_from_shared_data(monkeypatch: pytest.Monke
 # --- pyserial ---------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_pyserial_opens_replay_urls_after_register(tmp_path: Path) -> None:
     register()
     register()  # idempotent

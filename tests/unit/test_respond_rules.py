@@ -12,7 +12,7 @@ from serial_mcp.serial.fake import FakeDevice, FakeOpener
 from serial_mcp.serial.manager import ConnectionManager
 from tests.tool_calls import call, error
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 BANNER = b"U-Boot 2024.01\r\nHit any key to stop autoboot:  3 "
 
