@@ -208,9 +208,10 @@ def running_of(port: str) -> bool:
 
 
 def open_micropython(port: str, settings: SerialSettings) -> TimedPortHandle:
+    running = running_of(port)  # checked before the timeline's thread starts: a refused open leaves none
     timeline = Timeline(port)
     device = FakeDevice(port)
-    board = MicroPythonBoard(device, timeline, running_of(port))
+    board = MicroPythonBoard(device, timeline, running)
     device.responder = board
     board.power_on()
     return TimedPortHandle(device, settings, timeline)
