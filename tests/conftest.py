@@ -5,16 +5,15 @@
   run alone after the parallel part (tests/serial_last.py); each is also ``slow``, so the fast lane
   ``pytest -m "not slow"`` never runs one beside another test.
 - ``_no_thread_or_pty_outlives_the_test`` (autouse) fails a test that leaves a thread running or a PTY fd
-  (``/dev/ptmx`` master, ``/dev/pts/N`` slave) open once its fixtures are torn down. A thread that was
-  told to stop gets ``LEAK_GRACE_S`` to end: it is joined (woken the moment it ends), never slept for.
-  Threads and fds made by session- or module-scoped fixtures exist before the test and are not counted.
+  (``/dev/ptmx`` master, ``/dev/pts/N`` slave) open once its fixtures are torn down (tests/leaks.py).
+  Threads and fds made by session- or module-scoped fixtures exist before the test and are not counted;
+  a test marked ``threads_outlive_the_test`` (a longer-lived fixture starts threads lazily, during its
+  tests) is checked for PTYs only, and that fixture checks its own threads when it ends.
 """
 
 from __future__ import annotations
 
-import os
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
@@ -22,9 +21,7 @@ from types import ModuleType
 import pytest
 
 from tests import liveness
-
-LEAK_GRACE_S = 5.0  # seconds a stopping thread gets to end before the test is failed for leaking it
-_FD_DIR = "/proc/self/fd"
+from tests.leaks import describe, open_pty_fds, threads_left
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -61,47 +58,12 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-def open_pty_fds() -> set[tuple[int, str]]:
-    """(fd, target) of every PTY fd this process holds (empty where /proc is missing)."""
-    found: set[tuple[int, str]] = set()
-    try:
-        names = os.listdir(_FD_DIR)
-    except OSError:
-        return found
-    for name in names:
-        try:
-            target = os.readlink(f"{_FD_DIR}/{name}")
-        except OSError:  # the fd of the listing itself, already closed
-            continue
-        if target in ("/dev/ptmx", "/dev/pts/ptmx") or target.startswith("/dev/pts/"):
-            found.add((int(name), target))
-    return found
-
-
-def threads_left(before: set[threading.Thread], grace: float) -> list[threading.Thread]:
-    """Threads started since ``before`` that are still alive after each was joined within ``grace``."""
-    deadline = time.monotonic() + grace
-    left: list[threading.Thread] = []
-    for t in threading.enumerate():
-        if t in before or t is threading.current_thread():
-            continue
-        t.join(max(0.0, deadline - time.monotonic()))
-        if t.is_alive():
-            left.append(t)
-    return left
-
-
 @pytest.fixture(autouse=True)
-def _no_thread_or_pty_outlives_the_test() -> Iterator[None]:
+def _no_thread_or_pty_outlives_the_test(request: pytest.FixtureRequest) -> Iterator[None]:
     threads = set(threading.enumerate())
     ptys = open_pty_fds()
     yield
-    leaked_threads = threads_left(threads, LEAK_GRACE_S)
-    leaked_ptys = sorted(open_pty_fds() - ptys)
-    problems = []
-    if leaked_threads:
-        problems.append("threads still running: " + ", ".join(sorted(t.name for t in leaked_threads)))
-    if leaked_ptys:
-        problems.append("PTY fds still open: " + ", ".join(f"{fd} → {target}" for fd, target in leaked_ptys))
-    if problems:
-        pytest.fail("the test leaked " + "; ".join(problems), pytrace=False)
+    shared = request.node.get_closest_marker("threads_outlive_the_test") is not None
+    leaked = describe([] if shared else threads_left(threads), sorted(open_pty_fds() - ptys))
+    if leaked:
+        pytest.fail(f"the test leaked {leaked}", pytrace=False)
