@@ -4,7 +4,9 @@ write that would otherwise wait for ever. Real PTYs through the production Syste
 
 from __future__ import annotations
 
+import fcntl
 import os
+import struct
 import sys
 import termios
 import tty
@@ -26,6 +28,11 @@ if not sys.platform.startswith("linux"):
 
 pytestmark = pytest.mark.anyio
 FLOOD = "00" * 1_000_000  # 1 MB, hex: far more than a PTY buffers
+
+
+def _unread(master: int) -> int:
+    """Bytes the host wrote that the far end has not read (FIONREAD on the master)."""
+    return struct.unpack("i", fcntl.ioctl(master, termios.FIONREAD, b"\0\0\0\0"))[0]  # type: ignore[no-any-return]
 
 
 @pytest.fixture
@@ -112,10 +119,9 @@ async def test_closing_ends_a_stuck_write_at_once(
     with anyio.fail_after(30):  # the write's own bound is 10 minutes: only close can end it this soon
         async with anyio.create_task_group() as tg:
             tg.start_soon(stuck_write)
-            conn = manager.get(cid)
-            while conn.tx.tx_bytes == 0 and not conn.tx.lock.locked():
-                await anyio.sleep(0.01)
-            await anyio.sleep(0.2)
+            master, _ = far_end
+            while _unread(master) == 0:  # bytes in the PTY: the write is out of the engine, and 1 MB
+                await anyio.sleep(0.01)  # cannot fit, so from here it is stuck in the kernel
             await manager.close_all()
     assert outcome["error"] == {**outcome["error"], "code": "connection_closed"}  # type: ignore[dict-item]
 
