@@ -264,9 +264,10 @@ class BoardPortHandle(TimedPortHandle):
 
 
 def open_micropython(port: str, settings: SerialSettings) -> TimedPortHandle:
+    running = running_of(port)  # checked before the timeline's thread starts: a refused open leaves none
     timeline = Timeline(port)
     device = FakeDevice(port)
-    board = MicroPythonBoard(device, timeline, running_of(port))
+    board = MicroPythonBoard(device, timeline, running)
     device.responder = board
     board.power_on()
     return BoardPortHandle(board, settings)

@@ -169,9 +169,10 @@ def bootdelay_of(port: str) -> int:
 
 
 def open_reboot_board(port: str, settings: SerialSettings) -> TimedPortHandle:
+    bootdelay = bootdelay_of(port)  # checked before the timeline's thread starts: a refused open leaves none
     timeline = Timeline(port)
     device = FakeDevice(port)
-    board = RebootBoard(device, timeline, bootdelay_of(port))
+    board = RebootBoard(device, timeline, bootdelay)
     device.responder = board
     board.power_on()
     return TimedPortHandle(device, settings, timeline)

@@ -13,6 +13,8 @@ import pytest
 from serial_mcp.engine.results import ListPortsResult, ReadResult, TransactResult
 from serial_mcp.store.capture_files import read_capture
 
+pytestmark = pytest.mark.slow
+
 CAPTURES = Path(__file__).parents[2] / "captures"
 
 

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow
+
 pytest_plugins = ["pytester"]
 
 CAPTURES = Path(__file__).parents[2] / "captures"

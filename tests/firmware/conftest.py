@@ -33,7 +33,8 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if "tests/firmware/" in str(item.path).replace("\\", "/"):
-            item.add_marker(pytest.mark.firmware)
+            item.add_marker(pytest.mark.firmware)  # tests/conftest.py makes it serial (and slow)
+            item.add_marker(pytest.mark.timeout(600))  # a boot under TCG on a busy machine
 
 
 @pytest.fixture

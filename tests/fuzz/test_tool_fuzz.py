@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import tempfile
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,12 @@ from serial_mcp.serial.fake import FakeOpener
 from serial_mcp.serial.manager import ConnectionManager
 from serial_mcp.store.captures import CaptureStore
 from serial_mcp.store.profiles import ProfileStore
+from tests.leaks import describe, threads_left
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.threads_outlive_the_test("the module's one server reopens its port when a call closes it"),
+]
 
 CALL_BOUND_S = 30.0  # far above any wait a generated argument may ask for (all kept under 1 s)
 CODE = re.compile(r"^[a-z][a-z0-9_]*$")
@@ -172,12 +179,14 @@ class Harness:
 
 @pytest.fixture(scope="module")
 def harness() -> Iterator[Harness]:
+    before = set(threading.enumerate())
     with tempfile.TemporaryDirectory() as tmp, anyio.from_thread.start_blocking_portal() as portal:
         h = Harness(portal, Path(tmp))
         try:
             yield h
         finally:
             h.close()
+    assert not (leaked := describe(threads_left(before), [])), f"the fuzzed server leaked {leaked}"
 
 
 def _tool_names() -> list[str]:

@@ -26,6 +26,8 @@ import pytest
 
 from tests.pty.devices import AtResponder, PtyDevice
 
+pytestmark = pytest.mark.slow
+
 HERE = Path(__file__).resolve().parent
 NODE_MODULES = HERE / "node_modules"
 NODE = NODE_MODULES / ".bin" / "node"  # Node 22 from the `node` npm package (the suite needs >= 22)

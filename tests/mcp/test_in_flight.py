@@ -77,6 +77,7 @@ async def test_what_takes_no_slot_and_reused_ids() -> None:
     assert flight.count == 0
 
 
+@pytest.mark.slow
 def test_a_flood_of_requests_blocks_the_client_not_the_servers_memory() -> None:
     """Requests written without reading a single answer: the server stops reading its stdin (the
     client's write blocks) after about PAUSE_AT bytes and MAX_IN_FLIGHT requests, then answers
@@ -141,6 +142,7 @@ async def test_listen_streams_take_no_slot_and_one_too_many_is_refused_at_once()
     assert flight.listens == 1 and await flight.admit(_listen("d")) is None
 
 
+@pytest.mark.slow
 def test_many_listen_streams_never_stop_the_server_reading() -> None:
     """300 subscriptions/listen then a ping: the bound on requests in flight once let 256 listen
     streams take every slot, and the server read nothing more (not the ping, not the end of input)."""
@@ -186,6 +188,7 @@ def _one_shot(requests: list[dict[str, Any]]) -> bytes:
     return "".join(json.dumps(r) + "\n" for r in [*head, *requests]).encode()
 
 
+@pytest.mark.slow
 def test_requests_piped_in_then_end_of_input_are_all_answered() -> None:
     """`printf '...' | serial-mcp`: the client closes stdin after its last request and reads on.
     The session used to end at the end of input, and what was still in flight was answered
@@ -222,6 +225,7 @@ def test_requests_piped_in_then_end_of_input_are_all_answered() -> None:
     assert read["result"]["structuredContent"]["stop_reason"] == "timeout", read
 
 
+@pytest.mark.slow
 def test_a_client_gone_for_good_does_not_keep_the_server_waiting() -> None:
     """Both pipes closed while a long read is in flight: nobody can take its answer, so the server
     ends now rather than when the read's 60 s are up."""

@@ -157,6 +157,7 @@ async def test_disconnected_device(client: tuple[Client, FakeOpener]) -> None:
     assert (await error(c, "write", {"connection_id": cid, "data": "AT\r"}))["code"] == "not_connected"
 
 
+@pytest.mark.slow
 async def test_cancelled_read_stops_and_consumes_nothing(client: tuple[Client, FakeOpener]) -> None:
     import anyio
 

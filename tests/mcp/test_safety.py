@@ -75,6 +75,7 @@ def test_invalid_allowlist_patterns_are_errors(pattern: str) -> None:
         parse_allowlist([])
 
 
+@pytest.mark.slow
 def test_invalid_allowlist_is_a_startup_error() -> None:
     r = subprocess.run(
         [sys.executable, "-m", "serial_mcp", "--allowlist", "/dev/ttyUSB*,usb:xyz"],
@@ -235,6 +236,7 @@ INIT = INITIALIZE
 HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
 
 
+@pytest.mark.slow
 def test_http_requires_the_bearer_token(http_server: tuple[str, str]) -> None:
     url, token = http_server
     assert httpx2.post(url, json=INIT, headers=HEADERS).status_code == 401
@@ -265,6 +267,7 @@ async def test_http_both_eras_round_trip(http_server: tuple[str, str], mode: str
         await call(c, "close", {"connection_id": cid})
 
 
+@pytest.mark.slow
 def test_non_loopback_http_without_token_refuses_to_start() -> None:
     r = subprocess.run(
         [sys.executable, "-m", "serial_mcp", "--transport", "http", "--host", "0.0.0.0"],

@@ -14,7 +14,7 @@ from mcp import Client, StdioServerParameters
 from tests.pty.devices import AtResponder, PtyDevice
 from tests.raw_rpc import INITIALIZE, INITIALIZED, server_env
 
-pytestmark = [pytest.mark.anyio, pytest.mark.stdio]
+pytestmark = [pytest.mark.anyio, pytest.mark.stdio, pytest.mark.slow]
 
 
 def server_params() -> StdioServerParameters:

@@ -160,6 +160,7 @@ async def test_the_server_serves_pipes_without_wrapping_them_in_threads(
     assert len(replies) == 2 and b'"id":2' in replies[1] and b"connections" in replies[1]
 
 
+@pytest.mark.slow
 async def test_a_request_of_megabytes_over_real_stdio_is_answered() -> None:
     params = StdioServerParameters(command=sys.executable, args=["-m", "serial_mcp"], env=server_env())
     async with Client(params, read_timeout_seconds=60) as c:
@@ -168,6 +169,7 @@ async def test_a_request_of_megabytes_over_real_stdio_is_answered() -> None:
         assert not (await c.call_tool("list_connections", {})).is_error
 
 
+@pytest.mark.slow
 def test_a_client_that_closes_our_stdout_ends_the_server_cleanly() -> None:
     """Its reader gone, the server's next reply meets a broken pipe: it shuts down, exit status 0, no
     traceback and no ``unhandled errors`` line on stderr."""

@@ -16,6 +16,7 @@ from serial_mcp.mcp.server import build_server
 from serial_mcp.serial.fake import FakeOpener
 from serial_mcp.serial.manager import ConnectionManager
 from serial_mcp.serial.ports import PortInfo
+from tests.mcp.notify_sync import Settled
 from tests.tool_calls import call
 
 pytestmark = pytest.mark.anyio
@@ -88,6 +89,7 @@ async def test_resources_prompts_and_completions(mode: str) -> None:
         assert missing.is_error
 
 
+@pytest.mark.slow
 async def test_listen_stream_gets_open_rx_and_close_coalesced() -> None:
     server, opener = make()
     uris = ["serial://connections", "serial://connections/c1"]
@@ -100,6 +102,7 @@ async def test_listen_stream_gets_open_rx_and_close_coalesced() -> None:
                 if isinstance(ev, ResourceUpdated):
                     seen.append(ev.uri)
         before = server.notifier.sent
+        settled = Settled(server.notifier)
         dev = opener.devices["/dev/ttyFAKE0"]
         for _i in range(500):  # a flood of tiny chunks
             dev.feed(b"x")
@@ -109,7 +112,7 @@ async def test_listen_stream_gets_open_rx_and_close_coalesced() -> None:
                 ev = await sub.__anext__()
                 if isinstance(ev, ResourceUpdated) and ev.uri == "serial://connections/c1":
                     break
-        await anyio.sleep(0.6)  # let the trailing notification of the burst go out
+        await settled.wait("serial://connections/c1")  # the burst's trailing notification went out
         assert server.notifier.sent - before <= 12, "a flood is coalesced, not one notification per chunk"
 
 

@@ -29,7 +29,7 @@ from serial_mcp.serial.system_open import SystemOpener
 from tests.net.conftest import Ser2Net
 from tests.pty.devices import AtResponder, Handler, echo
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 Start = Callable[[Handler | None], Ser2Net]
 # rfc2217 needs ign_set_control against ser2net + PTY (see the module docstring and test below)

@@ -19,6 +19,8 @@ from serial_mcp.store.capture_files import read_capture
 from tests.pty.devices import PtyDevice
 from tests.raw_rpc import INITIALIZE_PARAMS, INITIALIZED
 
+pytestmark = pytest.mark.slow
+
 CAPTURES = Path(__file__).parents[2] / "captures"
 
 

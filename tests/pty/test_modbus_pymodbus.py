@@ -120,6 +120,7 @@ def fields(frame: DecodedFrame) -> dict[str, Any]:
     return frame.parsed
 
 
+@pytest.mark.slow
 def test_read_holding_registers(rtu: Master) -> None:
     reply, _ = rtu.transact("010300000003")
     assert fields(reply)["registers"] == [100, 101, 102]

@@ -21,7 +21,7 @@ from tests.pty.test_modbus_pymodbus import SLAVE
 from tests.tool_calls import call
 
 pytest.importorskip("pymodbus")
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 
 def _relay(a: int, b: int, stop: threading.Event) -> None:

@@ -18,7 +18,7 @@ from serial_mcp.store.profiles import ProfileStore
 from tests.pty.devices import PtyDevice, echo
 from tests.tool_calls import call, error
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 
 class Bench:

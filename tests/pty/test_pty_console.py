@@ -14,7 +14,7 @@ from serial_mcp.serial.system_open import SystemOpener
 from tests.pty.devices import PtyDevice, echo
 from tests.tool_calls import call
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 
 class Bootloader:

@@ -20,7 +20,7 @@ from serial_mcp.serial.system_open import SystemOpener
 from tests.pty.devices import AtResponder, PtyDevice, echo
 from tests.tool_calls import call
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 
 @pytest.fixture
@@ -35,15 +35,24 @@ async def client(manager: ConnectionManager) -> AsyncIterator[Client]:
 
 
 async def test_unplug_during_transact(client: Client, pty_factory: list[PtyDevice]) -> None:
-    dev = PtyDevice(AtResponder()).start()
+    responder = AtResponder()
+    silent_sent = threading.Event()
+
+    def device(data: bytes) -> bytes | None:
+        reply = responder(data)
+        if b"SILENT" in bytes(dev.received):
+            silent_sent.set()
+        return reply
+
+    dev = PtyDevice(device).start()
     pty_factory.append(dev)
     cid = (await call(client, "open", {"port": dev.path}))["connection_id"]
     assert (await call(client, "transact", {"connection_id": cid, "data": "AT\r", "match": "OK"}))["read"][
         "matched"
     ]
 
-    async def pull_the_plug() -> None:
-        await anyio.sleep(0.1)
+    async def pull_the_plug() -> None:  # once the command is out, while the transact waits for its reply
+        assert await anyio.to_thread.run_sync(silent_sent.wait, 30)
         dev.unplug()
 
     async with anyio.create_task_group() as tg:

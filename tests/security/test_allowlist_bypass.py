@@ -58,6 +58,7 @@ def connected(srv: socket.socket) -> bool:
         "rfc2217://allowed.invalid:1@127.0.0.1:{port}",
     ],
 )
+@pytest.mark.slow
 async def test_userinfo_cannot_smuggle_another_host(listener: socket.socket, template: str) -> None:
     port = listener.getsockname()[1]
     server = production_server(allowlist=["socket://allowed.invalid:*", "rfc2217://allowed.invalid:*"])
@@ -68,6 +69,7 @@ async def test_userinfo_cannot_smuggle_another_host(listener: socket.socket, tem
 
 
 @pytest.mark.anyio
+@pytest.mark.slow
 async def test_an_allowed_host_still_opens_and_the_judged_url_is_what_connects(
     listener: socket.socket, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -163,6 +165,7 @@ def layout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         ("replay://safe/link.jsonl?mode=instant", "port_not_found"),
     ],
 )
+@pytest.mark.slow
 async def test_replay_paths_are_judged_on_their_real_path(layout: Path, port: str, code: str) -> None:
     async with Client(production_server(allowlist=["replay://safe/*"])) as c:
         e = await error(c, "open", {"port": port.format(tmp=layout)})
@@ -175,6 +178,7 @@ async def test_replay_paths_are_judged_on_their_real_path(layout: Path, port: st
 
 
 @pytest.mark.anyio
+@pytest.mark.slow
 async def test_an_absolute_allowlisted_replay_directory(layout: Path) -> None:
     async with Client(production_server(allowlist=[f"replay://{layout}/outside/*"])) as c:
         cid = (await call(c, "open", {"port": f"replay://{layout}/outside/secret.jsonl?mode=instant"}))[

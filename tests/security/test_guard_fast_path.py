@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -28,6 +29,7 @@ def nested(depth: int, leaf: Any = "x") -> Any:
 
 @settings(max_examples=400, deadline=None)
 @given(json_values)
+@pytest.mark.slow
 def test_the_fast_path_only_passes_what_the_full_check_passes(value: Any) -> None:
     if _plainly_safe(value):
         assert find_unsafe(value, "{path}") is None

@@ -122,6 +122,7 @@ CASES = {
 
 @pytest.mark.stdio
 @pytest.mark.parametrize("case", list(CASES))
+@pytest.mark.slow
 def test_stdio_answers_every_malformed_call(stdio: StdioServer, case: str) -> None:
     tool, arguments, says = CASES[case]
     stdio.next_id += 1
@@ -172,6 +173,7 @@ async def test_guard_covers_in_process_calls(arguments: dict[str, Any], says: st
 
 @pytest.mark.anyio
 @pytest.mark.parametrize("era", ["2025-11-25", "2026-07-28"])
+@pytest.mark.slow
 async def test_http_answers_malformed_calls(era: str) -> None:
     base = {"Authorization": f"Bearer {TOKEN}", "Accept": "application/json, text/event-stream"}
     async with http_server() as srv, httpx2.AsyncClient(headers=base, timeout=BOUND_S) as http:
@@ -296,6 +298,7 @@ def test_stdio_answers_requests_with_bad_ids(stdio: StdioServer) -> None:
 
 @pytest.mark.anyio
 @pytest.mark.parametrize("era", ["2025-11-25", "2026-07-28"])
+@pytest.mark.slow
 async def test_http_answers_requests_with_bad_ids(era: str) -> None:
     base = {"Authorization": f"Bearer {TOKEN}", "Accept": "application/json, text/event-stream"}
     async with http_server() as srv, httpx2.AsyncClient(headers=base, timeout=BOUND_S) as http:
@@ -358,6 +361,7 @@ def test_stdio_tool_call_whose_arguments_are_not_an_object_is_a_tool_error(
 
 
 @pytest.mark.anyio
+@pytest.mark.slow
 async def test_http_says_which_params_are_wrong() -> None:
     era = "2026-07-28"
     base = {"Authorization": f"Bearer {TOKEN}", "Accept": "application/json, text/event-stream"}
@@ -379,6 +383,7 @@ async def test_http_says_which_params_are_wrong() -> None:
 
 @pytest.mark.anyio
 @pytest.mark.parametrize("era", ["2025-11-25", "2026-07-28"])
+@pytest.mark.slow
 async def test_http_client_gone_mid_body_is_no_server_error(era: str, caplog: pytest.LogCaptureFixture) -> None:
     """A client that sends half a body and hangs up is a normal network event: nothing to answer,
     no "Exception in ASGI application" traceback, and the server goes on serving."""

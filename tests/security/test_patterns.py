@@ -68,6 +68,7 @@ async def _read_while_serving(c: Client, args: dict[str, Any], other_first: bool
         ({"pattern": "(x+x+)+y", "mode": "regex"}, b"x" * 5000),
     ],
 )
+@pytest.mark.slow
 async def test_catastrophic_pattern_returns_and_server_keeps_serving(
     device: tuple[Client, FakeOpener, str], match: dict[str, str], stream: bytes
 ) -> None:
@@ -77,6 +78,7 @@ async def test_catastrophic_pattern_returns_and_server_keeps_serving(
     assert r["stop_reason"] == "timeout"  # no match, and the read ended on its own timeout
 
 
+@pytest.mark.slow
 async def test_match_found_after_a_catastrophic_prefix(device: tuple[Client, FakeOpener, str]) -> None:
     c, opener, cid = device
     opener.devices["fake0"].feed(b"a" * 3000 + b"b\r\n")
@@ -88,6 +90,7 @@ async def test_match_found_after_a_catastrophic_prefix(device: tuple[Client, Fak
     assert r["stop_reason"] == "match" and r["data"].endswith("ab")
 
 
+@pytest.mark.slow
 async def test_catastrophic_custom_prompt_regex(device: tuple[Client, FakeOpener, str]) -> None:
     c, opener, cid = device
     opener.devices["fake0"].feed(b"a" * 30 + b"!\n" + b"$ ok\n")
@@ -116,6 +119,7 @@ async def test_catastrophic_custom_prompt_regex(device: tuple[Client, FakeOpener
         (r"(\w+\s*){1000}", "too complex"),
     ],
 )
+@pytest.mark.slow
 async def test_unsupported_or_oversized_pattern_is_a_clear_error(
     device: tuple[Client, FakeOpener, str], pattern: str, says: str
 ) -> None:
@@ -125,6 +129,7 @@ async def test_unsupported_or_oversized_pattern_is_a_clear_error(
     assert says in err["message"]
 
 
+@pytest.mark.slow
 async def test_unsupported_prompt_regex_is_a_clear_error(device: tuple[Client, FakeOpener, str]) -> None:
     c, _, cid = device
     args = {"connection_id": cid, "rx_parser": {"type": "shell_prompt", "prompt": r"(\$) \1"}}

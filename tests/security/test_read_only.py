@@ -106,6 +106,7 @@ async def test_every_tool_and_argument_is_classified(tmp_path: Path) -> None:
         assert not unclassified, f"classify {tool}({sorted(unclassified)}) for --read-only"
 
 
+@pytest.mark.slow
 async def test_read_only_refuses_every_writing_tool_and_argument(tmp_path: Path) -> None:
     server, dev, _store = await _server(tmp_path)
     async with Client(server) as c:

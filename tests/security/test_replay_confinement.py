@@ -60,6 +60,7 @@ OUTSIDE = [
 
 
 @pytest.mark.anyio
+@pytest.mark.slow
 async def test_paths_outside_the_capture_dirs_get_one_error_whatever_is_there(host: Path) -> None:
     seen: set[tuple[str, str]] = set()
     async with Client(production_server(host / "caps")) as c:
@@ -73,6 +74,7 @@ async def test_paths_outside_the_capture_dirs_get_one_error_whatever_is_there(ho
 
 
 @pytest.mark.anyio
+@pytest.mark.slow
 async def test_the_capture_dir_and_the_project_samples_still_replay(host: Path) -> None:
     async with Client(production_server(host / "caps")) as c:
         for port, data in [
@@ -91,6 +93,7 @@ async def test_the_capture_dir_and_the_project_samples_still_replay(host: Path) 
 
 
 @pytest.mark.anyio
+@pytest.mark.slow
 async def test_without_a_capture_dir_only_the_project_samples(host: Path) -> None:
     async with Client(production_server()) as c:
         assert (await call(c, "open", {"port": "replay://sample.jsonl?mode=instant"}))["connection_id"]

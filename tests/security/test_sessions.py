@@ -10,7 +10,7 @@ import pytest
 from tests.security.http_harness import http_server
 from tests.tool_calls import call, error
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 
 async def test_another_session_cannot_consume_a_reply_or_close_the_connection() -> None:

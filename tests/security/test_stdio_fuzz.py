@@ -165,6 +165,8 @@ async def _serve(lines: list[str]) -> list[dict[str, Any]]:
     database=None,
 )
 @given(session=sessions())
+@pytest.mark.slow
+@pytest.mark.timeout(600)  # thousands of lines through a real server
 def test_every_request_line_gets_exactly_one_answer(session: list[tuple[str, int | None]]) -> None:
     lines = [line for line, _ in session]
     replies = anyio.run(_serve, lines)

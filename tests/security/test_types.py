@@ -83,6 +83,7 @@ async def env(tmp_path: Path) -> AsyncIterator[tuple[Client, FakeDevice, str]]:
         yield c, dev, cid
 
 
+@pytest.mark.slow
 async def test_every_integer_parameter_refuses_a_boolean(env: tuple[Client, FakeDevice, str]) -> None:
     c, dev, cid = env
     before = await call(c, "get_status", {"connection_id": cid})
@@ -148,6 +149,7 @@ async def test_the_python_api_refuses_booleans_too(where: str, options: dict[str
     assert not dev.written
 
 
+@pytest.mark.slow
 async def test_a_port_with_a_nul_byte_is_invalid_argument(env: tuple[Client, FakeDevice, str]) -> None:
     c, _, _ = env
     err = await error(c, "open", {"port": "/dev/tty\x00USB0"})
@@ -172,6 +174,7 @@ HUGE = "x" * 1_000_000
         ("read", {"from": HUGE}),
     ],
 )
+@pytest.mark.slow
 async def test_an_error_never_echoes_a_huge_value(
     env: tuple[Client, FakeDevice, str], tool: str, args: dict[str, Any]
 ) -> None:

@@ -72,6 +72,7 @@ def opened_urls(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 @pytest.mark.anyio
 @pytest.mark.parametrize("read_only", [False, True])
 @pytest.mark.parametrize("template", SPY_ATTACKS)
+@pytest.mark.slow
 async def test_spy_urls_never_create_or_truncate_a_file(
     tmp_path: Path, precious: Path, opened_urls: list[str], template: str, read_only: bool
 ) -> None:
@@ -88,6 +89,7 @@ async def test_spy_urls_never_create_or_truncate_a_file(
 
 @pytest.mark.anyio
 @pytest.mark.parametrize("port", REFUSED)
+@pytest.mark.slow
 async def test_other_handlers_and_unknown_schemes_are_refused_before_pyserial(
     port: str, opened_urls: list[str]
 ) -> None:
@@ -135,6 +137,7 @@ def _stdio(*flags: str, env: dict[str, str] | None = None) -> StdioServerParamet
 
 @pytest.mark.anyio
 @pytest.mark.stdio
+@pytest.mark.slow
 async def test_spy_over_stdio_in_read_only_mode(tmp_path: Path, precious: Path) -> None:
     async with Client(_stdio("--read-only"), read_timeout_seconds=60) as c:
         r = await c.call_tool("open", {"port": f"spy://loop://?file={precious}"})
@@ -144,6 +147,7 @@ async def test_spy_over_stdio_in_read_only_mode(tmp_path: Path, precious: Path) 
 
 @pytest.mark.anyio
 @pytest.mark.stdio
+@pytest.mark.slow
 async def test_the_enable_setting_reaches_the_server(tmp_path: Path, device: PtyDevice) -> None:
     dump = tmp_path / "dump.txt"
     async with Client(_stdio(env={"SERIAL_MCP_ENABLE_URL_SCHEMES": "spy"}), read_timeout_seconds=60) as c:
@@ -239,6 +243,7 @@ def test_unknown_options_and_malformed_urls_are_invalid_arguments(port: str) -> 
 
 
 @pytest.mark.anyio
+@pytest.mark.slow
 async def test_options_are_checked_before_anything_opens(opened_urls: list[str]) -> None:
     async with Client(production_server()) as c:
         for port in ("loop://?file=/tmp/x", "socket://127.0.0.1:9?logging=trace", "replay://x.jsonl?file=y"):

@@ -74,6 +74,7 @@ def test_esp32_log_every_line_start_is_a_log_or_plain_line(esp32_log: bytes) -> 
 
 @SETTINGS
 @given(st.lists(st.integers(min_value=0, max_value=80_000), max_size=40))
+@pytest.mark.slow
 def test_esp32_log_any_chunking_same_as_whole(cuts: list[int]) -> None:
     data = ESP32.read_bytes()
     assert chunked(data, cuts) == strip_ansi(data)
@@ -204,6 +205,7 @@ SEQUENCES = st.sampled_from(
 
 @SETTINGS
 @given(st.lists(st.tuples(TEXT, SEQUENCES)), TEXT)
+@pytest.mark.slow
 def test_well_formed_sequences_vanish_and_text_stays(parts: list[tuple[bytes, bytes]], tail: bytes) -> None:
     raw = b"".join(t + s for t, s in parts) + tail
     visible = b"".join(t for t, _ in parts) + tail
@@ -243,6 +245,7 @@ TOKENS = st.sampled_from(
 
 @SETTINGS
 @given(st.lists(TOKENS, max_size=80).map(b"".join), st.lists(st.integers(0, 200), max_size=10), st.booleans())
+@pytest.mark.slow
 def test_any_chunking_same_as_whole(raw: bytes, cuts: list[int], c1: bool) -> None:
     assert chunked(raw, cuts, c1=c1) == strip_ansi(raw, c1=c1)
 

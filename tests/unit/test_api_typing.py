@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]  # runs mypy
+
 SNIPPET = '''
 from serial_mcp import Engine
 

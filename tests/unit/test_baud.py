@@ -100,6 +100,7 @@ def test_score_is_in_unit_interval(data: bytes) -> None:
 
 @pytest.mark.parametrize("true_baud", STANDARD)
 @pytest.mark.parametrize(("name", "text"), WINDOWS, ids=[n for n, _ in WINDOWS])
+@pytest.mark.slow
 def test_true_rate_wins_conclusively(name: str, text: bytes, true_baud: int) -> None:
     heard = listen(text, true_baud, STANDARD)
     verdict = rank(heard)
@@ -120,6 +121,7 @@ def test_esp_rates_among_all_common_rates(true_baud: int) -> None:
 
 @settings(max_examples=30, deadline=None)
 @given(st.sampled_from(range(len(WINDOWS))), st.sampled_from(STANDARD), st.integers(0, 2**32))
+@pytest.mark.slow
 def test_true_rate_wins_for_any_seed(window: int, true_baud: int, seed: int) -> None:
     verdict = rank(listen(WINDOWS[window][1], true_baud, STANDARD, seed=seed))
     assert verdict.conclusive and verdict.best == true_baud

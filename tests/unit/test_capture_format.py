@@ -120,6 +120,7 @@ def test_line_separators_inside_text_are_escaped() -> None:
         max_size=30,
     )
 )
+@pytest.mark.slow
 def test_round_trip_property(chunks: list[tuple[int, str, bytes]]) -> None:
     """Any bytes in either direction, at microsecond times, come back identical and in order."""
     t = 0

@@ -126,6 +126,7 @@ def _export_many(directory: str, prefix: str, count: int) -> int:
     return made
 
 
+@pytest.mark.slow
 def test_two_processes_share_the_quota(tmp_path: Path) -> None:
     ctx = multiprocessing.get_context("spawn")
     with ctx.Pool(2) as pool:
@@ -200,6 +201,7 @@ async def test_capture_tools_say_how_to_enable() -> None:
 
 
 @pytest.mark.anyio
+@pytest.mark.slow
 async def test_export_then_replay_gives_the_same_bytes_in_order(tmp_path: Path) -> None:
     """What an agent exported opens as a device again: rx bytes identical, and in respond mode the
     recorded replies answer the recorded commands in order."""

@@ -169,6 +169,7 @@ FAST_PATH_MODELS = [m for m in FILE_MODELS if (m.width, m.poly) in {(32, 0x04C11
 
 @settings(max_examples=400, deadline=None)
 @given(model=st.sampled_from(FILE_MODELS), data=st.binary(max_size=80))
+@pytest.mark.slow
 def test_table_driven_equals_bitwise(model: Model, data: bytes) -> None:
     assert compute(model.name, data) == crc_bitwise(model, data)
 
@@ -176,6 +177,7 @@ def test_table_driven_equals_bitwise(model: Model, data: bytes) -> None:
 @pytest.mark.parametrize("model", FAST_PATH_MODELS, ids=lambda m: m.name)
 @settings(max_examples=60, deadline=None)
 @given(data=st.binary(max_size=300))
+@pytest.mark.slow
 def test_c_fast_paths_equal_table_and_bitwise(model: Model, data: bytes) -> None:
     internal = checksums.crc_model(model.name)
     assert internal is not None

@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from serial_mcp import __version__
 
 
@@ -31,17 +33,20 @@ def test_bad_log_level() -> None:
     assert r.returncode == 2 and r.stdout == "" and len(r.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.slow
 def test_version_and_help() -> None:
     assert run("--version").stdout.strip() == f"serial-mcp {__version__}"
     h = run("--help")
     assert h.returncode == 0 and "--log-level" in h.stdout
 
 
+@pytest.mark.slow
 def test_serve_exits_cleanly_when_stdin_closes() -> None:
     r = run()
     assert r.returncode == 0 and r.stdout == ""
 
 
+@pytest.mark.slow
 def test_demo_runs_against_replayed_devices() -> None:
     r = run("demo")
     assert r.returncode == 0, r.stderr
@@ -49,12 +54,14 @@ def test_demo_runs_against_replayed_devices() -> None:
     assert '"sentence":"GGA"' in r.stdout and "stop=match" in r.stdout
 
 
+@pytest.mark.slow
 def test_demo_against_the_simulator() -> None:
     r = run("demo", "--port", "sim://modem")
     assert r.returncode == 0, r.stderr
     assert "+CSQ" in r.stdout
 
 
+@pytest.mark.slow
 def test_a_future_profiles_file_stops_the_start_untouched(tmp_path: Path) -> None:
     store = tmp_path / "profiles.toml"
     store.write_text("schema_version = 99\n")
@@ -64,6 +71,7 @@ def test_a_future_profiles_file_stops_the_start_untouched(tmp_path: Path) -> Non
     assert store.read_text() == "schema_version = 99\n"
 
 
+@pytest.mark.slow
 def test_config_file_layers(tmp_path: Path) -> None:
     cfg = tmp_path / "serial-mcp.toml"
     cfg.write_text('transport = "http"\nhost = "0.0.0.0"\n')
@@ -75,6 +83,7 @@ def test_config_file_layers(tmp_path: Path) -> None:
     assert r.returncode == 2 and "colour" in r.stderr
 
 
+@pytest.mark.slow
 def test_an_unusable_capture_dir_stops_the_start(tmp_path: Path) -> None:
     not_a_dir = tmp_path / "a-file"
     not_a_dir.write_text("x")
@@ -87,6 +96,7 @@ def test_an_unusable_capture_dir_stops_the_start(tmp_path: Path) -> None:
     assert r.returncode == 0 and r.stdout == "" and fresh.is_dir(), r.stderr
 
 
+@pytest.mark.slow
 def test_a_mistyped_option_with_a_value_is_named_not_the_value() -> None:
     # argparse alone blamed "8080" as an unknown COMMAND
     r = run("--http-port", "8080", "--transport", "http")

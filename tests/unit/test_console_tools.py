@@ -30,6 +30,7 @@ async def env() -> AsyncIterator[tuple[Client, FakeOpener]]:
         yield c, opener
 
 
+@pytest.mark.slow
 async def test_keys_are_sent_after_data(env: tuple[Client, FakeOpener]) -> None:
     c, opener = env
     dev = opener.add("tty")
@@ -41,6 +42,7 @@ async def test_keys_are_sent_after_data(env: tuple[Client, FakeOpener]) -> None:
     assert bad.is_error and "ctrl-c" in bad.structured_content["error"]["message"]
 
 
+@pytest.mark.slow
 async def test_strip_ansi_on_the_real_esp32_boot_log(env: tuple[Client, FakeOpener]) -> None:
     c, opener = env
     dev = opener.add("esp32")
@@ -63,6 +65,7 @@ async def test_strip_ansi_on_the_real_esp32_boot_log(env: tuple[Client, FakeOpen
     assert b"I (" in text and r["next_offset"] == len(raw)
 
 
+@pytest.mark.slow
 async def test_detect_baud_finds_the_rate_the_device_speaks(env: tuple[Client, FakeOpener]) -> None:
     c, opener = env
     banner = b"ESP-ROM:esp32s3-20210327\r\nBuild:Mar 27 2021\r\nrst:0x1 (POWERON),boot:0x8 (SPI_FAST_FLASH_BOOT)\r\n"
@@ -83,6 +86,7 @@ async def test_detect_baud_finds_the_rate_the_device_speaks(env: tuple[Client, F
     assert r["restored_baud_rate"] == 9600 and dev.settings_history[-1].baud_rate == 9600
 
 
+@pytest.mark.slow
 async def test_detect_baud_is_inconclusive_on_a_silent_device(env: tuple[Client, FakeOpener]) -> None:
     c, opener = env
     opener.add("silent")
@@ -168,6 +172,7 @@ async def test_ymodem_send_carries_name_and_size(env: tuple[Client, FakeOpener])
     assert receiver.result.files[0].data == data
 
 
+@pytest.mark.slow
 async def test_rs485_transact_skips_its_own_echo(env: tuple[Client, FakeOpener]) -> None:
     c, opener = env
     opener.add("bus", lambda data: data + b"\r\nOK\r\n")  # a half-duplex transceiver hears us first
@@ -180,6 +185,7 @@ async def test_rs485_transact_skips_its_own_echo(env: tuple[Client, FakeOpener])
     assert r["read"]["data"] == "AT\r\r\nOK\r\n"
 
 
+@pytest.mark.slow
 async def test_screen_renders_a_full_screen_tui_across_reads(env: tuple[Client, FakeOpener]) -> None:
     c, opener = env
     dev = opener.add("tui")

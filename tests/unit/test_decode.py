@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -89,6 +90,7 @@ def test_combine_validity() -> None:
     ).map(b"".join),
     cuts=st.lists(st.integers(0, 500), max_size=10),
 )
+@pytest.mark.slow
 def test_chunking_does_not_change_decoded_frames_or_drops(data: bytes, cuts: list[int]) -> None:
     whole = StreamDecoder({"type": "line"}, {"type": "nmea", "validate": True})
     expected = whole.feed(data) + whole.flush()

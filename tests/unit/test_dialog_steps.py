@@ -11,7 +11,7 @@ from serial_mcp.serial.fake import FakeOpener
 from serial_mcp.serial.manager import ConnectionManager
 from tests.tool_calls import call, error
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 
 def console(data: bytes) -> bytes | None:

@@ -37,6 +37,7 @@ def no_gc() -> Iterator[None]:
         gc.enable()
 
 
+@pytest.mark.slow
 async def test_a_closed_connection_and_its_ring_are_freed_at_once(no_gc: None) -> None:
     opener = FakeOpener()
     dev = opener.add("board", lambda data: b"ok\r\n")
@@ -154,6 +155,7 @@ async def test_a_ring_that_cannot_be_allocated_is_resource_limit(monkeypatch: py
     assert manager.list() == []
 
 
+@pytest.mark.slow
 async def test_closing_through_the_tools_frees_the_connection(no_gc: None, tmp_path: Path) -> None:
     from mcp import Client
 
@@ -177,6 +179,7 @@ async def test_closing_through_the_tools_frees_the_connection(no_gc: None, tmp_p
 
 
 @pytest.mark.parametrize("code", [errno.ENOSPC, errno.EROFS])
+@pytest.mark.slow
 async def test_a_failing_capture_disk_is_a_storage_error_not_the_port(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, code: int
 ) -> None:
@@ -209,6 +212,7 @@ async def test_a_failing_capture_disk_is_a_storage_error_not_the_port(
         assert (await call(c, "get_status", {"connection_id": cid}))["state"] == "open"
 
 
+@pytest.mark.slow
 async def test_get_log_answers_are_capped_and_page_with_since() -> None:
     from mcp import Client
 

@@ -82,6 +82,7 @@ async def test_bad_checksums_are_dropped_and_counted(env: tuple[Client, FakeOpen
     assert [f["checksum_valid"] for f in loose["frames"]] == [True, False, True]
 
 
+@pytest.mark.slow
 async def test_max_frames_leaves_the_rest_for_the_next_read(env: tuple[Client, FakeOpener]) -> None:
     c, opener = env
     cid = (await call(c, "open", {"port": "dev", "rx_framing": {"type": "line", "ending": "lf"}}))[
@@ -113,6 +114,7 @@ async def test_match_is_per_frame_and_final_ends_at_command_reads(env: tuple[Cli
     assert m["matched"] and m["match_index"] == 0 and m["stop_reason"] == "match"
 
 
+@pytest.mark.slow
 async def test_slip_framing_error_returns_frames_then_resyncs(env: tuple[Client, FakeOpener]) -> None:
     c, opener = env
     cid = (await call(c, "open", {"port": "dev", "protocol": "slip"}))["connection_id"]
@@ -123,6 +125,7 @@ async def test_slip_framing_error_returns_frames_then_resyncs(env: tuple[Client,
     assert [f["data"] for f in again["frames"]] == ["6364"]
 
 
+@pytest.mark.slow
 async def test_precedence_call_field_over_call_preset_over_connection(env: tuple[Client, FakeOpener]) -> None:
     c, opener = env
     cid = (await call(c, "open", {"port": "dev", "protocol": "json_lines"}))["connection_id"]
@@ -138,6 +141,7 @@ async def test_precedence_call_field_over_call_preset_over_connection(env: tuple
     assert r3["frames"] is None and r3["data"] == '{"a": 1}\nnot json\n'
 
 
+@pytest.mark.slow
 async def test_tx_framing_nmea_and_modbus(env: tuple[Client, FakeOpener]) -> None:
     c, opener = env
     cid = (await call(c, "open", {"port": "dev"}))["connection_id"]
@@ -152,6 +156,7 @@ async def test_tx_framing_nmea_and_modbus(env: tuple[Client, FakeOpener]) -> Non
     assert written == b"$PMTK605*31\r\n" + b":01030000000AF2\r\n" + b"ATI\r"
 
 
+@pytest.mark.slow
 async def test_bad_framing_is_refused_before_anything_happens(env: tuple[Client, FakeOpener]) -> None:
     c, opener = env
     e = await err(c, "open", {"port": "dev", "rx_framing": {"type": "line", "endng": "lf"}})
@@ -163,6 +168,7 @@ async def test_bad_framing_is_refused_before_anything_happens(env: tuple[Client,
     assert bytes(opener.devices["dev"].written) == b""
 
 
+@pytest.mark.slow
 async def test_compute_checksum_tool(env: tuple[Client, FakeOpener]) -> None:
     c, _ = env
     r = await call(c, "compute_checksum", {"data": "123456789", "algorithm": "CRC-16/MODBUS"})

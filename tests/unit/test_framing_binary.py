@@ -238,6 +238,7 @@ def noisy_stream(seed: int) -> bytes:
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 10**6), cuts=st.lists(st.integers(0, 2000), max_size=30))
+@pytest.mark.slow
 def test_any_chunking_gives_the_same_frames(seed: int, cuts: list[int]) -> None:
     data = noisy_stream(seed)
     whole, skipped_whole = frames_of(SENSOR, data)

@@ -18,6 +18,8 @@ from serial_mcp.core.framing import (
     build_encoder,
 )
 
+pytestmark = pytest.mark.slow
+
 SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 PER_CONFIG = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

@@ -42,6 +42,7 @@ def chk(path: Path) -> list[str]:
 
 @needs_data
 @pytest.mark.parametrize("path", LOGS, ids=lambda p: p.name)
+@pytest.mark.slow
 def test_rtcm3_messages_match_gpsd(path: Path) -> None:
     frames, _ = decode(path.read_bytes())
     ours = [(f.parsed or {})["type"] for f in frames if (f.parsed or {}).get("protocol") == "rtcm3"]
@@ -52,6 +53,7 @@ def test_rtcm3_messages_match_gpsd(path: Path) -> None:
 
 @needs_data
 @pytest.mark.parametrize("path", LOGS, ids=lambda p: p.name)
+@pytest.mark.slow
 def test_nav_pvt_fixes_are_gpsd_fixes(path: Path) -> None:
     frames, _ = decode(path.read_bytes())
     pvt = [(f.parsed or {})["fields"] for f in frames if (f.parsed or {}).get("name") == "NAV-PVT"]
@@ -78,6 +80,7 @@ def test_nmea_sentences_match_gpsd(name: str) -> None:
 @needs_data
 @pytest.mark.parametrize("path", LOGS, ids=lambda p: p.name)
 @pytest.mark.parametrize("chunk", [1, 7, 500])
+@pytest.mark.slow
 def test_any_chunking_gives_the_same_frames(path: Path, chunk: int) -> None:
     data = path.read_bytes()
     whole, d1 = decode(data)
@@ -172,6 +175,7 @@ def _feed_in_pieces(config: dict[str, Any], data: bytes, cuts: list[int]) -> tup
     flips=st.lists(st.tuples(st.integers(0, 2999), st.integers(0, 7)), max_size=8),
     cuts=st.lists(st.integers(0, 3000), max_size=20),
 )
+@pytest.mark.slow
 def test_corrupted_mixed_stream_any_chunking(
     start: int, flips: list[tuple[int, int]], cuts: list[int]
 ) -> None:

@@ -147,6 +147,7 @@ def test_nothing_is_encoded_when_one_name_is_wrong() -> None:
 
 
 @given(st.lists(st.sampled_from(sorted(KEYS)), min_size=1, max_size=20))
+@pytest.mark.slow
 def test_concatenation(keys: list[str]) -> None:
     assert encode_keys(keys) == b"".join(KEYS[k] for k in keys)
     assert encode_keys([k.upper() for k in keys]) == encode_keys(keys)

@@ -32,6 +32,7 @@ def _modules(sub: str = "") -> list[Path]:
     return sorted((PACKAGE / sub).rglob("*.py"))
 
 
+@pytest.mark.slow
 def test_import_contracts_hold() -> None:
     from importlinter.cli import lint_imports
 
@@ -59,6 +60,7 @@ def _opens_files(tree: ast.AST) -> list[str]:
     return found
 
 
+@pytest.mark.slow
 def test_files_are_opened_only_where_that_is_the_job() -> None:
     offenders = {}
     for path in _modules():
@@ -91,6 +93,7 @@ def test_mcp_layer_touches_no_connection_internals(path: Path) -> None:
     assert not bad, bad
 
 
+@pytest.mark.slow
 def test_every_error_code_raised_is_in_the_one_enum() -> None:
     """Codes are the contract: every code given to an error or a tool error is an ``ErrorCode``."""
     from serial_mcp.errors import ErrorCode

@@ -20,7 +20,7 @@ from serial_mcp.serial.manager import ConnectionManager
 from tests.tool_calls import call
 from tests.tool_calls import error as err
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 
 @pytest.fixture

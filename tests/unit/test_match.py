@@ -74,6 +74,7 @@ def test_bad_specs_are_clear_errors(spec: object) -> None:
     suffix=st.binary(max_size=50),
     cuts=st.lists(st.integers(min_value=0, max_value=400), max_size=20),
 )
+@pytest.mark.slow
 def test_literal_any_chunking_same_match(
     prefix: bytes, needle: bytes, suffix: bytes, cuts: list[int]
 ) -> None:
@@ -90,6 +91,7 @@ def test_literal_any_chunking_same_match(
     text=st.text(alphabet="abcOK\r\n+:0123456789 ", max_size=120),
     cuts=st.lists(st.integers(min_value=0, max_value=200), max_size=15),
 )
+@pytest.mark.slow
 def test_regex_any_chunking_same_match(text: str, cuts: list[int]) -> None:
     stream = text.encode()
     m = Matcher.from_spec({"pattern": r"OK\r\n|\+\d+:", "mode": "regex"})

@@ -8,6 +8,8 @@ import re
 from collections import Counter
 from pathlib import Path
 
+import pytest
+
 PACKAGE = Path(__file__).parents[2] / "serial_mcp"
 
 
@@ -37,6 +39,7 @@ def test_every_used_message_exists_and_is_used() -> None:
     assert sorted(names - used) == []
 
 
+@pytest.mark.slow
 def test_messages_shown_as_they_are_have_no_escaped_braces() -> None:
     """``{{`` is only right in a template that goes through ``str.format``; shown raw, it is a typo."""
     from serial_mcp import messages

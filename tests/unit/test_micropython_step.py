@@ -12,7 +12,7 @@ from serial_mcp.serial.openers import default_opener
 from tests.tool_calls import call, error
 from tests.unit.test_sim_devices import SCRIPT, SCRIPT_STDERR, SCRIPT_STDOUT
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 
 async def test_script_output_and_traceback_come_back_apart() -> None:

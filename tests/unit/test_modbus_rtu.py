@@ -140,6 +140,7 @@ def test_modbus_ascii_parser_decodes_registers_too() -> None:
     flips=st.lists(st.tuples(st.integers(0, 400), st.integers(0, 7)), max_size=3),
     cuts=st.lists(st.integers(0, 400), max_size=20),
 )
+@pytest.mark.slow
 def test_any_chunking_of_a_corrupted_stream_gives_the_same_frames(
     order: list[int], flips: list[tuple[int, int]], cuts: list[int]
 ) -> None:

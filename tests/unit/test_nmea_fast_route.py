@@ -9,6 +9,7 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -114,6 +115,7 @@ ENDINGS = st.sampled_from([b"\r\n", b"\n", b"\r\n", b"\n", b"\r", b""])
     st.booleans(),
     st.sampled_from([40, 90, 1 << 20]),
 )
+@pytest.mark.slow
 def test_any_stream_in_any_chunking_decodes_as_the_general_route(
     parts: list[tuple[bytes, bytes]], sizes: list[int], validate: bool, max_length: int
 ) -> None:
@@ -126,6 +128,7 @@ def test_any_stream_in_any_chunking_decodes_as_the_general_route(
     _same(chunks, validate, max_length)
 
 
+@pytest.mark.slow
 def test_the_real_logs_take_the_fast_route_and_decode_as_the_general_route() -> None:
     stream = b"".join(p.read_bytes() for p in sorted(DATA.glob("*")))
     framing = NmeaLineDecoder()

@@ -103,6 +103,7 @@ interesting = st.lists(
 
 @settings(max_examples=500, deadline=None)
 @given(kind=st.sampled_from(PARSER_TYPES), payload=interesting | st.binary(max_size=200))
+@pytest.mark.slow
 def test_parsers_never_raise_and_fields_are_json(kind: str, payload: bytes) -> None:
     parsed = build_parser({"type": kind}).parse(payload)
     json.dumps(parsed.fields, allow_nan=False)

@@ -51,6 +51,7 @@ def decode_log(data: bytes, chunk: int | None = None) -> tuple[list[DecodedFrame
 
 @pytest.mark.parametrize("path", LOGS, ids=lambda p: p.name)
 @pytest.mark.parametrize("chunk", [None, 1, 100])
+@pytest.mark.slow
 def test_real_logs_frames_and_drops_match_an_independent_count(path: Path, chunk: int | None) -> None:
     data = path.read_bytes()
     expected = independent_count(data)

@@ -22,6 +22,8 @@ import pytest
 from serial_mcp.errors import SerialMcpError
 from serial_mcp.store.profiles import HISTORY_LIMIT, ProfileStore
 
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]  # eight processes, hundreds of locked writes
+
 N_PROCS = 8
 SHARED = "shared"
 SHARED_START = 1000

@@ -581,6 +581,7 @@ def test_find_matches_most_recently_used_first(store: ProfileStore) -> None:
     assert [p.name for p in store.find_matches(port)] == ["by-serial", "by-glob"]
 
 
+@pytest.mark.slow
 def test_threads_in_one_process_lose_no_update(path: Path) -> None:
     ProfileStore(path).create("n", FTDI, {"baud_rate": 1000})
     stores = [ProfileStore(path), ProfileStore(path)]
@@ -651,6 +652,7 @@ def assert_comments_kept(path: Path, *, except_scratch: bool = False) -> str:
     return text
 
 
+@pytest.mark.slow
 def test_comments_and_key_order_survive_every_kind_of_write(path: Path) -> None:
     path.parent.mkdir(parents=True)
     path.write_text(HAND_WRITTEN, encoding="utf-8")
@@ -686,6 +688,7 @@ def test_comments_and_key_order_survive_every_kind_of_write(path: Path) -> None:
     assert new.defaults == {"baud_rate": 57600}
 
 
+@pytest.mark.slow
 def test_comments_above_a_header_stay_with_it(path: Path) -> None:
     path.parent.mkdir(parents=True)
     path.write_text(HAND_WRITTEN, encoding="utf-8")
@@ -884,6 +887,7 @@ _values = st.recursive(
     parser=st.dictionaries(st.text(max_size=8), _values, max_size=4),
     product=st.text(st.characters(codec="utf-8"), min_size=1, max_size=20),
 )
+@pytest.mark.slow
 def test_rendered_documents_read_back_identically(parser: dict[str, Any], product: str) -> None:
     if not product.strip():
         product = "p"

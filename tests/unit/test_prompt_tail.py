@@ -11,7 +11,7 @@ from serial_mcp.serial.fake import FakeOpener
 from serial_mcp.serial.manager import ConnectionManager
 from tests.tool_calls import call
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 
 @pytest.mark.parametrize("prompt", [b"root@box:~# \x1b[6n", b"=> ", b">>> ", b"\x1b[1;32muser@host\x1b[0m:~$ "])

@@ -183,6 +183,7 @@ def test_directories_bad_captures_and_huge_files_are_refused(tmp_path: Path) -> 
 # --- timed ------------------------------------------------------------------------------------------
 
 
+@pytest.mark.serial  # measures the spacing of arrivals: no other test on the cores
 def test_timed_replay_keeps_order_and_relative_spacing() -> None:
     """speed=20: the 1.0 s recorded gap (50 ms) is measured larger than the 0.1 s one (5 ms)."""
     handle = handle_for([rx(0.0, b"A"), rx(1.0, b"B"), rx(1.1, b"C")], speed=20.0)
@@ -494,6 +495,7 @@ def test_the_samples_are_reproducible_from_shared_data(monkeypatch: pytest.Monke
 # --- pyserial ---------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_pyserial_opens_replay_urls_after_register(tmp_path: Path) -> None:
     register()
     register()  # idempotent

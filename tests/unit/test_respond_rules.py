@@ -12,7 +12,7 @@ from serial_mcp.serial.fake import FakeDevice, FakeOpener
 from serial_mcp.serial.manager import ConnectionManager
 from tests.tool_calls import call, error
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 BANNER = b"U-Boot 2024.01\r\nHit any key to stop autoboot:  3 "
 
@@ -25,8 +25,17 @@ async def _client() -> tuple[Client, FakeDevice, ConnectionManager]:
 
 
 async def _written(dev: FakeDevice, want: bytes) -> None:
+    """Wait until the host wrote exactly ``want``; anything else written on the way fails at once."""
     with anyio.fail_after(5):
-        while bytes(dev.written) != want:
+        while (got := bytes(dev.written)) != want:
+            assert want.startswith(got), f"wrote {got!r}, expected only {want!r}"
+            await anyio.sleep(0.01)
+
+
+async def _received(c: Client, cid: str, n: int) -> None:
+    """Wait until the connection has taken ``n`` bytes in from the device (its RX counter)."""
+    with anyio.fail_after(5):
+        while (await call(c, "get_status", {"connection_id": cid}))["end_offset"] < n:
             await anyio.sleep(0.01)
 
 
@@ -35,7 +44,7 @@ async def test_read_respond_answers_a_prompt_that_arrived_before_the_call() -> N
     async with client as c:
         cid = (await call(c, "open", {"port": "dev"}))["connection_id"]
         dev.feed(BANNER)  # printed while the agent was thinking
-        await anyio.sleep(0.2)
+        await _received(c, cid, len(BANNER))  # all of it in before the call that arms the rule
         r = await call(
             c,
             "read",
@@ -59,14 +68,15 @@ async def test_standing_responder_answers_from_the_first_byte_even_if_the_agent_
         assert r["matched"]
         status = await call(c, "get_status", {"connection_id": cid})
         assert status["responders"] == [{"on": "Hit any key", "sent": 1, "times": 1, "standing": True}]
-        # a later countdown (times used up) is not answered again
+        # a later countdown (times used up) is not answered again: once it is in (and so seen by the
+        # standing rule, which the pump runs on each chunk in order), the next rules' answers must follow
+        # the first "\r" with nothing between
         dev.feed(BANNER)
-        await anyio.sleep(0.2)
-        assert bytes(dev.written) == b"\r"
+        await _received(c, cid, 2 * len(BANNER) + len(b"\r\n=> "))
         # configure replaces the standing rules; [] clears them
         await call(c, "configure", {"connection_id": cid, "defaults": {"respond": [{"on": "login:", "send": "root\r", "times": 2}]}})
         dev.feed(b"login: \r\nlogin: ")
-        await _written(dev, b"\rroot\rroot\r")  # two occurrences in one chunk: two answers
+        await _written(dev, b"\rroot\rroot\r")  # two occurrences in one chunk: two answers, no extra "\r"
         await call(c, "configure", {"connection_id": cid, "defaults": {"respond": []}})
         assert (await call(c, "get_status", {"connection_id": cid})).get("responders") is None
 

@@ -75,6 +75,7 @@ def test_find_across_wrap_point() -> None:
     chunks=st.lists(st.binary(min_size=0, max_size=2500), max_size=30),
     probe=st.integers(min_value=0, max_value=40000),
 )
+@pytest.mark.slow
 def test_ring_matches_model(capacity: int, chunks: list[bytes], probe: int) -> None:
     """Whatever is appended, a read at any offset returns model[offset:] minus exactly the evicted part."""
     ring = RxRing(capacity)

@@ -47,6 +47,7 @@ async def transact(agent: Agent, conn: str, data: str, **kw: Any) -> dict[str, A
 # --- sim://slow-modem ------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 async def test_slow_modem_identity_imei_sim_and_signal_today(agent: Agent) -> None:
     """Issue 13 figure (a) with today's tools: one transact per command, each waiting for OK by match."""
     conn = await opened(agent, "sim://slow-modem")
@@ -63,6 +64,7 @@ async def test_slow_modem_identity_imei_sim_and_signal_today(agent: Agent) -> No
     print(f"issue 13 (a) today: {agent.tally()}")
 
 
+@pytest.mark.slow
 async def test_slow_modem_echo_can_be_turned_off(agent: Agent) -> None:
     conn = await opened(agent, "sim://slow-modem")
     assert (await transact(agent, conn, "ATE0\r", match=OK))["data"] == "ATE0\r" + OK
@@ -70,6 +72,7 @@ async def test_slow_modem_echo_can_be_turned_off(agent: Agent) -> None:
     assert "ERROR" in (await transact(agent, conn, "AT+NOPE\r", match="ERROR"))["data"]
 
 
+@pytest.mark.slow
 async def test_slow_modem_reply_ends_on_ok_not_on_idle(agent: Agent) -> None:
     conn = await opened(agent, "sim://slow-modem", protocol="at_command")
     for cmd in ("ATI", "AT+CGSN"):  # gaps of 150 ms and 110 ms inside these replies
@@ -78,6 +81,7 @@ async def test_slow_modem_reply_ends_on_ok_not_on_idle(agent: Agent) -> None:
         assert read["frames"][-1]["parsed"].get("kind") in ("final", "result", "ok"), read["frames"][-1]
 
 
+@pytest.mark.slow
 async def test_slow_modem_urc_inside_a_reply_is_labelled(agent: Agent) -> None:
     conn = await opened(agent, "sim://slow-modem", protocol="at_command")
     read = await transact(agent, conn, "AT+CSQ\r", match="OK")
@@ -88,6 +92,7 @@ async def test_slow_modem_urc_inside_a_reply_is_labelled(agent: Agent) -> None:
 # --- sim://reboot-board ----------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 async def test_reboot_board_key_during_countdown_stops_at_the_loader(agent: Agent) -> None:
     conn = await opened(agent, "sim://reboot-board")
     r = await agent.call(
@@ -101,6 +106,7 @@ async def test_reboot_board_key_during_countdown_stops_at_the_loader(agent: Agen
     assert env["data"].startswith("printenv\r\n") and "bootdelay=3" in env["data"]
 
 
+@pytest.mark.slow
 async def test_reboot_board_without_a_key_boots_to_the_shell(agent: Agent) -> None:
     conn = await opened(agent, "sim://reboot-board?bootdelay=1")
     r = await agent.call("read", {"connection_id": conn, "match": "\r\n# ", "timeout_ms": 10_000})
@@ -109,6 +115,7 @@ async def test_reboot_board_without_a_key_boots_to_the_shell(agent: Agent) -> No
     assert "Linux sim-board" in (await transact(agent, conn, "uname -a\r", match="# "))["data"]
 
 
+@pytest.mark.slow
 async def test_reboot_board_reboots_on_command(agent: Agent) -> None:
     conn = await opened(agent, "sim://reboot-board?bootdelay=1")
     await agent.call("read", {"connection_id": conn, "match": "\r\n# ", "timeout_ms": 10_000})
@@ -118,6 +125,7 @@ async def test_reboot_board_reboots_on_command(agent: Agent) -> None:
     assert r["stop_reason"] == "match" and "Starting kernel" not in r["data"]
 
 
+@pytest.mark.slow
 async def test_reboot_board_standing_responder_stops_autoboot_for_a_late_agent(agent: Agent) -> None:
     conn = await opened(agent, "sim://reboot-board?bootdelay=2", respond=[{"on": "Hit any key", "send": " "}])
     await anyio.sleep(AGENT_LATENCY_S)  # the agent thinking: the countdown is over before its first read
@@ -172,6 +180,7 @@ async def test_micropython_raw_repl_splits_stdout_and_stderr_today(agent: Agent)
     assert (await transact(agent, conn, "\x02", match=">>> "))["data"].startswith("\r\nMicroPython")
 
 
+@pytest.mark.slow
 async def test_micropython_raw_paste_with_flow_control(agent: Agent) -> None:
     conn = await opened(agent, "sim://micropython")
     await transact(agent, conn, "\r\x03\x01", match="raw REPL; CTRL-B to exit\r\n>")
@@ -194,6 +203,7 @@ async def test_micropython_raw_paste_with_flow_control(agent: Agent) -> None:
     assert r["data"][len(acks_and_ack) :] == "\x04" + SCRIPT_STDOUT + "\x04" + SCRIPT_STDERR + "\x04>"
 
 
+@pytest.mark.slow
 async def test_micropython_raw_paste_without_flow_control_loses_bytes(agent: Agent) -> None:
     conn = await opened(agent, "sim://micropython")
     await transact(agent, conn, "\r\x03\x01", match="raw REPL; CTRL-B to exit\r\n>")
@@ -204,6 +214,7 @@ async def test_micropython_raw_paste_without_flow_control_loses_bytes(agent: Age
     )
 
 
+@pytest.mark.slow
 async def test_micropython_running_program_only_ctrl_c_gets_the_repl(agent: Agent) -> None:
     conn = await opened(agent, "sim://micropython?state=running")
     r = await agent.call("read", {"connection_id": conn, "match": "temp: ", "timeout_ms": 2000})

@@ -43,6 +43,7 @@ async def test_open_virtual_ports_are_listed_and_open_names_its_protocol() -> No
         assert [(p["name"], p["transport"], p["open_as"]) for p in ports["ports"]] == [("sim://modem", "virtual", "c1")]
 
 
+@pytest.mark.slow
 async def test_dtr_rts_and_break_on_a_pty_are_unsupported_not_io_errors() -> None:
     master, slave = os.openpty()
     try:
@@ -62,18 +63,21 @@ async def test_dtr_rts_and_break_on_a_pty_are_unsupported_not_io_errors() -> Non
         os.close(slave)
 
 
+@pytest.mark.slow
 async def test_compute_checksum_gives_the_wire_bytes() -> None:
     async with Client(build_server(ConnectionManager(FakeOpener()))) as c:
         r = await call(c, "compute_checksum", {"data": "010300000002", "encoding": "hex", "algorithm": "crc16_modbus", "byte_order": "little"})
         assert r["checksum_hex"] == "0bc4" and r["wire_hex"] == "c40b"
 
 
+@pytest.mark.slow
 async def test_delete_profile_is_marked_destructive() -> None:
     async with Client(build_server(ConnectionManager(FakeOpener()))) as c:
         tools = {t.name: t for t in (await c.list_tools()).tools}
         assert tools["delete_profile"].annotations.destructive_hint is True  # type: ignore[union-attr]
 
 
+@pytest.mark.slow
 async def test_record_stops_by_itself_and_gives_its_absolute_path(tmp_path: object) -> None:
     from pathlib import Path
 
@@ -95,6 +99,7 @@ async def test_record_stops_by_itself_and_gives_its_absolute_path(tmp_path: obje
         assert b"hello" in (Path(str(tmp_path)) / "s.jsonl").read_bytes() or "68656c6c6f" in (Path(str(tmp_path)) / "s.jsonl").read_text()
 
 
+@pytest.mark.slow
 async def test_a_replay_that_reached_its_end_says_so() -> None:
     import anyio
 
@@ -117,6 +122,7 @@ async def test_a_replay_that_reached_its_end_says_so() -> None:
         ("modbus_ascii", ":010300000002FA\r\n", b":010300000002FA\r\n"),
     ],
 )
+@pytest.mark.slow
 async def test_presets_do_not_frame_an_already_framed_write_again(protocol: str, data: str, sent: bytes) -> None:
     opener = FakeOpener()
     dev = opener.add("dev")
@@ -126,6 +132,7 @@ async def test_presets_do_not_frame_an_already_framed_write_again(protocol: str,
         assert bytes(dev.written) == sent
 
 
+@pytest.mark.slow
 async def test_reconnect_gives_up_on_a_far_end_that_accepts_and_drops_at_once() -> None:
     """ser2net up, its device gone: every reopen succeeds and EOFs at once. That is not "back":
     the attempt counter carries over and the policy gives up after max_attempts."""

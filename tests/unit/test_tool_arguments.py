@@ -96,6 +96,7 @@ _VALUES = st.recursive(
     picks=st.lists(st.tuples(st.integers(0, 40), _VALUES), max_size=6),
     extra=st.dictionaries(st.text(max_size=6), _VALUES, max_size=2),
 )
+@pytest.mark.slow
 def test_same_answer_as_the_sdk_for_any_arguments(
     tool: Any, picks: list[tuple[int, Any]], extra: dict[str, Any]
 ) -> None:

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]  # mypy over the whole tree: minutes on a busy machine
+
 ROOT = Path(__file__).resolve().parents[2]
 CHECKED = [ROOT / "serial_mcp", ROOT / "tests"]
 

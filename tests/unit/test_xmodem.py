@@ -524,6 +524,7 @@ def at_most(faults: list[str | int], limit: int) -> list[Fault]:
     backward=st.lists(BACKWARD_FAULTS, max_size=12),
     sender_timers=st.lists(st.booleans(), max_size=20),
 )
+@pytest.mark.slow
 def test_any_few_faults_still_deliver_the_data(
     size: int, kind: str, forward: list[str | int], backward: list[str | int], sender_timers: list[bool]
 ) -> None:

@@ -37,7 +37,10 @@ def _missing() -> str | None:
     return None
 
 
-@pytest.fixture(scope="session")
+# Module, not session: Playwright's sync API keeps an asyncio loop running on the main thread while it
+# lives, and an anyio test run after it on the same xdist worker (the serial tests come last) could not
+# start its own loop.
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
     reason = _missing()
     if reason:

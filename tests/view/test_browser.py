@@ -18,6 +18,11 @@ from serial_mcp.store.capture_files import read_capture
 from serial_mcp.view.command import run_view
 from tests.view.helpers import DATA, SAMPLES, capture_from_raw, data_event_counts, nmea_sentences
 
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.threads_outlive_the_test("Playwright's session-long event loop starts its executor threads on first use"),
+]
+
 LOAD_TIMEOUT_MS = 60_000  # a bound on a failure, not a speed requirement
 # Conditions to wait for are functions: a string expression would be eval()ed in the page, which
 # the page's Content-Security-Policy (rightly) refuses.
