@@ -23,6 +23,7 @@ from mcp import Client
 from serial_mcp.store.captures import CaptureStore
 from serial_mcp.store.profiles import ProfileStore
 from tests.security.http_harness import HttpServer, http_server
+from tests.security.test_read_only import REFUSED_TOOLS as READ_ONLY_REFUSED_TOOLS
 from tests.tool_calls import call
 
 pytestmark = pytest.mark.anyio
@@ -31,18 +32,10 @@ CID = "{cid}"
 # Tools B is refused whole on A's connection (writing, driving lines, settings, the log, the
 # connection's profile binding, closing), each with a call that would otherwise act.
 OWNER_TOOLS: dict[str, dict[str, Any]] = {
+    # Whatever read-only mode refuses on a connection is the owner's too (one table, one policy) ...
+    **{name: args for name, args in READ_ONLY_REFUSED_TOOLS.items() if "connection_id" in args},
+    # ... and so is what controls the connection without writing to the device.
     "close": {"connection_id": CID},
-    "reconnect": {"connection_id": CID},
-    "write": {"connection_id": CID, "data": "reboot\n"},
-    "transact": {"connection_id": CID, "data": "x"},
-    "flush": {"connection_id": CID},
-    "capture_boot": {"connection_id": CID, "reset": {"dtr": False}},
-    "set_dtr_rts": {"connection_id": CID, "dtr": False},
-    "send_break": {"connection_id": CID},
-    "set_flow_control": {"connection_id": CID, "flow_control": "software"},
-    "reconfigure": {"connection_id": CID, "baud_rate": 9600},
-    "detect_baud": {"connection_id": CID, "candidates": [9600], "window_ms": 50},
-    "file_transfer": {"connection_id": CID, "direction": "send", "data": "aGk="},
     "save_profile": {"connection_id": CID, "name": "bench-b"},
     "configure": {"connection_id": CID, "defaults": {"baud_rate": 9600}},
     "clear_log": {"connection_id": CID},
