@@ -30,6 +30,7 @@ from serial_mcp.core.settings import SerialSettings
 from serial_mcp.engine import operations as ops
 from serial_mcp.engine import port_ops, results
 from serial_mcp.engine.access import AccessPolicy, Caller
+from serial_mcp.engine.lend_ops import LendResult
 from serial_mcp.engine.operations import Operation, invoke
 from serial_mcp.engine.options import build
 from serial_mcp.engine.services import Services
@@ -147,6 +148,7 @@ class EngineConnection:
     close = on_connection(ops.CLOSE)
     get_status = on_connection(ops.GET_STATUS)
     reconnect = on_connection(ops.RECONNECT)
+    lend = on_connection(ops.LEND)
     read = on_connection(ops.READ)
     write = on_connection(ops.WRITE)
     transact = on_connection(ops.TRANSACT)
@@ -163,6 +165,16 @@ class EngineConnection:
     record = on_connection(ops.RECORD)
     detect_baud = on_connection(ops.DETECT_BAUD)
     file_transfer = on_connection(ops.FILE_TRANSFER)
+
+    async def release(self, timeout_ms: int | None = None) -> LendResult:
+        """Lend the device node to another program (``lend(action="release")``): the buffer,
+        cursors, offsets and recording stay; the port comes back on ``reclaim``, at ``timeout_ms``,
+        or as soon as that program lets it go."""
+        return await self.lend("release", timeout_ms=timeout_ms)
+
+    async def reclaim(self) -> LendResult:
+        """Take a released port back now (``lend(action="reclaim")``)."""
+        return await self.lend("reclaim")
 
     def status(self) -> results.StatusResult:
         """``get_status`` without awaiting: the connection as it is now."""
@@ -286,6 +298,9 @@ class SyncConnection:
     close = blocking(EngineConnection.close, "conn")
     get_status = blocking(EngineConnection.get_status, "conn")
     reconnect = blocking(EngineConnection.reconnect, "conn")
+    lend = blocking(EngineConnection.lend, "conn")
+    release = blocking(EngineConnection.release, "conn")
+    reclaim = blocking(EngineConnection.reclaim, "conn")
     read = blocking(EngineConnection.read, "conn")
     write = blocking(EngineConnection.write, "conn")
     transact = blocking(EngineConnection.transact, "conn")

@@ -85,6 +85,7 @@ class ErrorCode(StrEnum):
     PORT_BUSY = "port_busy"
     PORT_NOT_FOUND = "port_not_found"
     PORT_OPEN_FAILED = "port_open_failed"
+    PORT_RELEASED = "port_released"
     PROFILE_EXISTS = "profile_exists"
     PROFILE_IN_USE = "profile_in_use"
     PROFILE_NO_UNIQUE_PORT = "profile_no_unique_port"
@@ -215,6 +216,7 @@ _CODES: dict[type[SerialMcpError], tuple[ErrorCode, ...]] = {
         ErrorCode.NOT_CONNECTED,
         ErrorCode.CONNECTION_CLOSED,
         ErrorCode.IO_ERROR,
+        ErrorCode.PORT_RELEASED,
     ),
     AccessError: (
         ErrorCode.READ_ONLY_MODE,

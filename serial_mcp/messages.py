@@ -963,3 +963,37 @@ ELF_TOO_LARGE = "the ELF is {size} bytes, over the {max}-byte limit; give the ap
 ELF_NOT_ELF = "this is not an ELF file (it starts {start!r}, not b'\\x7fELF'); give the firmware's .elf from its build directory, not the .bin or .hex image."
 ELF_UNREADABLE = "the ELF could not be read ({error}); it may be truncated or damaged: rebuild it, or give the .elf from the build directory."
 EVENTS_BOOT_PATTERNS_TOO_BIG = "boot_patterns together with the built-in crash and boot signatures are over the regex budget ({error}); give fewer or shorter patterns."
+
+# --- issue 23.2-3: lend, reclaim, follow -------------------------------------------------------------
+FOLLOW_ABSENT = "{device} is not on the bus (last seen as {path}); waiting for it to come back under any node"
+FOLLOW_OTHER_DEVICE = (
+    "{path} is another device now ({other}), not {device}: it is not taken; waiting for {device} to come back"
+)
+FOLLOW_AMBIGUOUS = "{device} shows up as several ports ({ports}); not guessing which one: open the one you mean"
+D_LEND = (
+    "Lend the port to another program (arduino-cli, avrdude, dfu-util): release closes the OS handle "
+    "but keeps the buffer, cursors, offsets and recording; it comes back on reclaim, at timeout_ms, or "
+    "as soon as that program lets the port go."
+)
+P_LEND_ACTION = "release, reclaim or status (default)."
+P_LEND_TIMEOUT = "release: take the port back after this long at the latest (default {default}, at most {max})."
+PORT_RELEASED = (
+    "connection {id!r} is released: its port {port!r} is lent to another program{since}; nothing was "
+    "sent or read. It comes back by itself when that program lets go (or in {left_ms} ms); call "
+    "lend(action=\"reclaim\") to take it back now."
+)
+PORT_RELEASED_SINCE = " since {when}"
+LEND_NOT_OPEN = (
+    "connection {id!r} is {state}, not open: only an open port can be released{advice}"
+)
+LEND_NOT_OPEN_RELEASED = " (it is released already; reclaim takes it back)"
+LEND_NOT_RELEASED = "connection {id!r} is {state}, not released: there is nothing to reclaim"
+LEND_TIMEOUT_BAD = "timeout_ms is {value!r}; give whole milliseconds from 1 to {max} (default {default})"
+LEND_TIMEOUT_RECLAIM = "timeout_ms goes with action=\"release\" only; reclaim takes the port back now"
+READ_ONLY_WHY_LEND = "lending the port lets another program write to the device"
+S_LEND_RELEASED = (
+    "{id}: {port} released at offset {offset}; {watch} It comes back within {ms} ms at the latest."
+)
+S_LEND_WATCHING = "it comes back as soon as the program that takes it lets go."
+S_LEND_NOT_WATCHING = "who holds it cannot be seen here, so only reclaim or the timeout bring it back."
+S_LEND_STATE = "{id}: {port} is {state}, RX at offset {offset}."

@@ -356,3 +356,40 @@ def plan_bare_open(
     name = auto_profile_name(port, {p.name for p in profiles})
     reason = messages.PROFILE_PLAN_GENERATE.format(name=name, fingerprint=fp)
     return OpenPlan("generate", reason, ident, profile=name, selector=generated_selector(ident))
+
+
+# --- issue 23.3: following a device across re-enumeration -----------------------------------------
+
+
+def can_follow(identity: Identity) -> bool:
+    """A device that can be found again under another node: a serial number (with VID:PID), or
+    VID:PID plus the USB location path (the physical socket it is plugged into)."""
+    if identity.confidence == "high":
+        return True
+    return identity.confidence == "medium" and bool(identity.vid and identity.pid and identity.location)
+
+
+def is_same_device(identity: Identity, port: PortInfo) -> bool:
+    """Is ``port`` the device ``identity`` describes? By serial number when it has one (a
+    different serial on the same node is another board), else by VID:PID and USB location."""
+    other = identity_of(port)
+    if (other.vid, other.pid, other.interface) != (identity.vid, identity.pid, identity.interface):
+        return False
+    if identity.serial_number is not None:
+        return other.serial_number == identity.serial_number
+    return identity.location is not None and other.location == identity.location
+
+
+def locate(identity: Identity, ports: Sequence[PortInfo]) -> list[PortInfo]:
+    """Every port that is the device of ``identity`` now (normally one; none while it is off the bus)."""
+    return [p for p in ports if is_same_device(identity, p)]
+
+
+def describe_device(identity: Identity) -> str:
+    """How messages name a followed device: ``usb 303a:1001 serial 7C:DF:A1`` or ``... at 1-1.2``."""
+    unit = (
+        f"serial {identity.serial_number}"
+        if identity.serial_number is not None
+        else f"at {identity.location}"
+    )
+    return f"usb {identity.vid}:{identity.pid} {unit}"

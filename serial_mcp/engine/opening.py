@@ -15,7 +15,7 @@ import anyio
 from serial_mcp import messages
 from serial_mcp.core.connection_options import ConnectionOptions
 from serial_mcp.core.framing.config import check_tx_framing
-from serial_mcp.core.identity import OpenPlan, generated_selector, plan_bare_open
+from serial_mcp.core.identity import OpenPlan, can_follow, generated_selector, identity_of, plan_bare_open
 from serial_mcp.core.pace import parse_pace
 from serial_mcp.core.port_url import check_text
 from serial_mcp.core.presets import effective
@@ -124,8 +124,9 @@ class Opener:
             self.svc.policy.refuse_argument("open", "rs485", messages.READ_ONLY_WHY_RS485)
         port = await anyio.to_thread.run_sync(resolve_port, port, self.port_lister)
         plan: OpenPlan | None = None
+        ports: list[PortInfo] | None = None
         if profile is None and self.profiles is not None:
-            plan, _ = await self.plan(port, profile_mode)
+            plan, ports = await self.plan(port, profile_mode)
             if plan is not None and plan.action == "reuse" and plan.profile:
                 profile = await anyio.to_thread.run_sync(self.profiles.get, plan.profile)
         merged = dict(profile.defaults) if profile is not None else {}
@@ -143,8 +144,12 @@ class Opener:
             validate_name(record)
             if not self.captures.enabled:
                 raise SerialMcpError(ErrorCode.CAPTURE_DISABLED, messages.CAPTURE_DISABLED)
+        if ports is None and "://" not in port:
+            ports = await anyio.to_thread.run_sync(self.port_lister)
+        identity = identity_of(port_info_for(port, ports or []))  # a USB device is followed by identity
+        follow = (identity, self.port_lister) if can_follow(identity) else None
         conn = await self.manager.open(
-            port, settings, merged.get("rx_buffer_size"), options, reconnect=policy
+            port, settings, merged.get("rx_buffer_size"), options, reconnect=policy, follow=follow
         )
         conn.owner = (caller or Caller.local()).key
         conn.share = share_mode

@@ -23,6 +23,7 @@ from serial_mcp.engine import (
     console_ops,
     dialog_ops,
     io_ops,
+    lend_ops,
     line_ops,
     log_ops,
     port_ops,
@@ -104,6 +105,10 @@ GET_STATUS = _op(
 RECONNECT = _op(
     "reconnect", o.NoOptions, port_ops.reconnect, "Reopen a connection's port", messages.D_RECONNECT,
     Hints(mutates=True),
+)  # fmt: skip
+LEND = _op(
+    "lend", o.LendOptions, lend_ops.lend, "Lend the port to another program and take it back",
+    messages.D_LEND, Hints(destructive=True, mutates=True),
 )  # fmt: skip
 
 # --- I/O ----------------------------------------------------------------------------------------
@@ -201,7 +206,7 @@ COMPUTE_CHECKSUM = _op(
 )  # fmt: skip
 
 OPERATIONS: tuple[Operation[Any, Any, Any], ...] = (
-    LIST_PORTS, LIST_CONNECTIONS, OPEN, CLOSE, GET_STATUS, RECONNECT,
+    LIST_PORTS, LIST_CONNECTIONS, OPEN, CLOSE, GET_STATUS, RECONNECT, LEND,
     READ, WRITE, TRANSACT, FLUSH, CAPTURE_BOOT,
     SET_DTR_RTS, SEND_BREAK, SET_FLOW_CONTROL, RECONFIGURE,
     LIST_PROFILES, OPEN_PROFILE, SAVE_PROFILE, DELETE_PROFILE, CONFIGURE, ROLLBACK_PROFILE,

@@ -12,6 +12,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, Strict
 
 from serial_mcp import messages
+from serial_mcp.core.lend_watch import DEFAULT_LEND_MS, MAX_LEND_MS
 
 Int = Annotated[int, Strict()]
 Number = Annotated[float, Strict()]
@@ -21,6 +22,7 @@ FramesView = Literal["parsed", "raw", "both"]
 FlushTarget = Literal["input", "output", "both"]
 FlowControlMode = Literal["none", "software", "hardware"]
 RecordAction = Literal["start", "stop", "status"]
+LendAction = Literal["release", "reclaim", "status"]
 Share = Literal["read", "write"]
 Direction = Literal["send", "receive"]
 XProtocol = Literal["xmodem", "xmodem_crc", "xmodem_1k", "ymodem"]
@@ -107,3 +109,10 @@ TransferFilename = Annotated[str | None, Field(description=messages.P_XFILENAME)
 ChecksumData = Annotated[str, Field(description=messages.P_CHECKSUM_DATA)]
 Algorithm = Annotated[str, Field(description=messages.P_ALGORITHM)]
 ChecksumByteOrder = Annotated[ByteOrder | None, Field(description=messages.P_BYTE_ORDER)]
+
+# --- issue 23.2: lending the port --------------------------------------------------------------
+LendWhat = Annotated[LendAction, Field(description=messages.P_LEND_ACTION)]
+LendTimeout = Annotated[
+    Int | None,
+    Field(description=messages.P_LEND_TIMEOUT.format(default=DEFAULT_LEND_MS, max=MAX_LEND_MS)),
+]

@@ -357,6 +357,14 @@ class RecordOptions(NoOptions):
     duration_ms: t.RecordDuration = None
 
 
+@dataclass(frozen=True, kw_only=True, config=CONFIG)
+class LendOptions(NoOptions):
+    """``lend``: release the device node to another program, take it back, or look."""
+
+    action: t.LendWhat = dataclasses.field(default="status", kw_only=False)
+    timeout_ms: t.LendTimeout = None
+
+
 # --- console and utilities -----------------------------------------------------------------------
 
 

@@ -13,6 +13,7 @@ from serial_mcp.engine.opening import Opener
 from serial_mcp.engine.options import NoOptions, OpenOptions
 from serial_mcp.engine.services import Services
 from serial_mcp.serial.connection import Connection, Listener
+from serial_mcp.serial.following import Follower
 from serial_mcp.serial.handle import ReportsProgress
 
 
@@ -106,6 +107,10 @@ def get_status(svc: Services, caller: Caller, connection_id: str) -> results.Sta
     mine, orphaned = conn.owner == caller.key, conn.owner == NOBODY
     status.owner = "you" if mine else "nobody" if orphaned else "another session"
     status.share = conn.share
+    if conn.lend is not None:
+        status.lend = conn.lend.status()
+    if isinstance(conn.reopener, Follower):
+        status.follows = conn.reopener.device
     if isinstance(conn.handle, ReportsProgress):  # a replay:// device reports its progress
         status.replay = conn.handle.status()
     return status

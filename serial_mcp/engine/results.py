@@ -139,6 +139,8 @@ class StatusResult(BaseModel):
     replay: dict[str, Any] | None = None  # replay:// progress; "finished": true once the capture ended
     owner: str | None = None  # "you", "another session", or "nobody" (its session ended; anyone may close it)
     share: str | None = None
+    lend: dict[str, Any] | None = None  # while released: watching, borrowers_seen, reclaim_in_ms
+    follows: str | None = None  # the USB device reopens look for, whatever node it gets
 
     def summary(self) -> str:
         answered = sum(int(r.get("sent", 0)) for r in self.responders or [])

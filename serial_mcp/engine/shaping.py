@@ -21,6 +21,7 @@ from serial_mcp.errors import ErrorCode, InvalidArgument, SerialMcpError, Short
 from serial_mcp.serial import reader
 from serial_mcp.serial.connection import Connection
 from serial_mcp.serial.handle import low_latency as handle_low_latency
+from serial_mcp.serial.lending import released_error
 from serial_mcp.serial.responder import Responder
 from serial_mcp.serial.tx import DEFAULT_STALL_MS, MAX_WRITE_TIMEOUT_MS, WriteOutcome, write_budget_s
 
@@ -93,6 +94,8 @@ def pace_for(conn: Connection, pace: Any) -> Pace | None:
 
 
 def require_open(conn: Connection) -> None:
+    if conn.state == "released":
+        raise released_error(conn)
     if conn.state != "open":
         raise SerialMcpError(
             ErrorCode.NOT_CONNECTED,

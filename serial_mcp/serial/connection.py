@@ -38,7 +38,7 @@ from serial_mcp.serial.tx import TxSession, acquire_within
 
 log = logging.getLogger(__name__)
 
-State = Literal["open", "reconnecting", "disconnected", "closed"]
+State = Literal["open", "reconnecting", "disconnected", "released", "closed"]
 # A listener sees every event as it happens, with the rx/tx bytes; it must not block (enqueue only).
 Listener = Callable[[LogEvent, bytes | None], None]
 
@@ -97,6 +97,7 @@ class Connection:
         self.answers = AnswerWriter(self)  # their answers, written off the pump thread
         self.closers: list[Callable[[], None]] = []  # blocking clean-ups run (off the loop) on close
         self.mirror: Any = None  # a serial.mirror.PtyMirror when open(mirror=...)
+        self.lend: Any = None  # a serial.lending.Lend while the port is lent (state "released")
         self.owner = "local"  # the caller (engine.access.Caller.key) that opened it
         self.share = "read"  # what other callers may do: "read" | "write"
         self._cursor_locks: dict[str, asyncio.Lock] = {}
@@ -250,28 +251,71 @@ class Connection:
                 self.last_error = f"reconnect attempt {self.reconnect_attempts}: {exc}"
                 log.info("connection %s: %s", self.id, self.last_error)
 
-    async def _reopen_once(self) -> None:
+    async def _reopen_once(self, event: str = "reconnect", **fields: Any) -> None:
         assert self._reopen is not None
         handle = await anyio.to_thread.run_sync(self._reopen, self.settings)
-        if self.state not in ("reconnecting", "disconnected"):  # closed meanwhile
+        if self.state not in ("reconnecting", "disconnected", "released"):  # closed meanwhile
             await anyio.to_thread.run_sync(handle.close)
             return
-        self._attach(handle)
+        self._attach(handle, event, **fields)
 
-    def _attach(self, handle: PortHandle) -> None:
-        """Continue on a freshly opened handle: same ring, cursors and offsets."""
+    def _attach(self, handle: PortHandle, event: str = "reconnect", **fields: Any) -> None:
+        """Continue on a freshly opened handle: same ring, cursors and offsets. A reopen that
+        followed the device to another node (``reopen.path``) says so first (event ``moved``)."""
+        moved_to = getattr(self._reopen, "path", None)
+        if isinstance(moved_to, str) and moved_to != self.port:
+            self.record("moved", old=self.port, new=moved_to, offset=self.ring.end_offset)
+            log.info("connection %s: the device moved from %s to %s", self.id, self.port, moved_to)
+            self.port = moved_to
         self.handle = handle
         self.tx.handle = handle
         self._generation += 1
         self._pump = self._new_pump(handle)
         self.state = "open"
-        self.reconnects += 1
+        if event == "reconnect":
+            self.reconnects += 1
         self._attached_at = time.monotonic()
         self._pump.start()
-        self.record("reconnect", attempts=self.reconnect_attempts, offset=self.ring.end_offset)
+        self.record(event, attempts=self.reconnect_attempts, offset=self.ring.end_offset, **fields)
         log.info(
             "connection %s reconnected to %s after %d attempt(s)", self.id, self.port, self.reconnect_attempts
         )
+        self._wake()
+
+    async def detach(self, state: Literal["released", "reconnecting"], event: str, **fields: Any) -> None:
+        """Stop the pump and close the OS handle, keeping the ring, cursors, offsets, recording and
+        responders: ``released`` (lent to another program) or ``reconnecting`` (after a reset that
+        makes the board re-enumerate). ``event`` is logged (and recorded) with the RX edge."""
+        if self._reopen is None:
+            raise SerialMcpError(ErrorCode.NOT_SUPPORTED, messages.RECONNECT_UNSUPPORTED.format(id=self.id))
+        self._generation += 1
+        await anyio.to_thread.run_sync(self._pump.stop)
+        with contextlib.suppress(Exception):  # a device already gone
+            await anyio.to_thread.run_sync(self.handle.close)
+        self.state = state
+        self.record(event, offset=self.ring.end_offset, **fields)
+        self._wake()
+
+    async def resume(self, event: str, **fields: Any) -> None:
+        """Reopen a ``released`` port; if that fails, the reconnect policy (or the default one)
+        keeps trying, so a board still re-enumerating after a flash is picked up when it is back."""
+        try:
+            await self._reopen_once(event, **fields)
+        except Exception as exc:
+            self.last_error = f"{event}: {exc}"
+            self.record("error", message=self.last_error)
+            self.keep_reconnecting()
+
+    def keep_reconnecting(self) -> None:
+        """Let the reconnect loop bring the port back (under the connection's policy, else the default)."""
+        if self.state == "closed":
+            return
+        self.state = "reconnecting"
+        self.reconnect_attempts = 0
+        if self._reconnect_task is not None:
+            self._reconnect_task.cancel()
+        policy = self.reconnect_policy or ReconnectPolicy()
+        self._reconnect_task = self.loop.create_task(self._reconnect_loop(policy))
         self._wake()
 
     async def reconnect_now(self) -> None:
@@ -280,6 +324,8 @@ class Connection:
             raise SerialMcpError(ErrorCode.CONNECTION_CLOSED, messages.CONNECTION_CLOSED.format(id=self.id))
         if self._reopen is None:
             raise SerialMcpError(ErrorCode.NOT_SUPPORTED, messages.RECONNECT_UNSUPPORTED.format(id=self.id))
+        if self.lend is not None:  # a lent port taken back by hand
+            self.lend.cancel()
         if self._reconnect_task is not None:
             self._reconnect_task.cancel()
             self._reconnect_task = None
@@ -379,6 +425,8 @@ class Connection:
         was_open = self.state == "open"
         self.state = "closed"
         self.answers.close()
+        if self.lend is not None:
+            self.lend.cancel()
         if self._reconnect_task is not None:
             self._reconnect_task.cancel()
             self._reconnect_task = None
@@ -440,6 +488,11 @@ class Connection:
         if recorder is not None:
             await anyio.to_thread.run_sync(recorder.stop, reason)
         return recorder
+
+    @property
+    def reopener(self) -> Callable[[SerialSettings], PortHandle] | None:
+        """How the port is reopened (a ``serial.following.Follower`` for a device followed by identity)."""
+        return self._reopen
 
     @property
     def pump_alive(self) -> bool:

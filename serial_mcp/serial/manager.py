@@ -16,12 +16,14 @@ import anyio
 
 from serial_mcp import messages
 from serial_mcp.core.connection_options import ConnectionOptions
+from serial_mcp.core.identity import Identity
 from serial_mcp.core.port_url import check_text, redact, scrub
 from serial_mcp.core.reconnect import ReconnectPolicy
 from serial_mcp.core.ring import DEFAULT_CAPACITY, MAX_CAPACITY, MIN_CAPACITY
 from serial_mcp.core.settings import SerialSettings, validate_settings
 from serial_mcp.errors import ErrorCode, InvalidArgument, SerialMcpError, Short
 from serial_mcp.serial.connection import Connection
+from serial_mcp.serial.following import Follower, PortLister
 from serial_mcp.serial.handle import Opener, PortHandle
 
 log = logging.getLogger(__name__)
@@ -89,8 +91,10 @@ class ConnectionManager:
         rx_buffer_size: int | None = None,
         options: ConnectionOptions | None = None,
         reconnect: ReconnectPolicy | None = None,
+        follow: tuple[Identity, PortLister] | None = None,
     ) -> Connection:
-        """Open ``port``; refuses a port this server already has open (``port_busy``)."""
+        """Open ``port``; refuses a port this server already has open (``port_busy``). ``follow``:
+        the device's identity and the port enumerator; each reopen finds the device by identity."""
         if not port or not port.strip():
             raise InvalidArgument(messages.OPEN_NO_PORT)
         check_text(port)  # a NUL byte (realpath would crash on it) or a lone surrogate
@@ -103,7 +107,7 @@ class ConnectionManager:
         async with self._open_lock:
             key = port_key(port)
             for conn in self._connections.values():
-                if port_key(self._given.get(conn.id, conn.port)) == key:
+                if key in (port_key(self._given.get(conn.id, conn.port)), port_key(conn.port)):
                     shown = Short(redact(port))
                     busy = messages.PORT_BUSY_HERE.format(port=shown, id=conn.id, state=conn.state)
                     raise SerialMcpError(ErrorCode.PORT_BUSY, busy)
@@ -115,6 +119,9 @@ class ConnectionManager:
             handle = await anyio.to_thread.run_sync(open_scrubbed, self.opener, port, settings)
             conn_id = f"c{next(self._ids)}"
             opener = self.opener
+            reopen: Callable[[SerialSettings], PortHandle] = lambda s: open_scrubbed(opener, port, s)  # noqa: E731
+            if follow is not None:
+                reopen = Follower(follow[0], port, follow[1], lambda p, s: open_scrubbed(opener, p, s))
             try:
                 conn = Connection(
                     conn_id,
@@ -124,7 +131,7 @@ class ConnectionManager:
                     size,
                     asyncio.get_running_loop(),
                     options,
-                    reopen=lambda s: open_scrubbed(opener, port, s),
+                    reopen=reopen,
                     reconnect_policy=reconnect,
                 )
             except MemoryError:  # the ring could not be allocated: say so, and let the port go

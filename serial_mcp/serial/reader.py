@@ -22,6 +22,7 @@ from serial_mcp.core.match import Matcher, Span
 from serial_mcp.errors import ErrorCode, InvalidArgument, SerialMcpError, Short
 from serial_mcp.serial import decode_feed
 from serial_mcp.serial.connection import Connection
+from serial_mcp.serial.lending import released_error
 from serial_mcp.serial.pattern_search import search_in_worker, search_inline
 
 DEFAULT_TIMEOUT_MS = 1000
@@ -236,6 +237,8 @@ async def _wait_or_stop(
 
 
 def _require_not_closed(conn: Connection) -> None:
+    if conn.state == "released":
+        raise released_error(conn)
     if conn.state == "closed":
         raise SerialMcpError(ErrorCode.CONNECTION_CLOSED, messages.CONNECTION_CLOSED.format(id=conn.id))
 
