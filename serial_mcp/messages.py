@@ -990,7 +990,6 @@ LEND_NOT_OPEN_RELEASED = " (it is released already; reclaim takes it back)"
 LEND_NOT_RELEASED = "connection {id!r} is {state}, not released: there is nothing to reclaim"
 LEND_TIMEOUT_BAD = "timeout_ms is {value!r}; give whole milliseconds from 1 to {max} (default {default})"
 LEND_TIMEOUT_RECLAIM = "timeout_ms goes with action=\"release\" only; reclaim takes the port back now"
-READ_ONLY_WHY_LEND = "lending the port lets another program write to the device"
 S_LEND_RELEASED = (
     "{id}: {port} released at offset {offset}; {watch} It comes back within {ms} ms at the latest."
 )

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -49,7 +50,8 @@ class Lend:
         self.conn = conn
         self.timeout_s = timeout_s
         self.path = conn.port
-        watchable = "://" not in self.path and (scan is not None or holders.can_watch())
+        node = "://" not in self.path and os.path.exists(self.path)  # URL ports have no node to watch
+        watchable = scan is not None or (node and holders.can_watch())
         self._scan: HolderScan | None = (scan or holders.holders_of) if watchable else None
         self.interval_s = interval_s
         self._use_events = events

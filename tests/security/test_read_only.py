@@ -34,6 +34,7 @@ REFUSED_TOOLS: dict[str, dict[str, Any]] = {
     "set_flow_control": {"connection_id": CID, "flow_control": "software"},
     "reconfigure": {"connection_id": CID, "baud_rate": 9600},
     "reconnect": {"connection_id": CID},
+    "lend": {"connection_id": CID, "action": "release"},  # lend's status only looks; release lends the port
     "detect_baud": {"connection_id": CID, "candidates": [9600], "window_ms": 50},
     "file_transfer": {"connection_id": CID, "direction": "send", "data": "aGk="},
     "save_profile": {"connection_id": CID, "name": "p"},
