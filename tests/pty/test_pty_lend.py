@@ -62,7 +62,9 @@ async def test_a_borrower_that_exits_gets_the_port_reclaimed_by_itself(
     cid = (await call(c, "open", {"port": dev.path}))["connection_id"]
     conn = manager.get(cid)
     dev.send(b"before\n")
-    assert (await call(c, "read", {"connection_id": cid, "match": "\n", "timeout_ms": 5000}))["next_offset"] == 7
+    assert (await call(c, "read", {"connection_id": cid, "match": "\n", "timeout_ms": 5000}))[
+        "next_offset"
+    ] == 7
 
     lent = await call(c, "lend", {"connection_id": cid, "action": "release", "timeout_ms": 600_000})
     assert lent["state"] == "released" and lent["end_offset"] == 7 and lent["lend"]["watching"] is True

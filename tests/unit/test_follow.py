@@ -139,7 +139,7 @@ async def test_another_board_on_the_old_node_is_not_taken(
 async def test_a_device_without_an_identity_reopens_its_path(
     env: tuple[Client, ConnectionManager, FakeOpener, Bus],
 ) -> None:
-    c, manager, opener, bus = env
+    c, manager, opener, _bus = env
     dev = opener.add("/dev/ttyS0")
     cid = (await call(c, "open", {"port": "/dev/ttyS0", "reconnect": FAST}))["connection_id"]
     assert (await call(c, "get_status", {"connection_id": cid}))["follows"] is None

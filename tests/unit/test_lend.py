@@ -79,7 +79,7 @@ def test_an_open_the_scan_cannot_see_still_holds_it() -> None:
 async def test_release_keeps_everything_and_reclaim_continues_the_offsets(
     env: tuple[Client, ConnectionManager, FakeDevice],
 ) -> None:
-    c, manager, dev = env
+    c, _manager, dev = env
     cid = (await call(c, "open", {"port": "board"}))["connection_id"]
     dev.feed(b"hello\n")
     await call(c, "read", {"connection_id": cid, "match": "\n", "timeout_ms": 5000})
@@ -98,13 +98,15 @@ async def test_release_keeps_everything_and_reclaim_continues_the_offsets(
     dev.feed(b"after")
     r2 = await call(c, "read", {"connection_id": cid, "match": "after", "timeout_ms": 5000})
     assert r2["from_offset"] == 6 and r2["data"] == "after"
-    kinds = [e["type"] for e in (await call(c, "get_log", {"connection_id": cid}))["events"] if e["type"] != "rx"]
+    kinds = [
+        e["type"] for e in (await call(c, "get_log", {"connection_id": cid}))["events"] if e["type"] != "rx"
+    ]
     assert kinds == ["open", "release", "reclaim"]
     assert (await error(c, "lend", {"connection_id": cid, "action": "reclaim"}))["code"] == "not_connected"
 
 
 async def test_the_timeout_takes_the_port_back(env: tuple[Client, ConnectionManager, FakeDevice]) -> None:
-    c, manager, dev = env
+    c, manager, _dev = env
     cid = (await call(c, "open", {"port": "board"}))["connection_id"]
     await call(c, "lend", {"connection_id": cid, "action": "release", "timeout_ms": 50})
     await wait_state(manager.get(cid), "open")
@@ -112,7 +114,9 @@ async def test_the_timeout_takes_the_port_back(env: tuple[Client, ConnectionMana
     assert log[-1]["type"] == "reclaim" and log[-1]["reason"] == "timeout"
 
 
-async def test_a_reclaim_that_cannot_reopen_keeps_trying(env: tuple[Client, ConnectionManager, FakeDevice]) -> None:
+async def test_a_reclaim_that_cannot_reopen_keeps_trying(
+    env: tuple[Client, ConnectionManager, FakeDevice],
+) -> None:
     """After a flash the board re-enumerates: the node is missing for a while."""
     c, manager, dev = env
     cid = (await call(c, "open", {"port": "board"}))["connection_id"]
@@ -127,7 +131,7 @@ async def test_a_reclaim_that_cannot_reopen_keeps_trying(env: tuple[Client, Conn
 async def test_a_watched_borrower_that_leaves_gives_the_port_back(
     env: tuple[Client, ConnectionManager, FakeDevice],
 ) -> None:
-    c, manager, dev = env
+    c, manager, _dev = env
     cid = (await call(c, "open", {"port": "board"}))["connection_id"]
     conn = manager.get(cid)
     scans: list[frozenset[int]] = [frozenset(), frozenset({4242}), frozenset({4242})]
