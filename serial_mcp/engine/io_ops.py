@@ -26,14 +26,16 @@ from serial_mcp.engine.options import (
     WriteOptions,
 )
 from serial_mcp.engine.services import Services
-from serial_mcp.errors import InvalidArgument
+from serial_mcp.errors import InvalidArgument, Short
 from serial_mcp.serial import reader
 from serial_mcp.serial.connection import Connection
+from serial_mcp.serial.touch import touch_1200
 from serial_mcp.serial.tx import MAX_WRITE_TIMEOUT_MS
 
 MAX_HOLD_MS = 10_000
 BOOT_TIMEOUT_MS = 5000  # capture_boot's default wait: a boot takes longer than a reply
-RESET_KEYS = ("dtr", "rts", "hold_ms")
+RESET_KEYS = ("dtr", "rts", "hold_ms", "kind")
+RESET_KINDS = ("lines", "1200bps_touch")
 
 
 async def read(svc: Services, caller: Caller, connection_id: str, opts: ReadOptions) -> results.ReadResult:
@@ -184,7 +186,9 @@ async def capture_boot(
             )
             conn.record("marker", label="capture_boot", offset=mark)
             before = _unread_before(conn, caller, mark)
-            if pulse is not None:
+            if pulse is not None and pulse.get("kind") == "1200bps_touch":
+                await touch_1200(conn)  # the board re-enumerates; the read waits for it to come back
+            elif pulse is not None:
                 await pulse_lines(conn, pulse)
             if trigger is not None:
                 await shaping.write(conn, trigger, None)
@@ -219,6 +223,14 @@ def parse_reset(reset: Any) -> dict[str, Any] | None:
     if not isinstance(reset, dict):
         raise InvalidArgument(messages.RESET_BAD)
     reject_unknown_keys(reset, RESET_KEYS, "reset")
+    kind = reset.get("kind", "lines")
+    if kind not in RESET_KINDS:
+        raise InvalidArgument(messages.RESET_KIND_BAD.format(value=Short(kind)))
+    if kind == "1200bps_touch":
+        others = sorted(k for k in reset if k != "kind")
+        if others:
+            raise InvalidArgument(messages.RESET_TOUCH_ALONE.format(keys=", ".join(others)))
+        return {"kind": kind}
     dtr, rts, hold = reset.get("dtr"), reset.get("rts"), reset.get("hold_ms", 100)
     if dtr is None and rts is None:
         raise InvalidArgument(messages.RESET_NO_LINE)
