@@ -185,3 +185,24 @@ async def test_read_only_refuses_release() -> None:
         assert e["code"] == "read_only_mode"
         assert (await call(c, "lend", {"connection_id": cid}))["state"] == "open"  # status only looks
     assert dev.opens == 1 and not dev.line_events
+
+
+async def test_the_python_api_releases_and_reclaims() -> None:
+    from serial_mcp.api import Engine, SyncEngine
+    from serial_mcp.errors import PortError
+
+    opener = FakeOpener()
+    dev = opener.add("dev")
+    async with Engine(opener=opener) as eng:
+        conn = await eng.open("dev")
+        lent = await conn.release(timeout_ms=600_000)
+        assert lent.state == "released" and lent.action == "release"
+        with pytest.raises(PortError) as caught:
+            await conn.read(timeout_ms=0)
+        assert caught.value.code == "port_released"
+        assert (await conn.reclaim()).state == "open" and dev.opens == 2
+    with SyncEngine(opener=opener) as sync:
+        sconn = sync.open("dev")
+        assert sconn.release().state == "released"
+        assert sconn.lend().lend is not None  # status
+        assert sconn.reclaim().state == "open"
