@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import subprocess
 import sys
 from pathlib import Path
 
@@ -38,7 +37,9 @@ port.close()
 """
 
 
-async def _sample(conn: Connection, path: str, events: bool, hold_s: float, timeout_s: float) -> tuple[float, str]:
+async def _sample(
+    conn: Connection, path: str, events: bool, hold_s: float, timeout_s: float
+) -> tuple[float, str]:
     await Lend(conn, timeout_s, events=events).start()
     proc = await asyncio.create_subprocess_exec(sys.executable, "-c", BORROWER, path, str(hold_s))
     await proc.wait()
@@ -59,7 +60,9 @@ async def run(samples: int, hold_ms: int, timeout_ms: int) -> None:
     try:
         for _ in range(samples):
             for mode in ("events", "scans"):
-                ms, reason = await _sample(conn, pair.path, mode == "events", hold_ms / 1000, timeout_ms / 1000)
+                ms, reason = await _sample(
+                    conn, pair.path, mode == "events", hold_ms / 1000, timeout_ms / 1000
+                )
                 if reason == "holder_left":
                     got[mode].append(ms)
                 else:
