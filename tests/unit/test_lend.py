@@ -3,7 +3,9 @@ is free again (issue 23.2)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import anyio
 import pytest
@@ -15,6 +17,7 @@ from serial_mcp.serial.connection import Connection
 from serial_mcp.serial.fake import FakeDevice, FakeOpener
 from serial_mcp.serial.lending import Lend
 from serial_mcp.serial.manager import ConnectionManager
+from serial_mcp.store.captures import CaptureStore
 from tests.tool_calls import call, error
 
 pytestmark = pytest.mark.anyio
@@ -206,3 +209,23 @@ async def test_the_python_api_releases_and_reclaims() -> None:
         assert sconn.release().state == "released"
         assert sconn.lend().lend is not None  # status
         assert sconn.reclaim().state == "open"
+
+
+async def test_the_recording_goes_on_across_the_lend_with_markers(tmp_path: Path) -> None:
+    opener = FakeOpener()
+    dev = opener.add("board")
+    server = build_server(ConnectionManager(opener), captures=CaptureStore(tmp_path))
+    async with Client(server) as c:
+        cid = (await call(c, "open", {"port": "board", "record": "lend.jsonl"}))["connection_id"]
+        dev.feed(b"one")
+        await call(c, "read", {"connection_id": cid, "match": "one", "timeout_ms": 5000})
+        await call(c, "lend", {"connection_id": cid, "action": "release"})
+        await call(c, "lend", {"connection_id": cid, "action": "reclaim"})
+        dev.feed(b"two")
+        await call(c, "read", {"connection_id": cid, "match": "two", "timeout_ms": 5000})
+        await call(c, "record", {"connection_id": cid, "action": "stop"})
+    lines = [json.loads(line) for line in (tmp_path / "lend.jsonl").read_text().splitlines()]
+    shown = [
+        (e.get("label") or e.get("type"), e.get("offset")) for e in lines if e.get("type") in ("marker", "rx")
+    ]
+    assert shown[:4] == [("rx", 0), ("release", 3), ("reclaim", 3), ("rx", 3)], shown
