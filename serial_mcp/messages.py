@@ -965,9 +965,9 @@ ELF_UNREADABLE = "the ELF could not be read ({error}); it may be truncated or da
 EVENTS_BOOT_PATTERNS_TOO_BIG = "boot_patterns together with the built-in crash and boot signatures are over the regex budget ({error}); give fewer or shorter patterns."
 
 # --- issue 23.2-3: lend, reclaim, follow -------------------------------------------------------------
-FOLLOW_ABSENT = "{device} is not on the bus (last seen as {path}); waiting for it to come back under any node"
+FOLLOW_ABSENT = "{device} is not on the bus (last seen as {path}); it is looked for under any node it comes back as"
 FOLLOW_OTHER_DEVICE = (
-    "{path} is another device now ({other}), not {device}: it is not taken; waiting for {device} to come back"
+    "{path} is another device now ({other}), not {device}: it is not taken; {device} is looked for under any node"
 )
 FOLLOW_AMBIGUOUS = "{device} shows up as several ports ({ports}); not guessing which one: open the one you mean"
 D_LEND = (
@@ -987,7 +987,6 @@ LEND_NOT_OPEN = (
     "connection {id!r} is {state}, not open: only an open port can be released{advice}"
 )
 LEND_NOT_OPEN_RELEASED = " (it is released already; reclaim takes it back)"
-LEND_NOT_RELEASED = "connection {id!r} is {state}, not released: there is nothing to reclaim"
 LEND_TIMEOUT_BAD = "timeout_ms is {value!r}; give whole milliseconds from 1 to {max} (default {default})"
 LEND_TIMEOUT_RECLAIM = "timeout_ms goes with action=\"release\" only; reclaim takes the port back now"
 S_LEND_RELEASED = (

@@ -74,11 +74,10 @@ async def lend(svc: Services, caller: Caller, connection_id: str, opts: LendOpti
         return _result(conn, "release")
     if opts.timeout_ms is not None:
         raise InvalidArgument(messages.LEND_TIMEOUT_RECLAIM)
-    if conn.state != "released" or conn.lend is None:
-        raise SerialMcpError(
-            ErrorCode.NOT_CONNECTED, messages.LEND_NOT_RELEASED.format(id=conn.id, state=conn.state)
-        )
-    await conn.lend.reclaim("reclaim")
+    if conn.lend is not None:
+        await conn.lend.reclaim("reclaim")
+    # else already back (the watch or the timeout was first) or never lent: nothing to do, so a
+    # script can reclaim right after its flasher exits without racing the watch
     return _result(conn, "reclaim")
 
 

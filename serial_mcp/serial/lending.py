@@ -73,13 +73,17 @@ class Lend:
                 self._events = holders.NodeEvents.watch(self.path)
             baseline = await anyio.to_thread.run_sync(self._scan, self.path)
             self.watch = LendWatch(baseline)
-        await conn.detach(
-            "released",
-            "release",
-            timeout_ms=int(self.timeout_s * 1000),
-            watching="events" if self._events is not None else "scans" if self.watching else None,
-            held_by=sorted(self.watch.baseline) if self.watch else None,
-        )
+        try:
+            await conn.detach(
+                "released",
+                "release",
+                timeout_ms=int(self.timeout_s * 1000),
+                watching="events" if self._events is not None else "scans" if self.watching else None,
+                held_by=sorted(self.watch.baseline) if self.watch else None,
+            )
+        except BaseException:  # not lent after all: the watch goes
+            self._stop_events()
+            raise
         conn.lend = self
         self.released_at = time.time()
         self._deadline = time.monotonic() + self.timeout_s
