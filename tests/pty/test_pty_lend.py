@@ -8,9 +8,12 @@ before the lend, and nothing the borrower read shows up twice.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import subprocess
 import sys
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import anyio
 import pytest
@@ -49,6 +52,16 @@ async def wait_state(conn: Connection, state: str) -> None:
             await conn.wait_change(30)
 
 
+def inotify_fds() -> int:
+    """Our inotify descriptors (the lend's watch on the node)."""
+    fds = Path("/proc/self/fd")
+    count = 0
+    for fd in fds.iterdir():
+        with contextlib.suppress(OSError):
+            count += os.readlink(fd) == "anon_inode:inotify"
+    return count
+
+
 def pong(data: bytes) -> bytes | None:
     return b"PONG\n" if b"PING\n" in data else None
 
@@ -66,7 +79,9 @@ async def test_a_borrower_that_exits_gets_the_port_reclaimed_by_itself(
         "next_offset"
     ] == 7
 
+    before = inotify_fds()
     lent = await call(c, "lend", {"connection_id": cid, "action": "release", "timeout_ms": 600_000})
+    assert inotify_fds() == before + 1, "the node is watched"
     assert lent["state"] == "released" and lent["end_offset"] == 7 and lent["lend"]["watching"] is True
     for tool, args in (("read", {"timeout_ms": 0}), ("write", {"data": "x"}), ("transact", {"data": "x"})):
         refused = await error(c, tool, {"connection_id": cid, **args})
@@ -99,3 +114,18 @@ async def test_a_borrower_that_exits_gets_the_port_reclaimed_by_itself(
     assert reclaim["opens"] == 1, "the borrower's open (and close) of the node were seen"
     status = await call(c, "get_status", {"connection_id": cid})
     assert status["state"] == "open" and status["lend"] is None and status["reconnects"] == 0
+    assert inotify_fds() == before, "the watch is gone once the port is back"
+
+
+async def test_closing_a_lent_port_leaves_no_watch_behind(
+    served: tuple[Client, ConnectionManager], pty_factory: list[PtyDevice]
+) -> None:
+    c, manager = served
+    dev = PtyDevice().start()
+    pty_factory.append(dev)
+    cid = (await call(c, "open", {"port": dev.path}))["connection_id"]
+    before = inotify_fds()
+    await call(c, "lend", {"connection_id": cid, "action": "release"})
+    assert inotify_fds() == before + 1
+    await call(c, "close", {"connection_id": cid})
+    assert inotify_fds() == before and manager.list() == []
