@@ -148,3 +148,24 @@ async def test_a_device_without_an_identity_reopens_its_path(
     dev.plug_in()
     await wait_state(manager.get(cid), "open")
     assert manager.get(cid).port == "/dev/ttyS0"
+
+
+async def test_waiting_for_a_followed_board_is_bounded_by_the_policy_and_says_what_it_waited_for(
+    env: tuple[Client, ConnectionManager, FakeOpener, Bus],
+) -> None:
+    c, manager, opener, bus = env
+    policy = {"initial_delay_ms": 5, "max_delay_ms": 5, "max_attempts": 3}
+    cid = (await call(c, "open", {"port": "/dev/ttyACM0", "reconnect": policy}))["connection_id"]
+    bus.ports = []
+    opener.devices["/dev/ttyACM0"].unplug()
+    r = await call(c, "read", {"connection_id": cid, "timeout_ms": 60_000, "match": "never"})
+    assert r["stop_reason"] == "disconnected"
+    status = await call(c, "get_status", {"connection_id": cid})
+    assert status["state"] == "disconnected" and status["reconnect_attempts"] == 3
+    assert (
+        "gave up" in status["last_error"] and "usb 303a:1001 serial 7C:DF:A1:00:11:22" in status["last_error"]
+    )
+    opener.add("/dev/ttyACM3")
+    bus.ports = [replace(BOARD, name="/dev/ttyACM3")]
+    assert (await call(c, "reconnect", {"connection_id": cid}))["state"] == "open"  # by hand, followed too
+    assert manager.get(cid).port == "/dev/ttyACM3"
