@@ -988,7 +988,9 @@ LEND_NOT_OPEN = (
 )
 LEND_NOT_OPEN_RELEASED = " (it is released already; reclaim takes it back)"
 LEND_TIMEOUT_BAD = "timeout_ms is {value!r}; give whole milliseconds from 1 to {max} (default {default})"
-LEND_TIMEOUT_RECLAIM = "timeout_ms goes with action=\"release\" only; reclaim takes the port back now"
+LEND_TIMEOUT_NOT_RELEASE = (
+    "timeout_ms goes with action=\"release\" only (how long the port may stay lent); reclaim takes it back now"
+)
 S_LEND_RELEASED = (
     "{id}: {port} released at offset {offset}; {watch} It comes back within {ms} ms at the latest."
 )

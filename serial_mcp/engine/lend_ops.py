@@ -59,6 +59,8 @@ async def lend(svc: Services, caller: Caller, connection_id: str, opts: LendOpti
     """``lend(action="release"|"reclaim"|"status", timeout_ms)``."""
     if opts.action == "status":
         conn = svc.connection(caller, connection_id)
+        if opts.timeout_ms is not None:
+            raise InvalidArgument(messages.LEND_TIMEOUT_NOT_RELEASE)
         return _result(conn, "status")
     svc.policy.require_writable("lend")
     conn = svc.connection(caller, connection_id, "control")
@@ -73,7 +75,7 @@ async def lend(svc: Services, caller: Caller, connection_id: str, opts: LendOpti
         await Lend(conn, timeout_s).start()
         return _result(conn, "release")
     if opts.timeout_ms is not None:
-        raise InvalidArgument(messages.LEND_TIMEOUT_RECLAIM)
+        raise InvalidArgument(messages.LEND_TIMEOUT_NOT_RELEASE)
     if conn.lend is not None:
         await conn.lend.reclaim("reclaim")
     # else already back (the watch or the timeout was first) or never lent: nothing to do, so a

@@ -47,6 +47,10 @@ OWNER_ARGUMENTS: dict[tuple[str, str], list[dict[str, Any]]] = {
         {"connection_id": CID, "timeout_ms": 0, "respond": {"on": "login:", "send": "EVIL\r"}},
         {"connection_id": CID, "from": "buffer_start", "timeout_ms": 0, "respond": {"on": "x", "send": "y"}},
     ],
+    ("lend", "action"): [  # "status" (the default) only looks; lending the port is the owner's
+        {"connection_id": CID, "action": "release"},
+        {"connection_id": CID, "action": "reclaim"},
+    ],
     ("record", "action"): [  # "status" (the default) only looks; start and stop are the owner's
         {"connection_id": CID, "action": "stop"},
         {"connection_id": CID, "action": "start", "path": "b.jsonl"},
@@ -65,6 +69,7 @@ READING_TOOLS: dict[str, tuple[set[str], dict[str, Any]]] = {
     "get_log": ({"connection_id", "encoding", "limit", "payloads", "since"}, {"connection_id": CID, "limit": 5}),
     "export_log": ({"connection_id", "note", "path"}, {"connection_id": CID, "path": "b-export.jsonl"}),
     "record": ({"connection_id", "path", "note", "duration_ms"}, {"connection_id": CID}),
+    "lend": ({"connection_id", "timeout_ms"}, {"connection_id": CID}),
 }  # fmt: skip
 # Tools that take no connection: ownership does not apply (opening A's port again is port_busy).
 ENGINE_WIDE = {

@@ -34,7 +34,6 @@ REFUSED_TOOLS: dict[str, dict[str, Any]] = {
     "set_flow_control": {"connection_id": CID, "flow_control": "software"},
     "reconfigure": {"connection_id": CID, "baud_rate": 9600},
     "reconnect": {"connection_id": CID},
-    "lend": {"connection_id": CID, "action": "release"},  # lend's status only looks; release lends the port
     "detect_baud": {"connection_id": CID, "candidates": [9600], "window_ms": 50},
     "file_transfer": {"connection_id": CID, "direction": "send", "data": "aGk="},
     "save_profile": {"connection_id": CID, "name": "p"},
@@ -48,6 +47,7 @@ REFUSED_ARGUMENTS: dict[tuple[str, str], dict[str, Any]] = {
     ("open", "mirror"): {"port": "dev2", "mirror": "rw"},
     ("open", "rs485"): {"port": "dev2", "rs485": {}},
     ("open", "respond"): {"port": "dev2", "respond": [{"on": "login:", "send": "root\r"}]},
+    ("lend", "action"): {"connection_id": CID, "action": "release"},  # status (the default) only looks
 }
 # Tools that only read (or write a capture file in the operator's capture directory: monitoring
 # is recording) — allowed in read-only mode, with every argument classified as harmless.
@@ -66,6 +66,7 @@ READING_TOOLS = {
     "list_profiles",
     "open_profile",
     "compute_checksum",
+    "lend",
 }
 
 
@@ -101,6 +102,7 @@ async def test_every_tool_and_argument_is_classified(tmp_path: Path) -> None:
                  "profile_mode", "low_latency", "share"},
         "read": {"connection_id", "from", "cursor", "timeout_ms", "idle_ms", "max_bytes", "match", "encoding",
                  "protocol", "rx_framing", "rx_parser", "max_frames", "strip_ansi", "screen", "frames"},
+        "lend": {"connection_id", "timeout_ms"},  # timeout_ms without action="release" is refused
     }
     for tool, harmless in reviewed.items():
         unclassified = tools[tool] - harmless - {a for t, a in writing_args if t == tool}

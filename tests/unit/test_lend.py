@@ -159,6 +159,7 @@ async def test_arguments_are_refused_cleanly(env: tuple[Client, ConnectionManage
         ({"action": "release", "timeout_ms": 10**9}, "invalid_argument"),
         ({"action": "release", "timeout_ms": True}, "invalid_argument"),
         ({"action": "reclaim", "timeout_ms": 5}, "invalid_argument"),
+        ({"timeout_ms": 5}, "invalid_argument"),
         ({"action": "release", "timout_ms": 5}, "invalid_argument"),
     ):
         e = await error(c, "lend", {"connection_id": cid, **args})
