@@ -9,6 +9,7 @@ board on the old node (another serial number, or a bootloader's USB ID) is never
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 
 from serial_mcp import messages
@@ -45,8 +46,11 @@ class Follower:
             raise SerialMcpError(
                 ErrorCode.PORT_AMBIGUOUS, messages.FOLLOW_AMBIGUOUS.format(device=self.device, ports=names)
             )
-        handle = self._open(found[0].name, settings)
-        self.path = found[0].name
+        here = found[0].name
+        if os.path.realpath(here) == os.path.realpath(self.path):
+            here = self.path  # a /dev/serial/by-id link that follows the device itself is kept
+        handle = self._open(here, settings)
+        self.path = here
         return handle
 
     def _absent(self, ports: list[PortInfo]) -> str:

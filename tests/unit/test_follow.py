@@ -169,3 +169,24 @@ async def test_waiting_for_a_followed_board_is_bounded_by_the_policy_and_says_wh
     bus.ports = [replace(BOARD, name="/dev/ttyACM3")]
     assert (await call(c, "reconnect", {"connection_id": cid}))["state"] == "open"  # by hand, followed too
     assert manager.get(cid).port == "/dev/ttyACM3"
+
+
+async def test_a_by_id_link_that_follows_the_device_is_kept(tmp_path: Path) -> None:
+    """Opened through a stable symlink (``/dev/serial/by-id/...``): a reopen of the same node is not a move."""
+    node = tmp_path / "ttyACM0"
+    node.touch()
+    link = tmp_path / "usb-Espressif_USB_JTAG_serial_debug_unit_7C:DF:A1:00:11:22-if00"
+    link.symlink_to(node)
+    opener = FakeOpener()
+    dev = opener.add(str(link))
+    bus = Bus([replace(BOARD, name=str(node))])
+    manager = ConnectionManager(opener)
+    async with Client(build_server(manager, port_lister=bus)) as c:
+        cid = (await call(c, "open", {"port": str(link), "reconnect": FAST}))["connection_id"]
+        assert (await call(c, "get_status", {"connection_id": cid}))["follows"] is not None
+        dev.unplug()
+        await wait_state(manager.get(cid), "reconnecting")
+        dev.plug_in()
+        await wait_state(manager.get(cid), "open")
+        events = (await call(c, "get_log", {"connection_id": cid}))["events"]
+        assert "moved" not in [e["type"] for e in events] and manager.get(cid).port == str(link)
