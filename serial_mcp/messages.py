@@ -971,12 +971,11 @@ FOLLOW_OTHER_DEVICE = (
 )
 FOLLOW_AMBIGUOUS = "{device} shows up as several ports ({ports}); not guessing which one: open the one you mean"
 D_LEND = (
-    "Lend the port to another program (arduino-cli, avrdude, dfu-util): release closes the OS handle "
-    "but keeps the buffer, cursors, offsets and recording; it comes back on reclaim, at timeout_ms, or "
-    "as soon as that program lets the port go."
+    "Lend the port to a flasher (arduino-cli, avrdude): release closes the OS handle, keeping buffer, "
+    "offsets and recording, until reclaim, timeout_ms or that program lets go."
 )
 P_LEND_ACTION = "release, reclaim or status (default)."
-P_LEND_TIMEOUT = "release: take the port back after this long at the latest (default {default}, at most {max})."
+P_LEND_TIMEOUT = "release: reclaim after this at the latest (default {default})."
 PORT_RELEASED = (
     "connection {id!r} is released: its port {port!r} is lent to another program{since}; nothing was "
     "sent or read. It comes back by itself when that program lets go (or in {left_ms} ms); call "
@@ -997,7 +996,7 @@ S_LEND_RELEASED = (
 S_LEND_WATCHING = "it comes back as soon as the program that takes it lets go."
 S_LEND_NOT_WATCHING = "who holds it cannot be seen here, so only reclaim or the timeout bring it back."
 S_LEND_STATE = "{id}: {port} is {state}, RX at offset {offset}."
-P_RESET_TOUCH = ' Or {"kind": "1200bps_touch"}: open at 1200 baud and drop DTR (Arduino native USB); the port follows the board back.'
+P_RESET_TOUCH = ' Or {"kind": "1200bps_touch"}: the Arduino native-USB reset.'
 RESET_TOUCH_ALONE = 'reset {{"kind": "1200bps_touch"}} takes no other key (it got {keys}); the touch sets the baud rate and DTR itself.'
 RESET_KIND_BAD = "reset.kind is {value!r}; give \"lines\" (a DTR/RTS pulse, the default) or \"1200bps_touch\"."
 TOUCH_UNSUPPORTED = "connection {id!r} cannot be reopened, so it cannot do the 1200-baud touch"

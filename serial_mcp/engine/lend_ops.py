@@ -25,13 +25,12 @@ from serial_mcp.serial.lending import Lend
 class LendResult(BaseModel):
     connection_id: str
     port: str
-    action: str
     state: str
     end_offset: int  # the RX live edge: what the board sends after a reclaim starts here
     lend: dict[str, Any] | None = None  # while released: watching, borrowers_seen, reclaim_in_ms
 
     def summary(self) -> str:
-        if self.action == "release" and self.lend is not None:
+        if self.state == "released" and self.lend is not None:
             watching = bool(self.lend.get("watching"))
             return messages.S_LEND_RELEASED.format(
                 id=self.connection_id,
@@ -61,7 +60,7 @@ async def lend(svc: Services, caller: Caller, connection_id: str, opts: LendOpti
         conn = svc.connection(caller, connection_id)
         if opts.timeout_ms is not None:
             raise InvalidArgument(messages.LEND_TIMEOUT_NOT_RELEASE)
-        return _result(conn, "status")
+        return _result(conn)
     svc.policy.require_writable("lend")
     conn = svc.connection(caller, connection_id, "control")
     if opts.action == "release":
@@ -73,21 +72,20 @@ async def lend(svc: Services, caller: Caller, connection_id: str, opts: LendOpti
                 messages.LEND_NOT_OPEN.format(id=conn.id, state=conn.state, advice=advice),
             )
         await Lend(conn, timeout_s).start()
-        return _result(conn, "release")
+        return _result(conn)
     if opts.timeout_ms is not None:
         raise InvalidArgument(messages.LEND_TIMEOUT_NOT_RELEASE)
     if conn.lend is not None:
         await conn.lend.reclaim("reclaim")
     # else already back (the watch or the timeout was first) or never lent: nothing to do, so a
     # script can reclaim right after its flasher exits without racing the watch
-    return _result(conn, "reclaim")
+    return _result(conn)
 
 
-def _result(conn: Connection, action: str) -> LendResult:
+def _result(conn: Connection) -> LendResult:
     return LendResult(
         connection_id=conn.id,
         port=conn.port,
-        action=action,
         state=conn.state,
         end_offset=conn.rx_end(),
         lend=conn.lend.status() if conn.lend is not None else None,

@@ -107,7 +107,7 @@ RECONNECT = _op(
     Hints(mutates=True),
 )  # fmt: skip
 LEND = _op(
-    "lend", o.LendOptions, lend_ops.lend, "Lend the port to another program and take it back",
+    "lend", o.LendOptions, lend_ops.lend, "Lend the port and take it back",
     messages.D_LEND, Hints(destructive=True, mutates=True),
 )  # fmt: skip
 

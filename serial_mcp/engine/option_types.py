@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, Strict
 
 from serial_mcp import messages
-from serial_mcp.core.lend_watch import DEFAULT_LEND_MS, MAX_LEND_MS
+from serial_mcp.core.lend_watch import DEFAULT_LEND_MS
 
 Int = Annotated[int, Strict()]
 Number = Annotated[float, Strict()]
@@ -114,5 +114,5 @@ ChecksumByteOrder = Annotated[ByteOrder | None, Field(description=messages.P_BYT
 LendWhat = Annotated[LendAction, Field(description=messages.P_LEND_ACTION)]
 LendTimeout = Annotated[
     Int | None,
-    Field(description=messages.P_LEND_TIMEOUT.format(default=DEFAULT_LEND_MS, max=MAX_LEND_MS)),
+    Field(description=messages.P_LEND_TIMEOUT.format(default=DEFAULT_LEND_MS)),
 ]
