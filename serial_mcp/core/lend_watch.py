@@ -40,6 +40,10 @@ class LendWatch:
         """One of those opens was closed (its last descriptor, or its process ended)."""
         self.inside = max(0, self.inside - 1)
 
+    def lost_count(self) -> None:
+        """Open/close events were dropped: from now on only the scans say who holds the node."""
+        self.inside = 0
+
     def observe(self, holders: frozenset[int], now: float) -> Verdict:
         """``holders``: the processes holding the node at monotonic time ``now`` (a process of
         another user cannot be seen: an open still counted in ``inside`` holds the node too)."""

@@ -6,7 +6,8 @@ under ``lock`` and schedule work on the event loop); respond answers are written
 Waiters are woken with ``loop.call_soon_threadsafe``; bursts are coalesced into one wake-up.
 
 Lifecycle: ``open`` → (read/write error) → ``reconnecting`` (with a policy) or ``disconnected`` →
-``open`` again after a successful reopen → ``closed``. The ring, offsets and cursors carry on across
+``open`` again after a successful reopen → ``closed``; ``released`` while the port is lent to
+another program (``serial.lending``). The ring, offsets and cursors carry on across
 a reconnect: offsets keep increasing, nothing is reset silently.
 """
 

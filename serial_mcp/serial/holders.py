@@ -49,6 +49,7 @@ def holders_of(path: str, proc: str = PROC) -> frozenset[int]:
 IN_CLOSE_WRITE = 0x08
 IN_CLOSE_NOWRITE = 0x10
 IN_OPEN = 0x20
+IN_Q_OVERFLOW = 0x4000
 _EVENT = struct.Struct("iIII")  # struct inotify_event: wd, mask, cookie, len (then the name)
 
 
@@ -78,12 +79,12 @@ class NodeEvents:
             return None
         return cls(fd)
 
-    def read(self) -> list[Literal["open", "close"]]:
+    def read(self) -> list[Literal["open", "close", "overflow"]]:
         try:
             data = os.read(self.fd, 4096)
         except BlockingIOError:
             return []
-        out: list[Literal["open", "close"]] = []
+        out: list[Literal["open", "close", "overflow"]] = []
         i = 0
         while i + _EVENT.size <= len(data):
             _wd, mask, _cookie, length = _EVENT.unpack_from(data, i)
@@ -92,6 +93,8 @@ class NodeEvents:
                 out.append("open")
             if mask & (IN_CLOSE_WRITE | IN_CLOSE_NOWRITE):
                 out.append("close")
+            if mask & IN_Q_OVERFLOW:  # events were dropped: the open count cannot be trusted
+                out.append("overflow")
         return out
 
     def close(self) -> None:

@@ -155,7 +155,12 @@ class Lend:
                 wake.clear()
                 happened, seen[:] = list(seen), []
                 for what in happened:
-                    watch.opened() if what == "open" else watch.closed()
+                    if what == "open":
+                        watch.opened()
+                    elif what == "close":
+                        watch.closed()
+                    else:
+                        watch.lost_count()
                 due = watch.free_at()
                 if happened or (due is not None and time.monotonic() >= due):  # who, and is it free
                     held = await anyio.to_thread.run_sync(scan, self.path)

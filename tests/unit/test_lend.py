@@ -231,3 +231,11 @@ async def test_the_recording_goes_on_across_the_lend_with_markers(tmp_path: Path
     assert shown == ["rx", "release", "reclaim", "rx"], shown
     rx = [e for e in lines if e.get("type") == "rx"]
     assert [(e["offset"], e["text"]) for e in rx] == [(0, "one"), (3, "two")], "offsets carry on"
+
+
+def test_dropped_events_leave_the_scans_to_decide() -> None:
+    w = LendWatch(frozenset(), grace_s=0.1)
+    w.opened()
+    w.lost_count()  # the close was among the dropped events
+    assert w.observe(frozenset(), 1.0) == "lent"
+    assert w.observe(frozenset(), 1.1) == "free"
