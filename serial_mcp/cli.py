@@ -238,6 +238,7 @@ def serve(cfg: config.ServerConfig) -> int:
         read_only=policy.read_only,
         profiles=profiles,
         log_level=cfg.log_level,
+        elf_scope=policy.elf_scope(),
     )
     if cfg.transport == "http":
         build_http_app(server, cfg.host, cfg.auth_token)  # refuse a bad setup before binding anything

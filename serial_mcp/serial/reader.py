@@ -17,6 +17,7 @@ from serial_mcp import messages
 from serial_mcp.core.cursors import DEFAULT_CURSOR
 from serial_mcp.core.decode import DecodedFrame, StreamDecoder
 from serial_mcp.core.encoding import ENCODINGS, utf8_complete_length
+from serial_mcp.core.events import KINDS
 from serial_mcp.core.framing.base import FramingError
 from serial_mcp.core.match import Matcher, Span
 from serial_mcp.errors import ErrorCode, InvalidArgument, SerialMcpError, Short
@@ -41,6 +42,7 @@ StopReason = Literal[
     "closed",
     "overrun",
     "framing_error",
+    "event",
 ]
 DEFAULT_MAX_FRAMES = 100
 MAX_MAX_FRAMES = 10_000
@@ -111,6 +113,7 @@ class ReadRequest(NamedTuple):
     encoding: str = "utf8"
     decode: DecodeSpec | None = None
     max_frames: int = DEFAULT_MAX_FRAMES
+    until: frozenset[str] | None = None  # event kinds that end the read (issue 24)
 
     @property
     def effective_idle_ms(self) -> int | None:
@@ -118,7 +121,7 @@ class ReadRequest(NamedTuple):
         — but never before the final when the parser knows what a final looks like."""
         if self.idle_ms is not None:
             return self.idle_ms
-        if self.matcher is not None or (self.decode is not None and self.decode.final_aware):
+        if self.matcher is not None or self.until or (self.decode is not None and self.decode.final_aware):
             return None
         return DEFAULT_IDLE_MS
 
@@ -139,6 +142,7 @@ def build_read_request(
     encoding: str | None = None,
     decode: DecodeSpec | None = None,
     max_frames: int | None = None,
+    until: Any = None,
 ) -> ReadRequest:
     """Validate every read argument up front (``transact`` calls this before it writes anything)."""
     if from_ is None:
@@ -167,7 +171,33 @@ def build_read_request(
     if not _is_int(mf) or not 1 <= mf <= MAX_MAX_FRAMES:
         raise InvalidArgument(messages.READ_BAD_MAX_FRAMES.format(value=Short(mf), max=MAX_MAX_FRAMES))
     matcher = Matcher.from_spec(match) if match is not None else None
-    return ReadRequest(from_, cursor or DEFAULT_CURSOR, t, idle_ms, mb, matcher, enc, decode, mf)
+    kinds = _until_kinds(until)
+    return ReadRequest(from_, cursor or DEFAULT_CURSOR, t, idle_ms, mb, matcher, enc, decode, mf, kinds)
+
+
+def _until_kinds(until: Any) -> frozenset[str] | None:
+    """``until``'s event kinds, checked (the typed options check them too; this guards other callers)."""
+    if until is None:
+        return None
+    if isinstance(until, str) or not all(isinstance(k, str) and k in KINDS for k in until):
+        raise InvalidArgument(messages.READ_BAD_UNTIL.format(value=Short(until), allowed=", ".join(KINDS)))
+    return frozenset(until) or None
+
+
+def _event_cut(conn: Connection, req: ReadRequest, begin: int, seq0: int, have: int) -> int | None:
+    """Where an ``until`` read ends: the number of its bytes to keep (the event's lines and their line
+    end), or None while no such event has been found. An event that ended before ``begin`` but was
+    found during this read (its bytes were read before it was complete) ends the read as it stands."""
+    assert req.until is not None
+    hit = conn.events.first(req.until, begin, seq0)
+    if hit is None:
+        return None
+    cut = hit.event.end - begin
+    if cut <= 0:
+        return have
+    if cut > have:
+        return None  # its last bytes are not in this read yet
+    return cut
 
 
 class ReadOutcome(NamedTuple):
@@ -270,6 +300,7 @@ async def _read(conn: Connection, req: ReadRequest, start: int | None) -> ReadOu
     span: Span | None = None
     stop: StopReason | None = None
     first = True
+    seq0 = conn.events.last_seq
     while stop is None:
         pos = from_offset + len(buf)
         rr = conn.read_ring(pos, req.max_bytes - len(buf))
@@ -291,6 +322,10 @@ async def _read(conn: Connection, req: ReadRequest, start: int | None) -> ReadOu
                 del buf[span.end :]
                 stop = "match"
                 break
+        if req.until is not None and (cut := _event_cut(conn, req, from_offset, seq0, len(buf))) is not None:
+            del buf[_past_line_end(buf, cut) :]
+            stop = "event"
+            break
         if len(buf) >= req.max_bytes:
             stop = "max_bytes"
             break
@@ -298,7 +333,7 @@ async def _read(conn: Connection, req: ReadRequest, start: int | None) -> ReadOu
 
     conn.bytes_lost_total += lost
     data = bytes(buf)
-    if req.encoding == "utf8" and stop not in ("match", "disconnected", "closed"):
+    if req.encoding == "utf8" and stop not in ("match", "event", "disconnected", "closed"):
         data = data[: utf8_complete_length(data)]  # a torn character stays buffered for the next read
     next_offset = from_offset + len(data)
     advanced = _advance_cursor(conn, req, start, next_offset)
@@ -312,6 +347,13 @@ async def _read(conn: Connection, req: ReadRequest, start: int | None) -> ReadOu
         match=span,
         cursor=advanced,
     )
+
+
+def _past_line_end(buf: bytearray, cut: int) -> int:
+    """``cut`` moved past the line end that follows it (CR, LF or CRLF), when it is in ``buf``."""
+    if buf[cut : cut + 2] == b"\r\n":
+        return cut + 2
+    return cut + 1 if cut < len(buf) and buf[cut] in (0x0D, 0x0A) else cut
 
 
 def _advance_cursor(conn: Connection, req: ReadRequest, start: int | None, next_offset: int) -> str | None:
@@ -358,6 +400,7 @@ async def _read_framed(
     error: str | None = None
     match_index: int | None = None
     stop: StopReason | None = None
+    seq0 = conn.events.last_seq
     while stop is None:
         while pending and stop is None:  # frames decoded earlier (or just now) come first
             event = pending.pop(0)
@@ -375,6 +418,16 @@ async def _read_framed(
             elif size >= req.max_bytes:
                 stop = "max_bytes"
         if stop is not None:
+            break
+        if (
+            req.until is not None
+            and (cut := _event_cut(conn, req, from_offset, seq0, fed - from_offset)) is not None
+        ):
+            end = from_offset + cut
+            keep = next((i for i, f in enumerate(frames) if f.start >= end), len(frames))
+            pending[:0] = frames[keep:]  # frames after the event stay for the next read
+            del frames[keep:]
+            stop = "event"
             break
         if decoded and time.monotonic() >= deadline:
             stop = "timeout"  # bytes that keep the decoder busy (a flood, noise) end at the deadline too

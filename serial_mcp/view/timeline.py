@@ -28,6 +28,10 @@ MARKER_KINDS: Final = (
     "reconnect",
     "lost",
     "marker",
+    "boot",
+    "reset",
+    "crash",
+    "boot_loop",
 )
 _RECONNECT_WORDS: Final = ("reconnect", "disconnect", "unplug", "replug")
 
@@ -85,6 +89,12 @@ def marker_of(event: CaptureEvent) -> tuple[str, str] | None:
         port = f.get("port")
         return kind, f"{kind} {port}" if isinstance(port, str) else kind
     label = str(f.get("label") or kind)
+    detected = f.get("event")
+    if kind == "marker" and isinstance(detected, dict):  # a detected boot, reset or crash (issue 24)
+        what = detected.get("kind")
+        if what in ("boot", "reset", "crash", "boot_loop"):
+            return str(what), label
+        return "marker", label
     if label == "reconnect" and isinstance(f.get("attempts"), int):  # as the connection records it
         return "reconnect", f"reconnected after {f['attempts']} attempt(s)"
     if any(word in label.lower() for word in _RECONNECT_WORDS):
