@@ -224,6 +224,7 @@ class Connection:
             return
         self.last_error = f"{type(error).__name__}: {error}"
         self.record("error", message=self.last_error)
+        self.events.end_of_stream()  # a crash that took the port with it is reported now
         log.warning("connection %s (%s) lost its port: %s", self.id, self.port, self.last_error)
         self._generation += 1
         with contextlib.suppress(Exception):  # the device is already gone

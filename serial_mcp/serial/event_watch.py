@@ -4,9 +4,12 @@ The pump never waits for it: ``wake()`` (called by the pump after each chunk) on
 watch thread reads the ring by offset, in pieces of at most ``PIECE`` bytes under the connection's lock
 (a copy, no parsing), and feeds them to :class:`~serial_mcp.core.events.EventDetector` outside it, with
 each chunk's arrival time. If it falls ``MAX_LAG`` bytes behind the live edge (a flood that matches
-every line costs the detector ~170 ms a MiB) or the ring overran it, it skips ahead to the edge and
-counts the bytes it did not scan (``bytes_not_scanned``): received data is never dropped or delayed
-for it, and what was not looked at is said.
+every line costs the detector ~170 ms a MiB) or the ring overran it, it skips ahead to the newest
+``RESUME_BACK`` bytes (the ring's oldest, if it holds less) and counts the bytes it did not scan
+(``bytes_not_scanned``): received data is never dropped or delayed for it, and what was not looked at
+is said. When the port is lost (:meth:`end_of_stream`) what is open is completed at once: a board that
+panicked and went away (QEMU with ``-no-reboot``, a USB CDC port that drops on reset) still gets its
+crash, without waiting for a reset that cannot come on this stream.
 
 Each event found is numbered (``seq``), kept (the last ``MAX_KEPT``), decoded against the
 connection's firmware ELF when one is set (addresses → ``function at file:line``), appended to the
@@ -40,6 +43,7 @@ log = logging.getLogger(__name__)
 
 PIECE: Final = 64 * 1024  # bytes copied out of the ring per lock hold
 MAX_LAG: Final = 4 << 20  # bytes behind the live edge after which the watch skips ahead
+RESUME_BACK: Final = 256 * 1024  # ... to this far before the live edge (the newest bytes are scanned)
 STOP_DRAIN: Final = 4 << 20  # bytes still scanned when the connection closes
 MAX_KEPT: Final = 1000  # events kept per connection (older ones are counted as evicted)
 MAX_SHOWN: Final = 20  # events listed in one result (the rest are counted)
@@ -117,6 +121,7 @@ class EventWatch:
         self.elf: LoadedElf | None = None
         self._wake = threading.Event()
         self._stopping = False
+        self._flush_pending = False
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()  # the fields below
         self._pos = 0  # next ring offset to scan
@@ -141,6 +146,11 @@ class EventWatch:
         """New bytes are in the ring (the pump calls this; it costs a flag)."""
         if not self._wake.is_set():
             self._wake.set()
+
+    def end_of_stream(self) -> None:
+        """The port was lost: complete what is open once everything received is scanned."""
+        self._flush_pending = True
+        self._wake.set()
 
     def stop(self, join_timeout: float = 5.0) -> None:
         """Scan what is left (up to ``STOP_DRAIN`` bytes), complete what is open, end the thread
@@ -224,11 +234,13 @@ class EventWatch:
     async def settle(self, offset: int, timeout: float = SETTLE_S) -> None:
         """Wait (up to ``timeout``) until the watch has scanned up to ``offset``, so a result lists the
         events its own bytes hold; a watch far behind (a flood) is not waited for."""
-        if self._pos >= offset or offset - self._pos > SETTLE_LAG or self._thread is None:
+        if self._thread is None or offset - self._pos > SETTLE_LAG:
+            return
+        if self._pos >= offset and not self._flush_pending:
             return
         fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         with self._lock:
-            if self._pos >= offset:
+            if self._pos >= offset and not self._flush_pending:
                 return
             self._settles.append((offset, fut))
         self.wake()
@@ -249,11 +261,16 @@ class EventWatch:
                 conn = self._conn()
                 if conn is None:
                     return
-                stopping = self._stopping
+                stopping, ending = self._stopping, self._flush_pending
                 self._scan(conn, STOP_DRAIN if stopping else None)
-                found = self.detector.flush() if stopping else self.detector.poll(time.time())
+                ended = stopping or ending
+                found = self.detector.flush() if ended else self.detector.poll(time.time())
+                if ending:
+                    self._flush_pending = False
                 if found:
                     self._publish(conn, found)
+                if ending:
+                    self._resolve_settles()
                 del conn
                 if stopping:
                     return
@@ -272,7 +289,8 @@ class EventWatch:
                 end = ring.end_offset
                 pos = self._pos
                 if end - pos > MAX_LAG or (budget is not None and scanned >= budget and end > pos):
-                    skip_to = end
+                    skip_to = max(pos, ring.start_offset, end - RESUME_BACK)
+                    budget = None if budget is None else scanned + RESUME_BACK
                 else:
                     skip_to = max(pos, ring.start_offset)
                 if skip_to > pos:
@@ -328,7 +346,7 @@ class EventWatch:
         with self._lock:
             if not self._settles:
                 return
-            pos = self._pos
+            pos = -1 if self._flush_pending and not all_ else self._pos
             done = [s for s in self._settles if all_ or s[0] <= pos]
             self._settles = [s for s in self._settles if s not in done]
         for _, fut in done:
