@@ -13,6 +13,7 @@ import pytest
 
 from serial_mcp import Engine
 from serial_mcp.core.capture import parse_capture
+from serial_mcp.errors import SerialMcpError
 from serial_mcp.serial.fake import FakeOpener
 from serial_mcp.view.timeline import build_timeline
 
@@ -107,8 +108,9 @@ async def test_until_on_a_framed_read_keeps_the_lines_after_the_event_for_the_ne
 async def test_until_refuses_an_unknown_kind() -> None:
     engine, conn, _ = await _opened()
     async with engine:
-        with pytest.raises(Exception, match="until"):
+        with pytest.raises(SerialMcpError) as refused:
             await conn.read(until=["crsh"])
+        assert refused.value.code == "invalid_argument" and "'crash'" in refused.value.message
 
 
 async def test_events_go_into_the_log_the_recording_and_the_timeline(tmp_path: Path) -> None:
