@@ -176,10 +176,13 @@ class Connection:
             self._call_on_loop(self._wake)
 
     def record_event(self, item: SeenEvent) -> None:
-        """A detected event into the log (type ``event``) and to the listeners, under the lock as rx is
-        (the event watch's thread calls it)."""
+        """A detected event into the log (``event``) and to the listeners, under the lock as rx is (from the
+        watch thread), at the newest entry's time: a chunk the pump timed just before may come after it,
+        and a capture's times never go back (the event's own time is in it)."""
         with self.lock:
-            event = self.log.append("event", time.time(), None, label=item.text_line(), event=item.as_dict())
+            last = self.log.tail(1)
+            t = last[0].t if last else time.time()
+            event = self.log.append("event", t, None, label=item.text_line(), event=item.as_dict())
             for listener in self.listeners:
                 listener(event, None)
 

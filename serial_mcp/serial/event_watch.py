@@ -134,6 +134,8 @@ class EventWatch:
         self.bytes_not_scanned = 0
         self.skips = 0
         self._settles: list[tuple[int, asyncio.Future[None]]] = []
+        # a connection dropped without close (a dropped engine) ends the thread too: it finds no connection
+        weakref.finalize(conn, self._wake.set)
 
     # --- lifecycle ----------------------------------------------------------------------------------
 
