@@ -128,3 +128,54 @@ def test_decode_events_lists_the_events_of_a_capture_offline() -> None:
     lines = out.getvalue().splitlines()
     assert "crash at offset 637: abort() was called at PC 0x42003863" in lines[1]
     assert sum("crash at offset" in line for line in lines) == 2
+
+
+def test_the_server_flags_give_the_elf_rules(
+    program: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--firmware-dir (repeatable) and the allowlist's replay:// patterns admit ELFs; a link out of an
+    admitted directory does not (judged on real paths); the refusal is the same whatever is there."""
+    import argparse
+
+    from serial_mcp import config
+    from serial_mcp.serial.firmware_elf import load_elf
+
+    build, other, captures = tmp_path / "build", tmp_path / "other", tmp_path / "captures"
+    for d in (build, other, captures):
+        d.mkdir()
+    shutil.copy(program, build / "app.elf")
+    shutil.copy(program, other / "listed.elf")
+    (captures / "link.elf").symlink_to(other / "listed.elf")
+    monkeypatch.chdir(tmp_path)
+    parser = argparse.ArgumentParser()
+    config.add_options(parser)
+    args = parser.parse_args(
+        [
+            "--firmware-dir",
+            str(build),
+            "--firmware-dir",
+            str(tmp_path / "none"),
+            "--allowlist",
+            "/dev/ttyUSB*",
+        ]
+    )
+    scope = config.port_policy(config.resolve(args, environ={})).elf_scope()
+    assert load_elf("app.elf", scope).path == str((build / "app.elf").resolve())  # found in the firmware dir
+    for name in (
+        str(other / "listed.elf"),
+        str(captures / "link.elf"),
+        str(other / "none.elf"),
+        "../other/listed.elf",
+    ):
+        with pytest.raises(SerialMcpError) as refused:
+            load_elf(name, scope)
+        assert refused.value.code == "not_allowed", name
+    answers = []
+    for name in ("link.elf", "nothing.elf"):  # a relative name: a link out answers as nothing there does
+        with pytest.raises(SerialMcpError) as refused:
+            load_elf(name, scope)
+        answers.append((refused.value.code, refused.value.message.replace(name, "NAME")))
+    assert answers[0] == answers[1]
+    args = parser.parse_args(["--allowlist", f"replay://{other}/*.elf"])
+    listed = config.port_policy(config.resolve(args, environ={})).elf_scope()
+    assert load_elf(str(other / "listed.elf"), listed).symbols.has_dwarf
