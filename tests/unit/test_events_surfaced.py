@@ -132,3 +132,20 @@ async def test_events_go_into_the_log_the_recording_and_the_timeline(tmp_path: P
     kinds = [m[1] for m in timeline.markers]
     assert "crash" in kinds and "boot" in kinds
     assert json.dumps(timeline.as_json())  # the page gets plain JSON
+
+
+def test_the_view_marks_the_crashes_of_a_capture_recorded_without_them() -> None:
+    from serial_mcp.core.capture import CaptureEvent
+
+    chunks = [C3[i : i + 700] for i in range(0, len(C3), 700)]
+    events, offset = [], 0
+    for i, chunk in enumerate(chunks):
+        events.append(CaptureEvent(0.1 * i, "rx", chunk, offset))
+        offset += len(chunk)
+    markers = build_timeline(events, gap_s=10).markers
+    crashes = [m for m in markers if m[1] == "crash"]
+    assert [m[2].split(":")[0] for m in crashes] == [
+        f"crash at offset {ABORT_AT}",
+        f"crash at offset {GURU_AT}",
+    ]
+    assert [m[1] for m in markers].count("boot") == 3
