@@ -181,7 +181,10 @@ def _until_kinds(until: Any) -> frozenset[str] | None:
         return None
     if isinstance(until, str) or not all(isinstance(k, str) and k in KINDS for k in until):
         raise InvalidArgument(messages.READ_BAD_UNTIL.format(value=Short(until), allowed=", ".join(KINDS)))
-    return frozenset(until) or None
+    kinds = set(until)
+    if "reset" in kinds:  # a reset nobody announced (watchdog, brownout, the button) shows as the next boot
+        kinds.add("boot")
+    return frozenset(kinds) or None
 
 
 def _event_cut(conn: Connection, req: ReadRequest, begin: int, seq0: int, have: int) -> int | None:

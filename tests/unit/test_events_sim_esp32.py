@@ -47,3 +47,28 @@ async def test_a_panicking_app_is_a_crash_per_boot_then_a_boot_loop() -> None:
         assert full[0]["backtrace"][:2] == [f"0x{CODE_LOAD + 0x14:08x}", f"0x{CODE_LOAD + 0x42:08x}"]
         assert boot.summary().splitlines()[0].startswith("↻ boot at offset")
         assert any(line.startswith("⚠ crash at offset") for line in boot.summary().splitlines())
+
+
+async def test_an_agent_sees_the_boot_in_the_first_line_of_text_and_in_structured_content() -> None:
+    from mcp import Client
+
+    from serial_mcp.mcp.server import build_server
+    from serial_mcp.serial.manager import ConnectionManager
+    from serial_mcp.serial.openers import default_opener
+
+    manager = ConnectionManager(default_opener())
+    async with Client(build_server(manager)) as client:
+        opened = await client.call_tool("open", {"port": "sim://esp32-rom"})
+        cid = opened.structured_content["connection_id"]  # type: ignore[index]
+        r = await client.call_tool("read", {"connection_id": cid, "until": ["stage"], "timeout_ms": 5000})
+        assert not r.is_error
+        text = "".join(getattr(c, "text", "") for c in r.content)
+        assert text.startswith("↻ boot at offset 0: ets Jun  8 2016 00:22:57 (POWERON_RESET)\n")
+        structured = r.structured_content or {}
+        assert structured["stop_reason"] == "event"
+        assert [e["kind"] for e in structured["events"]][:2] == ["boot", "stage"]
+        status = await client.call_tool("get_status", {"connection_id": cid})
+        assert (status.structured_content or {})["events"]["boots"] == 1
+        bad = await client.call_tool("read", {"connection_id": cid, "until": ["crsh"]})
+        assert bad.is_error
+    await manager.close_all()

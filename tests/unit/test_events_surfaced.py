@@ -149,3 +149,16 @@ def test_the_view_marks_the_crashes_of_a_capture_recorded_without_them() -> None
         f"crash at offset {GURU_AT}",
     ]
     assert [m[1] for m in markers].count("boot") == 3
+
+
+async def test_until_reset_ends_on_an_unannounced_watchdog_reset_too() -> None:
+    data = (DATA.parent / "bootlogs" / "esp32" / "esp32-mdf-boot.txt").read_bytes()  # a real watchdog reset
+    engine, conn, device = await _opened()
+    async with engine:
+        device.feed(data)
+        first = await conn.read(until=["reset"], timeout_ms=5000)  # the first boot is a boot too
+        assert first.stop_reason == "event"
+        second = await conn.read(until=["reset"], timeout_ms=5000)
+        assert second.stop_reason == "event"
+        boots = [e for e in second.events or [] if e["kind"] == "boot"]
+        assert [e["reason"] for e in boots] == ["RTCWDT_RTC_RESET"]
