@@ -1,9 +1,11 @@
 """EventWatch: the crash/boot/reset detector of one connection, run on a thread of its own.
 
 The pump never waits for it: ``wake()`` (called by the pump after each chunk) only sets a flag. The
-watch thread reads the ring by offset, in pieces of at most ``PIECE`` bytes under the connection's lock
-(a copy, no parsing), and feeds them to :class:`~serial_mcp.core.events.EventDetector` outside it, with
-each chunk's arrival time. If it falls ``MAX_LAG`` bytes behind the live edge (a flood that matches
+watch thread looks ``BATCH_S`` after new bytes came (at once when a result or an ``until`` read waits
+for it, or the port ended), so a trickle costs one scan per ``BATCH_S``, not one per chunk. It reads
+the ring by offset, in pieces of at most ``PIECE`` bytes under the connection's lock (a copy, no
+parsing), and feeds them to :class:`~serial_mcp.core.events.EventDetector` outside it, with each
+chunk's arrival time. If it falls ``MAX_LAG`` bytes behind the live edge (a flood that matches
 every line costs the detector ~170 ms a MiB) or the ring overran it, it skips ahead to the newest
 ``RESUME_BACK`` bytes (the ring's oldest, if it holds less) and counts the bytes it did not scan
 (``bytes_not_scanned``): received data is never dropped or delayed for it, and what was not looked at
@@ -49,6 +51,7 @@ MAX_KEPT: Final = 1000  # events kept per connection (older ones are counted as 
 MAX_SHOWN: Final = 20  # events listed in one result (the rest are counted)
 MAX_TEXT_LINES: Final = 5  # of those, lines at the head of its text
 SAME_TIME_S: Final = 0.02  # chunks closer together than this are fed as one (one time for all)
+BATCH_S: Final = 0.05  # after new bytes, the watch waits this long before it scans (unless asked now)
 SETTLE_S: Final = 0.2  # longest a result waits for the watch to reach its end offset
 SETTLE_LAG: Final = 256 * 1024  # a watch further behind than this is not waited for
 
@@ -120,6 +123,7 @@ class EventWatch:
         self.detector = detector or EventDetector()
         self.elf: LoadedElf | None = None
         self._wake = threading.Event()
+        self._now = threading.Event()  # scan without waiting BATCH_S: a result settles, the port ended
         self._stopping = False
         self._flush_pending = False
         self._thread: threading.Thread | None = None
@@ -135,7 +139,7 @@ class EventWatch:
         self.skips = 0
         self._settles: list[tuple[int, asyncio.Future[None]]] = []
         # a connection dropped without close (a dropped engine) ends the thread too: it finds no connection
-        weakref.finalize(conn, self._wake.set)
+        weakref.finalize(conn, self._ask_now)
 
     # --- lifecycle ----------------------------------------------------------------------------------
 
@@ -149,16 +153,20 @@ class EventWatch:
         if not self._wake.is_set():
             self._wake.set()
 
+    def _ask_now(self) -> None:
+        self._now.set()
+        self._wake.set()
+
     def end_of_stream(self) -> None:
         """The port was lost: complete what is open once everything received is scanned."""
         self._flush_pending = True
-        self._wake.set()
+        self._ask_now()
 
     def stop(self, join_timeout: float = 5.0) -> None:
         """Scan what is left (up to ``STOP_DRAIN`` bytes), complete what is open, end the thread
         (blocking: call off the event loop)."""
         self._stopping = True
-        self._wake.set()
+        self._ask_now()
         thread = self._thread
         if thread is not None and thread is not threading.current_thread():
             thread.join(join_timeout)
@@ -245,7 +253,7 @@ class EventWatch:
             if self._pos >= offset and not self._flush_pending:
                 return
             self._settles.append((offset, fut))
-        self.wake()
+        self._ask_now()
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(fut, timeout)
         with self._lock:
@@ -258,8 +266,12 @@ class EventWatch:
             while True:
                 deadline = self.detector.deadline()
                 timeout = None if deadline is None else max(0.0, deadline - time.time())
-                self._wake.wait(timeout)
+                if self._wake.wait(timeout):
+                    # new bytes: look at them together, BATCH_S later (a trickle costs one scan per
+                    # BATCH_S, and the pump's wake-up of a waiting read never races this thread for them)
+                    self._now.wait(BATCH_S)
                 self._wake.clear()
+                self._now.clear()
                 conn = self._conn()
                 if conn is None:
                     return

@@ -17,13 +17,13 @@ from serial_mcp import messages
 from serial_mcp.core.cursors import DEFAULT_CURSOR
 from serial_mcp.core.decode import DecodedFrame, StreamDecoder
 from serial_mcp.core.encoding import ENCODINGS, utf8_complete_length
-from serial_mcp.core.events import KINDS
 from serial_mcp.core.framing.base import FramingError
 from serial_mcp.core.match import Matcher, Span
 from serial_mcp.errors import ErrorCode, InvalidArgument, SerialMcpError, Short
 from serial_mcp.serial import decode_feed
 from serial_mcp.serial.connection import Connection
 from serial_mcp.serial.pattern_search import search_in_worker, search_inline
+from serial_mcp.serial.read_until import past_line_end, until_cut, until_kinds
 
 DEFAULT_TIMEOUT_MS = 1000
 MAX_TIMEOUT_MS = 600_000
@@ -171,36 +171,8 @@ def build_read_request(
     if not _is_int(mf) or not 1 <= mf <= MAX_MAX_FRAMES:
         raise InvalidArgument(messages.READ_BAD_MAX_FRAMES.format(value=Short(mf), max=MAX_MAX_FRAMES))
     matcher = Matcher.from_spec(match) if match is not None else None
-    kinds = _until_kinds(until)
+    kinds = until_kinds(until)
     return ReadRequest(from_, cursor or DEFAULT_CURSOR, t, idle_ms, mb, matcher, enc, decode, mf, kinds)
-
-
-def _until_kinds(until: Any) -> frozenset[str] | None:
-    """``until``'s event kinds, checked (the typed options check them too; this guards other callers)."""
-    if until is None:
-        return None
-    if isinstance(until, str) or not all(isinstance(k, str) and k in KINDS for k in until):
-        raise InvalidArgument(messages.READ_BAD_UNTIL.format(value=Short(until), allowed=", ".join(KINDS)))
-    kinds = set(until)
-    if "reset" in kinds:  # a reset nobody announced (watchdog, brownout, the button) shows as the next boot
-        kinds.add("boot")
-    return frozenset(kinds) or None
-
-
-def _event_cut(conn: Connection, req: ReadRequest, begin: int, seq0: int, have: int) -> int | None:
-    """Where an ``until`` read ends: the number of its bytes to keep (the event's lines and their line
-    end), or None while no such event has been found. An event that ended before ``begin`` but was
-    found during this read (its bytes were read before it was complete) ends the read as it stands."""
-    assert req.until is not None
-    hit = conn.events.first(req.until, begin, seq0)
-    if hit is None:
-        return None
-    cut = hit.event.end - begin
-    if cut <= 0:
-        return have
-    if cut > have:
-        return None  # its last bytes are not in this read yet
-    return cut
 
 
 class ReadOutcome(NamedTuple):
@@ -325,8 +297,11 @@ async def _read(conn: Connection, req: ReadRequest, start: int | None) -> ReadOu
                 del buf[span.end :]
                 stop = "match"
                 break
-        if req.until is not None and (cut := _event_cut(conn, req, from_offset, seq0, len(buf))) is not None:
-            del buf[_past_line_end(buf, cut) :]
+        if (
+            req.until is not None
+            and (cut := await until_cut(conn, req, from_offset, seq0, len(buf))) is not None
+        ):
+            del buf[past_line_end(buf, cut) :]
             stop = "event"
             break
         if len(buf) >= req.max_bytes:
@@ -350,13 +325,6 @@ async def _read(conn: Connection, req: ReadRequest, start: int | None) -> ReadOu
         match=span,
         cursor=advanced,
     )
-
-
-def _past_line_end(buf: bytearray, cut: int) -> int:
-    """``cut`` moved past the line end that follows it (CR, LF or CRLF), when it is in ``buf``."""
-    if buf[cut : cut + 2] == b"\r\n":
-        return cut + 2
-    return cut + 1 if cut < len(buf) and buf[cut] in (0x0D, 0x0A) else cut
 
 
 def _advance_cursor(conn: Connection, req: ReadRequest, start: int | None, next_offset: int) -> str | None:
@@ -424,7 +392,7 @@ async def _read_framed(
             break
         if (
             req.until is not None
-            and (cut := _event_cut(conn, req, from_offset, seq0, fed - from_offset)) is not None
+            and (cut := await until_cut(conn, req, from_offset, seq0, fed - from_offset)) is not None
         ):
             end = from_offset + cut
             keep = next((i for i, f in enumerate(frames) if f.start >= end), len(frames))
