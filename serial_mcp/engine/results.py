@@ -251,7 +251,11 @@ def events_status(events: dict[str, Any] | None) -> str:
         text = messages.S_EVENTS_STATUS.format(
             boots=events.get("boots", 0),
             crashes=events.get("crashes", 0),
-            last=messages.S_EVENTS_STATUS_LAST.format(line=last["text"]) if last else "",
+            last=messages.S_EVENTS_STATUS_LAST.format(
+                kind=str(last["kind"]).replace("_", " "), offset=last["offset"], line=last["text"]
+            )
+            if last
+            else "",
         )
     if events.get("bytes_not_scanned"):
         text += messages.S_EVENTS_NOT_SCANNED.format(n=events["bytes_not_scanned"])

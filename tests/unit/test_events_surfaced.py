@@ -61,7 +61,7 @@ async def test_a_read_lists_the_events_of_its_bytes_once_with_a_line_each() -> N
         assert status.events is not None
         assert (status.events["boots"], status.events["crashes"]) == (2, 1)
         assert status.events["last"]["offset"] == SECOND_BOOT
-        assert "events: 2 boot(s), 1 crash(es)" in status.summary()
+        assert f"events: 2 boot(s), 1 crash(es), last: boot at offset {SECOND_BOOT}: " in status.summary()
 
 
 async def test_until_crash_ends_the_read_at_the_end_of_the_dump_and_the_next_read_goes_on() -> None:
