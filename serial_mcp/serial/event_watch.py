@@ -248,6 +248,9 @@ class EventWatch:
             return
         if self._pos >= offset and not self._flush_pending:
             return
+        conn = self._conn()
+        if conn is None or (not self._flush_pending and not self._may_emit(conn, offset)):
+            return  # nothing those bytes hold can make an event: no thread hop for a plain reply
         fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         with self._lock:
             if self._pos >= offset and not self._flush_pending:
@@ -258,6 +261,11 @@ class EventWatch:
             await asyncio.wait_for(fut, timeout)
         with self._lock:
             self._settles = [s for s in self._settles if s[1] is not fut]
+
+    def _may_emit(self, conn: Connection, offset: int) -> bool:
+        pos = self._pos
+        data = conn.read_ring(pos, offset - pos).data if offset > pos else b""
+        return self.detector.may_emit(data)
 
     # --- the thread -----------------------------------------------------------------------------------
 
