@@ -59,7 +59,7 @@ async def test_an_agent_sees_the_boot_in_the_first_line_of_text_and_in_structure
     manager = ConnectionManager(default_opener())
     async with Client(build_server(manager)) as client:
         opened = await client.call_tool("open", {"port": "sim://esp32-rom"})
-        cid = opened.structured_content["connection_id"]  # type: ignore[index]
+        cid = (opened.structured_content or {})["connection_id"]
         r = await client.call_tool("read", {"connection_id": cid, "until": ["stage"], "timeout_ms": 5000})
         assert not r.is_error
         text = "".join(getattr(c, "text", "") for c in r.content)

@@ -12,9 +12,10 @@ from pathlib import Path
 import pytest
 
 from serial_mcp import Engine
+from serial_mcp.api import EngineConnection
 from serial_mcp.core.capture import parse_capture
 from serial_mcp.errors import SerialMcpError
-from serial_mcp.serial.fake import FakeOpener
+from serial_mcp.serial.fake import FakeDevice, FakeOpener
 from serial_mcp.view.timeline import build_timeline
 
 pytestmark = pytest.mark.anyio
@@ -26,7 +27,7 @@ GURU_AT = C3.index(b"Guru Meditation Error")
 SECOND_BOOT = C3.rindex(b"\n", 0, C3.index(b"ESP-ROM", 10)) + 1  # its line starts with reset noise
 
 
-async def _opened(tmp_path: Path | None = None) -> tuple[Engine, object, object]:
+async def _opened(tmp_path: Path | None = None) -> tuple[Engine, EngineConnection, FakeDevice]:
     opener = FakeOpener()
     device = opener.add("/dev/fake0")
     engine = Engine(opener=opener, capture_dir=tmp_path)
@@ -109,7 +110,7 @@ async def test_until_refuses_an_unknown_kind() -> None:
     engine, conn, _ = await _opened()
     async with engine:
         with pytest.raises(SerialMcpError) as refused:
-            await conn.read(until=["crsh"])
+            await conn.read(until=["crsh"])  # type: ignore[list-item]  # mypy refuses it too
         assert refused.value.code == "invalid_argument" and "'crash'" in refused.value.message
 
 
