@@ -163,3 +163,32 @@ async def test_until_reset_ends_on_an_unannounced_watchdog_reset_too() -> None:
         assert second.stop_reason == "event"
         boots = [e for e in second.events or [] if e["kind"] == "boot"]
         assert [e["reason"] for e in boots] == ["RTCWDT_RTC_RESET"]
+
+
+@pytest.mark.parametrize("seed", range(4))
+async def test_a_real_kernel_panic_is_one_crash_at_its_line_however_the_bytes_arrive(seed: int) -> None:
+    """The QEMU sysrq panic (tests/data/crashes), fed in random pieces, some after a pause (so the pump,
+    the ring's chunk times and the watch's pieces all split it differently): one crash, at its line."""
+    import random
+
+    import anyio
+
+    data = (DATA / "linux-sysrq-panic.txt").read_bytes()
+    line = data.rindex(b"\n", 0, data.index(b"Kernel panic - not syncing")) + 1
+    rng = random.Random(seed)
+    engine, conn, device = await _opened()
+    async with engine:
+        at = 0
+        while at < len(data):
+            n = rng.choice((1, 7, 64, 700, 4096, 20000))
+            device.feed(data[at : at + n])
+            at += n
+            if rng.random() < 0.05:
+                await anyio.sleep(
+                    0.03
+                )  # a pause: the watch's batch ends here, the next chunk gets a new time
+        r = await conn.read(until=["crash"], timeout_ms=10_000, max_bytes=len(data))
+        assert r.stop_reason == "event"
+        crashes = [e for e in conn.events() if e["kind"] == "crash"]
+        assert [(e["offset"], e["reason"]) for e in crashes] == [(line, "sysrq triggered crash")]
+        assert conn.status().events["crashes"] == 1  # type: ignore[index]
