@@ -27,8 +27,8 @@ from typing import Any, Concatenate, ParamSpec, Protocol, Self, TypeVar
 
 from serial_mcp import messages
 from serial_mcp.core.settings import SerialSettings
+from serial_mcp.engine import event_ops, port_ops, results
 from serial_mcp.engine import operations as ops
-from serial_mcp.engine import port_ops, results
 from serial_mcp.engine.access import AccessPolicy, Caller
 from serial_mcp.engine.lend_ops import LendResult
 from serial_mcp.engine.operations import Operation, invoke
@@ -180,6 +180,11 @@ class EngineConnection:
         """``get_status`` without awaiting: the connection as it is now."""
         return port_ops.get_status(self._engine.services, self._engine.caller, self.id)
 
+    def events(self, since: int = 0) -> list[dict[str, Any]]:
+        """The boots, resets, crashes and boot loops detected so far (those after ``since``, their
+        ``seq``), in full, with backtraces decoded when an ELF is set; see docs/events.md."""
+        return event_ops.events(self._engine.services, self._engine.caller, self.id, since)
+
     async def wait_lost(self) -> str:
         """Wait until the port stops being open (unplugged, failed, closed); returns why: the last
         error, or the state (``closed``, ``disconnected`` …)."""
@@ -219,12 +224,14 @@ class Engine:
         enable_url_schemes: Sequence[str] = (),
         capture_quotas: Quotas | None = None,
         profiles: Path | str | None = None,
+        firmware_dirs: Sequence[Path | str] = (),
     ) -> None:
         self.policy = PortPolicy.of(
             read_only=read_only,
             allowlist=allowlist,
             enable_url_schemes=enable_url_schemes,
             capture_dir=capture_dir,
+            firmware_dirs=firmware_dirs,
         )
         self.services = Services(
             ConnectionManager(policy_opener(self.policy, port_lister, opener)),
@@ -232,6 +239,7 @@ class Engine:
             ProfileStore(Path(profiles)) if profiles is not None else None,
             port_lister,
             AccessPolicy(read_only=self.policy.read_only),
+            self.policy.elf_scope(),
         )
         self.caller = Caller.local()
 
@@ -321,6 +329,9 @@ class SyncConnection:
 
     def status(self) -> results.StatusResult:
         return self._runner.run(_call(self.conn.status))
+
+    def events(self, since: int = 0) -> list[dict[str, Any]]:
+        return self._runner.run(_call(lambda: self.conn.events(since)))
 
 
 async def _call(fn: Callable[[], T]) -> T:

@@ -98,6 +98,7 @@ def build_parser() -> OneLineParser:
     dec.add_argument("--rx-parser", default=None, help=messages.CLI_JSON_OPTION)
     dec.add_argument("--format", choices=("text", "jsonl"), default="text")
     dec.add_argument("--direction", choices=("rx", "tx", "both"), default="both")
+    dec.add_argument("--events", action="store_true", help=messages.CLI_DECODE_EVENTS)
 
     ports = sub.add_parser("ports", help=messages.CLI_PORTS)
     ports.add_argument("--json", action="store_true", help=messages.CLI_JSON)
@@ -174,6 +175,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 args.format,
                 args.direction,
                 sys.stdout,
+                events=args.events,
             )
         if args.command in ("ports", "send", "read"):
             from serial_mcp.commands import oneshot
@@ -238,6 +240,7 @@ def serve(cfg: config.ServerConfig) -> int:
         read_only=policy.read_only,
         profiles=profiles,
         log_level=cfg.log_level,
+        elf_scope=policy.elf_scope(),
     )
     if cfg.transport == "http":
         build_http_app(server, cfg.host, cfg.auth_token)  # refuse a bad setup before binding anything

@@ -108,6 +108,8 @@ OPTIONS: tuple[Option, ...] = (
     Option("profiles_path", Path, None, messages.OPT_PROFILES_PATH, "FILE", env_name="SERIAL_MCP_PROFILES"),
     Option("enable_url_schemes", _schemes, (), messages.OPT_ENABLE_URL_SCHEMES, "SCHEME",
            cli_name="enable_url_scheme", repeat=True),
+    Option("firmware_dirs", _list, (), messages.OPT_FIRMWARE_DIR, "DIR", cli_name="firmware_dir",
+           env_name="SERIAL_MCP_FIRMWARE_DIR", repeat=True),  # issue 24: where open(elf=...) may read
 )
 # fmt: on
 OPTION_BY_NAME = {o.name: o for o in OPTIONS}
@@ -203,6 +205,7 @@ def port_policy(cfg: ServerConfig) -> PortPolicy:
             allowlist=cfg.allowlist,
             enable_url_schemes=cfg.enable_url_schemes,
             capture_dir=cfg.capture_dir,
+            firmware_dirs=cfg.firmware_dirs,
         )
         policy.patterns()
     except InvalidArgument as exc:

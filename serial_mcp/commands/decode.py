@@ -14,6 +14,7 @@ from serial_mcp import messages
 from serial_mcp.commands.output import status
 from serial_mcp.core import offline_decode
 from serial_mcp.core.capture import decode_lines, parse_capture
+from serial_mcp.core.events import Event, EventDetector
 from serial_mcp.core.json_arg import json_option
 from serial_mcp.core.presets import effective
 from serial_mcp.store.capture_files import read_capture_bytes
@@ -43,6 +44,31 @@ def decode_streams(
     return offline_decode.decode_streams(streams, rx_framing, rx_parser, directions)
 
 
+def detect_events(chunks: list[tuple[float, bytes]]) -> list[Event]:
+    """The boots, resets, crashes and boot loops in received chunks, as a live connection finds them
+    (offsets count from the first received byte)."""
+    detector = EventDetector()
+    found: list[Event] = []
+    offset = 0
+    for t, data in chunks:
+        found += detector.feed(data, offset, t)
+        offset += len(data)
+    return found + detector.flush()
+
+
+def run_events(chunks: list[tuple[float, bytes]], fmt: str, out: TextIO) -> int:
+    """``decode --events``: one line per event (or its JSON), the count to stderr."""
+    found = detect_events(chunks)
+    for event in found:
+        if fmt == "jsonl":
+            out.write(json.dumps(event.as_dict(), ensure_ascii=False) + "\n")
+        else:
+            out.write(f"{event.t:12.6f} {event.severity:<8} {event.summary()}\n")
+    crashes = sum(1 for e in found if e.kind == "crash")
+    status(messages.CLI_DECODED_EVENTS.format(n=len(found), crashes=crashes))
+    return 0
+
+
 def run_decode(
     file: str,
     protocol: str | None,
@@ -51,8 +77,12 @@ def run_decode(
     fmt: str,
     direction: str,
     out: TextIO,
+    *,
+    events: bool = False,
 ) -> int:
     raw = read_capture_bytes(file)
+    if events:
+        return run_events(load_streams(raw)["rx"], fmt, out)
     resolved = effective(
         {
             "protocol": protocol,

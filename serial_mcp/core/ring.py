@@ -137,6 +137,18 @@ class RxRing:
         idx = self._slice(begin, stop).find(needle)
         return -1 if idx < 0 else begin + idx
 
+    def stamps(self, begin: int, stop: int) -> list[tuple[int, float]]:
+        """(end offset, arrival time) of each retained chunk holding a byte of ``[begin, stop)``, in order."""
+        ends, times = self._stamp_ends, self._stamp_times
+        i = bisect_left(ends, max(begin, self.start_offset) + 1, self._stamp_head)
+        out: list[tuple[int, float]] = []
+        while i < len(ends):
+            out.append((ends[i], times[i]))
+            if ends[i] >= stop:
+                break
+            i += 1
+        return out
+
     def time_at(self, offset: int) -> float | None:
         """Arrival time of the chunk holding the byte at ``offset`` (None if no longer known)."""
         if offset < self.start_offset:

@@ -115,6 +115,7 @@ async def run_steps(
     total_written = 0
     last: results.TransactResult | None = None
     mark: int | None = None
+    found: list[dict[str, Any]] = []  # detected events new to the caller, listed once on the dialog
     for i, step in enumerate(parsed):
         overrides: dict[str, Any] = {"match": step.get("expect"), "respond": step.get("respond")}
         for key in ("timeout_ms", "idle_ms"):
@@ -135,9 +136,12 @@ async def run_steps(
             last = await io_ops.transact(svc, caller, connection_id, one)
             written, read = last.write.bytes_written, last.read
             mark = last.mark_offset if mark is None else mark
+            found += last.events or []
         else:
             read = await io_ops.read(svc, caller, connection_id, _read_options(common, overrides, i))
             written = 0
+            found += read.events or []
+            read.events = None
         total_written += written
         ok = (
             read.matched
@@ -157,6 +161,7 @@ async def run_steps(
         mark_offset=mark if mark is not None else final.from_offset,
         steps=done,
         steps_ok=all(s.ok for s in done) and len(done) == len(parsed),
+        events=found or None,
     )
 
 

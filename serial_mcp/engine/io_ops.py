@@ -15,7 +15,7 @@ from serial_mcp import messages
 from serial_mcp.core.keys import encode_keys
 from serial_mcp.core.pace import Pace
 from serial_mcp.core.unknown_keys import reject_unknown_keys
-from serial_mcp.engine import respond_ops, results, shaping
+from serial_mcp.engine import event_ops, respond_ops, results, shaping
 from serial_mcp.engine.access import Caller
 from serial_mcp.engine.line_ops import pulse_lines
 from serial_mcp.engine.options import (
@@ -55,6 +55,7 @@ async def read(svc: Services, caller: Caller, connection_id: str, opts: ReadOpti
     if term is not None:
         term.feed(outcome.data)
         result.screen = term.rows()
+    result.events = await event_ops.new_events(conn, req.cursor, outcome.next_offset)
     return result
 
 
@@ -123,6 +124,7 @@ async def transact(
         write=results.WriteResult(connection_id=conn.id, bytes_written=n, tx_bytes=conn.tx.tx_bytes),
         read=read_part,
         mark_offset=mark,
+        events=await event_ops.new_events(conn, req.cursor, outcome.next_offset),
     )
 
 
@@ -197,6 +199,7 @@ async def capture_boot(
         mark_offset=mark,
         read=shaping.read_result(conn, outcome, req.encoding, responder),
         bytes_before_mark=before,
+        events=await event_ops.new_events(conn, req.cursor, outcome.next_offset),
     )
 
 

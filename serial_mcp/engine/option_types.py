@@ -45,6 +45,8 @@ Respond = Annotated[dict[str, Any] | None, Field(description=messages.P_RESPOND)
 StripAnsi = Annotated[bool, Field(description=messages.P_STRIP_ANSI)]
 Screen = Annotated[dict[str, Int] | None, Field(description=messages.P_SCREEN)]
 Frames = Annotated[FramesView | None, Field(description=messages.P_FRAMES_VIEW)]
+EventKind = Literal["crash", "reset", "boot", "boot_loop", "stage"]
+Until = Annotated[list[EventKind] | None, Field(description=messages.P_UNTIL)]  # issue 24
 
 # --- writing -----------------------------------------------------------------------------------
 Data = Annotated[str, Field(description=messages.P_DATA)]
@@ -80,6 +82,7 @@ ShareMode = Annotated[Share | None, Field(description=messages.P_SHARE)]
 StandingRules = Annotated[list[Rule] | None, Field(description=messages.P_RESPOND_OPEN)]
 Dtr = Annotated[bool | None, Field(description=messages.P_DTR)]
 Rts = Annotated[bool | None, Field(description=messages.P_RTS)]
+Elf = Annotated[str | None, Field(description=messages.P_ELF)]  # issue 24
 BreakMs = Annotated[Int, Field(description=messages.P_BREAK_MS)]
 Flow = Annotated[FlowControlMode, Field(description=messages.P_FLOW)]
 

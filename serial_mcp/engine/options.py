@@ -120,6 +120,7 @@ class ReadWindow(NoOptions):
     rx_framing: t.RxFraming = None
     rx_parser: t.RxParser = None
     max_frames: t.MaxFrames = None
+    until: t.Until = None
 
 
 @dataclass(frozen=True, kw_only=True, config=CONFIG)
@@ -256,6 +257,7 @@ class OpenOptions(SerialFields):
     low_latency: t.LowLatency = None
     share: t.ShareMode = None
     respond: t.StandingRules = None
+    elf: t.Elf = None
 
     def fields(self) -> dict[str, Any]:
         """The settings a profile may supply (None = not given)."""

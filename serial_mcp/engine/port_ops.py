@@ -7,7 +7,7 @@ from typing import Any
 import anyio
 
 from serial_mcp.core.identity import plan_bare_open
-from serial_mcp.engine import respond_ops, results, shaping
+from serial_mcp.engine import event_ops, respond_ops, results, shaping
 from serial_mcp.engine.access import NOBODY, Caller
 from serial_mcp.engine.opening import Opener
 from serial_mcp.engine.options import NoOptions, OpenOptions
@@ -71,7 +71,9 @@ def list_connections(svc: Services) -> results.ListConnectionsResult:
 
 async def open_port(svc: Services, caller: Caller, target: None, opts: OpenOptions) -> results.OpenResult:
     """``open``: the port with the call's settings over its profile's (None = not given: the
-    profile's or the default); ``respond``: standing rules armed from the first received byte."""
+    profile's or the default); ``respond``: standing rules armed from the first received byte;
+    ``elf``: the firmware ELF, read and parsed before the port is touched."""
+    elf = await event_ops.load(svc, opts.elf) if opts.elf is not None else None
     opened = await Opener(svc).open(
         opts.port,
         opts.fields(),
@@ -82,6 +84,7 @@ async def open_port(svc: Services, caller: Caller, target: None, opts: OpenOptio
         share=opts.share,
         respond=opts.respond,
     )
+    opened.conn.events.elf = elf
     return results.open_result(opened.conn, opened.profile, opened.action)
 
 
@@ -113,6 +116,7 @@ def get_status(svc: Services, caller: Caller, connection_id: str) -> results.Sta
         status.follows = conn.reopener.device
     if isinstance(conn.handle, ReportsProgress):  # a replay:// device reports its progress
         status.replay = conn.handle.status()
+    status.events = conn.events.status()
     return status
 
 

@@ -6,7 +6,7 @@ import anyio
 
 from serial_mcp import messages
 from serial_mcp.core.identity import generated_selector, identity_of, selector_matches
-from serial_mcp.engine import respond_ops, results
+from serial_mcp.engine import event_ops, respond_ops, results
 from serial_mcp.engine.access import Caller
 from serial_mcp.engine.line_ops import apply_settings
 from serial_mcp.engine.opening import SETTING_FIELDS, Opener, connection_defaults, port_info_for
@@ -114,14 +114,18 @@ async def configure(
         )
         return _result(updated)
     conn = svc.connection(caller, connection_id or "", "control")
-    live = (*SETTING_FIELDS, "respond")
+    live = (*SETTING_FIELDS, "respond", "elf")
     unknown = sorted(set(defaults) - set(live))
     if unknown:
         raise InvalidArgument(messages.CONFIGURE_LIVE_FIELDS.format(key=unknown[0], allowed=", ".join(live)))
-    settings = {k: v for k, v in defaults.items() if k != "respond"}
+    settings = {k: v for k, v in defaults.items() if k not in ("respond", "elf")}
     new = conn.settings.updated(**settings)  # validated before anything changes
     if "respond" in defaults:
         respond_ops.parse_standing(defaults["respond"])
+    elf = defaults.get("elf")
+    loaded = await event_ops.load(svc, elf) if elf is not None else None  # a bad ELF changes nothing
+    if "elf" in defaults:  # the firmware ELF belongs to the connection, not to its profile (issue 24)
+        conn.events.elf = loaded
     if settings:
         await apply_settings(conn, new)
     if "respond" in defaults:  # standing rules belong to the connection, not to its profile

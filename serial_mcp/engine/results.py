@@ -12,6 +12,7 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from serial_mcp import messages
+from serial_mcp.serial.event_watch import text_lines
 
 _LITERAL = json.JSONEncoder(ensure_ascii=False)  # json.dumps builds an encoder per call for these options
 
@@ -141,6 +142,7 @@ class StatusResult(BaseModel):
     share: str | None = None
     lend: dict[str, Any] | None = None  # while released: watching, borrowers_seen, reclaim_in_ms
     follows: str | None = None  # the USB device reopens look for, whatever node it gets
+    events: dict[str, Any] | None = None  # issue 24: boots, crashes, resets, boot_loops, last, elf
 
     def summary(self) -> str:
         answered = sum(int(r.get("sent", 0)) for r in self.responders or [])
@@ -159,6 +161,7 @@ class StatusResult(BaseModel):
                 error=f", last error: {self.last_error}" if self.last_error else "",
             )
             + extra
+            + events_status(self.events)
         )
 
 
@@ -209,8 +212,12 @@ class ReadResult(BaseModel):
     responded: int | None = None
     ansi_stripped: int | None = None
     screen: list[str] | None = None
+    events: list[dict[str, Any]] | None = None  # issue 24: events new to this caller (text: a line each)
 
     def summary(self) -> str:
+        return text_lines(self.events) + self._summary()
+
+    def _summary(self) -> str:
         lost = messages.S_LOST.format(n=self.bytes_lost) if self.bytes_lost else ""
         if self.frames is not None:
             shown = "; ".join(f.line(self.frames_view or "both") for f in self.frames)
@@ -234,6 +241,27 @@ class ReadResult(BaseModel):
             enc="" if self.encoding == "utf8" else f" {self.encoding}",
             data=_q(self.data),
         )
+
+
+def events_status(events: dict[str, Any] | None) -> str:
+    """get_status's text about detected events (nothing when there were none)."""
+    if not events:
+        return ""
+    text = ""
+    if events.get("boots") or events.get("crashes"):
+        last = events.get("last")
+        text = messages.S_EVENTS_STATUS.format(
+            boots=events.get("boots", 0),
+            crashes=events.get("crashes", 0),
+            last=messages.S_EVENTS_STATUS_LAST.format(
+                kind=str(last["kind"]).replace("_", " "), offset=last["offset"], line=last["text"]
+            )
+            if last
+            else "",
+        )
+    if events.get("bytes_not_scanned"):
+        text += messages.S_EVENTS_NOT_SCANNED.format(n=events["bytes_not_scanned"])
+    return text
 
 
 class WriteResult(BaseModel):
@@ -266,8 +294,12 @@ class TransactResult(BaseModel):
     mark_offset: int
     steps: list[StepResult] | None = None  # a dialog: each step's own result, in order
     steps_ok: bool | None = None
+    events: list[dict[str, Any]] | None = None  # issue 24: as ReadResult.events
 
     def summary(self) -> str:
+        return text_lines(self.events) + self._summary()
+
+    def _summary(self) -> str:
         if self.steps is not None:
             ok = sum(1 for s in self.steps if s.ok)
             head = messages.S_STEPS.format(ok=ok, n=len(self.steps))
@@ -296,8 +328,12 @@ class CaptureBootResult(BaseModel):
     mark_offset: int
     read: ReadResult
     bytes_before_mark: int = 0  # unread bytes that arrived before the mark: read(from="buffer_start")
+    events: list[dict[str, Any]] | None = None  # issue 24: as ReadResult.events
 
     def summary(self) -> str:
+        return text_lines(self.events) + self._summary()
+
+    def _summary(self) -> str:
         before = messages.S_BEFORE_MARK.format(n=self.bytes_before_mark) if self.bytes_before_mark else ""
         return messages.S_CAPTURE.format(mark=self.mark_offset, read=self.read.summary()) + before
 

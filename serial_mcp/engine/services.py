@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from serial_mcp.engine.access import AccessPolicy, Caller, Need, require_access
 from serial_mcp.serial.connection import Connection
+from serial_mcp.serial.firmware_elf import ElfScope
 from serial_mcp.serial.manager import ConnectionManager
 from serial_mcp.serial.ports import PortInfo, list_system_ports
 from serial_mcp.store.captures import CaptureStore
@@ -43,6 +44,7 @@ class Services:
     profiles: ProfileStore | None = None
     port_lister: Callable[[], list[PortInfo]] = list_system_ports
     policy: AccessPolicy = field(default_factory=AccessPolicy)
+    elf_scope: ElfScope = field(default_factory=ElfScope)  # where open(elf=...) may read (issue 24)
 
     def connection(self, caller: Caller, connection_id: str, need: Need = "read") -> Connection:
         """The connection ``connection_id`` (id or port name), if ``caller`` may do ``need`` on it."""

@@ -73,6 +73,7 @@ def read_request(
         encoding=encoding,
         decode=decode_spec(resolved),
         max_frames=opts.max_frames,
+        until=opts.until,
     )
 
 

@@ -16,6 +16,7 @@ from serial_mcp.mcp import argument_guard, prompts, resources, sdk_private, tool
 from serial_mcp.mcp.notify import CountingBus, Notifier
 from serial_mcp.mcp.schema import slim_tool_schemas
 from serial_mcp.mcp.toolkit import ToolRegistry
+from serial_mcp.serial.firmware_elf import ElfScope
 from serial_mcp.serial.manager import ConnectionManager
 from serial_mcp.serial.ports import PortInfo, list_system_ports
 from serial_mcp.store.captures import CaptureStore
@@ -31,6 +32,7 @@ def build_server(
     read_only: bool = False,
     profiles: ProfileStore | None = None,
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] = "WARNING",
+    elf_scope: ElfScope | None = None,
 ) -> MCPServer:
     """An MCPServer whose tools drive ``manager``; tests pass a manager over a fake or PTY opener."""
 
@@ -59,6 +61,8 @@ def build_server(
     )
     notifier.install(server)
     svc = Services(manager, captures, profiles, port_lister, AccessPolicy(read_only=read_only))
+    if elf_scope is not None:
+        svc.elf_scope = elf_scope
     resources.register(server, svc, notifier)
     prompts.register(server, svc, (lambda: [p.name for p in profiles.list()]) if profiles else list)
     reg = ToolRegistry(server)

@@ -32,6 +32,7 @@ from serial_mcp.core.reconnect import STABLE_S, ReconnectPolicy
 from serial_mcp.core.ring import RingRead, RxRing
 from serial_mcp.core.settings import SerialSettings
 from serial_mcp.errors import ErrorCode, SerialMcpError
+from serial_mcp.serial.event_watch import EventWatch, SeenEvent
 from serial_mcp.serial.handle import PortHandle
 from serial_mcp.serial.pump import RxPump
 from serial_mcp.serial.responder import AnswerWriter
@@ -110,6 +111,7 @@ class Connection:
         self._served = False  # the last chunk went to a waiting read: a conversation, not a stream
         self._generation = 0
         self._pump = self._new_pump(handle)
+        self.events = EventWatch(self)  # boots, resets and crashes, found off the pump thread (issue 24)
 
     def _new_pump(self, handle: PortHandle) -> RxPump:
         """The pump calls back through a weak reference: it never keeps a dropped connection (and
@@ -140,6 +142,7 @@ class Connection:
 
     def start(self) -> None:
         self.record("open", port=self.port, settings=self.settings.as_dict())  # before any rx
+        self.events.start()
         self._pump.start()
 
     def record(self, kind: str, data: bytes | None = None, **fields: Any) -> LogEvent:
@@ -168,10 +171,30 @@ class Connection:
             schedule = self._served and not self._wake_pending
             if schedule:
                 self._wake_pending = True
+        self.events.wake()
         if responders:  # outside the lock: matching scans the chunk
             self._respond(responders, data, offset)
         if schedule:
             self._call_on_loop(self._wake)
+
+    def record_event(self, item: SeenEvent) -> None:
+        """A detected event into the log (``event``) and to the listeners, under the lock as rx is (from the
+        watch thread), at the newest entry's time: a chunk the pump timed just before may come after it,
+        and a capture's times never go back (the event's own time is in it)."""
+        with self.lock:
+            last = self.log.tail(1)
+            t = last[0].t if last else time.time()
+            event = self.log.append("event", t, None, label=item.text_line(), event=item.as_dict())
+            for listener in self.listeners:
+                listener(event, None)
+
+    def wake_waiters(self) -> None:
+        """Wake waiting reads from any thread (a detected event may end a ``read(until=...)``)."""
+        with self.lock:
+            if not self._waiters or self._wake_pending:
+                return
+            self._wake_pending = True
+        self._call_on_loop(self._wake)
 
     def _respond(self, responders: list[Any], data: bytes, offset: int) -> None:
         """Match, and hand each answer to the writer: the pump never waits on a device's write."""
@@ -206,6 +229,7 @@ class Connection:
             return
         self.last_error = f"{type(error).__name__}: {error}"
         self.record("error", message=self.last_error)
+        self.events.end_of_stream()  # a crash that took the port with it is reported now
         log.warning("connection %s (%s) lost its port: %s", self.id, self.port, self.last_error)
         self._generation += 1
         with contextlib.suppress(Exception):  # the device is already gone
@@ -433,6 +457,8 @@ class Connection:
             self._reconnect_task = None
         if was_open:
             await anyio.to_thread.run_sync(self._pump.stop)
+        await anyio.to_thread.run_sync(self.events.stop)  # what the pump delivered is scanned first
+        if was_open:
             try:
                 await anyio.to_thread.run_sync(self.handle.close)
             except Exception as exc:
@@ -461,6 +487,7 @@ class Connection:
         """Drop cursor ``name`` and its read lock (the caller it belonged to is gone)."""
         with self.lock:
             self.cursors.remove(name)
+        self.events.forget(name)
         lock = self._cursor_locks.get(name)
         if lock is not None and not lock.locked():
             del self._cursor_locks[name]

@@ -21,10 +21,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from serial_mcp import messages
-from serial_mcp.core.allowlist import Pattern, PortFacts, allowed, parse_allowlist
+from serial_mcp.core.allowlist import Pattern, PortFacts, allowed, parse_allowlist, replay_globs
 from serial_mcp.core.port_url import NETWORK_SCHEMES, check_text, parse_port, parse_scheme_name, scheme_of
 from serial_mcp.core.settings import SerialSettings
 from serial_mcp.errors import ErrorCode, InvalidArgument, SerialMcpError
+from serial_mcp.serial.firmware_elf import ElfScope
 from serial_mcp.serial.handle import Opener, PortHandle
 from serial_mcp.serial.judged import JudgedPath
 from serial_mcp.serial.openers import default_opener
@@ -136,6 +137,7 @@ class PortPolicy:
     allowlist: tuple[str, ...] | None = None
     enable_url_schemes: frozenset[str] = frozenset()
     capture_dir: Path | None = None
+    firmware_dirs: tuple[Path, ...] = ()  # issue 24: where open(elf=...) may read, besides the captures
 
     @classmethod
     def of(
@@ -145,6 +147,7 @@ class PortPolicy:
         allowlist: Iterable[str] | None = None,
         enable_url_schemes: Iterable[str] = (),
         capture_dir: Path | str | None = None,
+        firmware_dirs: Iterable[Path | str] = (),
     ) -> PortPolicy:
         """A policy from loosely typed values (the API's keywords): ``invalid_argument`` for a bare
         string where a list belongs (never taken character by character) or a bad scheme name."""
@@ -165,11 +168,30 @@ class PortPolicy:
             tuple(allowlist) if allowlist is not None else None,
             frozenset(schemes),
             Path(capture_dir) if capture_dir is not None else None,
+            _dirs(firmware_dirs),
         )
 
     def patterns(self) -> list[Pattern] | None:
         """The parsed allowlist (``invalid_argument`` for a bad or empty one: fail closed)."""
         return parse_allowlist(list(self.allowlist)) if self.allowlist is not None else None
+
+    def elf_scope(self) -> ElfScope:
+        """Where a firmware ELF may be read: as ``replay://`` captures, plus the firmware directories."""
+        patterns = self.patterns() or []
+        replay_patterns = [p.path for p in patterns if p.kind == "replay" and p.path is not None]
+        capture_dir = self.capture_dir
+
+        def globs() -> list[str]:
+            bases = tuple(real_path(b) for b in replay_bases(capture_dir))
+            return [g for path in replay_patterns for g in replay_globs(path, bases)]
+
+        return ElfScope(capture_dir, self.firmware_dirs, globs)
+
+
+def _dirs(dirs: Iterable[Path | str]) -> tuple[Path, ...]:
+    if isinstance(dirs, str | Path):
+        raise InvalidArgument(messages.POLICY_NOT_A_LIST.format(name="firmware_dirs", value=dirs))
+    return tuple(Path(d) for d in dirs)
 
 
 def policy_opener(
@@ -209,8 +231,10 @@ def resolve_port(port: str, port_lister: Callable[[], list[PortInfo]]) -> str:
             os.path.basename(link) == port and _real(link) == _real(p.name)
             for link in glob.glob(f"{BY_ID}/*")
         ),
-        lambda p: len(port.strip()) >= MIN_FRAGMENT  # "" or "a" must never pick a port
-        and port.lower() in " ".join(filter(None, (p.description, p.product, p.manufacturer))).lower(),
+        lambda p: (
+            len(port.strip()) >= MIN_FRAGMENT  # "" or "a" must never pick a port
+            and port.lower() in " ".join(filter(None, (p.description, p.product, p.manufacturer))).lower()
+        ),
     ):
         found = [p for p in ports if pick(p)]
         if len(found) == 1:

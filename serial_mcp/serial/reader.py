@@ -24,6 +24,7 @@ from serial_mcp.serial import decode_feed
 from serial_mcp.serial.connection import Connection
 from serial_mcp.serial.lending import released_error
 from serial_mcp.serial.pattern_search import search_in_worker, search_inline
+from serial_mcp.serial.read_until import past_line_end, until_cut, until_kinds
 
 DEFAULT_TIMEOUT_MS = 1000
 MAX_TIMEOUT_MS = 600_000
@@ -42,6 +43,7 @@ StopReason = Literal[
     "closed",
     "overrun",
     "framing_error",
+    "event",
 ]
 DEFAULT_MAX_FRAMES = 100
 MAX_MAX_FRAMES = 10_000
@@ -112,6 +114,7 @@ class ReadRequest(NamedTuple):
     encoding: str = "utf8"
     decode: DecodeSpec | None = None
     max_frames: int = DEFAULT_MAX_FRAMES
+    until: frozenset[str] | None = None  # event kinds that end the read (issue 24)
 
     @property
     def effective_idle_ms(self) -> int | None:
@@ -119,7 +122,7 @@ class ReadRequest(NamedTuple):
         — but never before the final when the parser knows what a final looks like."""
         if self.idle_ms is not None:
             return self.idle_ms
-        if self.matcher is not None or (self.decode is not None and self.decode.final_aware):
+        if self.matcher is not None or self.until or (self.decode is not None and self.decode.final_aware):
             return None
         return DEFAULT_IDLE_MS
 
@@ -140,6 +143,7 @@ def build_read_request(
     encoding: str | None = None,
     decode: DecodeSpec | None = None,
     max_frames: int | None = None,
+    until: Any = None,
 ) -> ReadRequest:
     """Validate every read argument up front (``transact`` calls this before it writes anything)."""
     if from_ is None:
@@ -168,7 +172,8 @@ def build_read_request(
     if not _is_int(mf) or not 1 <= mf <= MAX_MAX_FRAMES:
         raise InvalidArgument(messages.READ_BAD_MAX_FRAMES.format(value=Short(mf), max=MAX_MAX_FRAMES))
     matcher = Matcher.from_spec(match) if match is not None else None
-    return ReadRequest(from_, cursor or DEFAULT_CURSOR, t, idle_ms, mb, matcher, enc, decode, mf)
+    kinds = until_kinds(until)
+    return ReadRequest(from_, cursor or DEFAULT_CURSOR, t, idle_ms, mb, matcher, enc, decode, mf, kinds)
 
 
 class ReadOutcome(NamedTuple):
@@ -273,6 +278,7 @@ async def _read(conn: Connection, req: ReadRequest, start: int | None) -> ReadOu
     span: Span | None = None
     stop: StopReason | None = None
     first = True
+    seq0 = conn.events.last_seq
     while stop is None:
         pos = from_offset + len(buf)
         rr = conn.read_ring(pos, req.max_bytes - len(buf))
@@ -294,6 +300,13 @@ async def _read(conn: Connection, req: ReadRequest, start: int | None) -> ReadOu
                 del buf[span.end :]
                 stop = "match"
                 break
+        if (
+            req.until is not None
+            and (cut := await until_cut(conn, req, from_offset, seq0, len(buf))) is not None
+        ):
+            del buf[past_line_end(buf, cut) :]
+            stop = "event"
+            break
         if len(buf) >= req.max_bytes:
             stop = "max_bytes"
             break
@@ -301,7 +314,7 @@ async def _read(conn: Connection, req: ReadRequest, start: int | None) -> ReadOu
 
     conn.bytes_lost_total += lost
     data = bytes(buf)
-    if req.encoding == "utf8" and stop not in ("match", "disconnected", "closed"):
+    if req.encoding == "utf8" and stop not in ("match", "event", "disconnected", "closed"):
         data = data[: utf8_complete_length(data)]  # a torn character stays buffered for the next read
     next_offset = from_offset + len(data)
     advanced = _advance_cursor(conn, req, start, next_offset)
@@ -361,6 +374,7 @@ async def _read_framed(
     error: str | None = None
     match_index: int | None = None
     stop: StopReason | None = None
+    seq0 = conn.events.last_seq
     while stop is None:
         while pending and stop is None:  # frames decoded earlier (or just now) come first
             event = pending.pop(0)
@@ -378,6 +392,16 @@ async def _read_framed(
             elif size >= req.max_bytes:
                 stop = "max_bytes"
         if stop is not None:
+            break
+        if (
+            req.until is not None
+            and (cut := await until_cut(conn, req, from_offset, seq0, fed - from_offset)) is not None
+        ):
+            end = from_offset + cut
+            keep = next((i for i, f in enumerate(frames) if f.start >= end), len(frames))
+            pending[:0] = frames[keep:]  # frames after the event stay for the next read
+            del frames[keep:]
+            stop = "event"
             break
         if decoded and time.monotonic() >= deadline:
             stop = "timeout"  # bytes that keep the decoder busy (a flood, noise) end at the deadline too

@@ -7,7 +7,10 @@ EN) the chip samples IO0 — low: the ROM prints ``boot:0x3 (DOWNLOAD_BOOT…)``
 runs the serial loader (``core/esp32_rom_loader``: enough for ``esptool --no-stub``); high: the ROM boots
 the flash and an ESP-IDF-style log follows, naming the app found at 0x10000 (project, version, size,
 MD5) — a small ``hello_world`` until something else is flashed there, a refusal and a boot loop if what
-is there is not a valid image. The flash keeps its bytes across resets.
+is there is not a valid image. The flash keeps its bytes across resets. An app whose code segment starts
+with ``SIM_PANIC:<cause>`` (a NUL ends the cause) panics in ``app_main`` as an ESP-IDF app does: the Guru
+Meditation dump for that cause, its PC and backtrace in that segment, ``Rebooting...``, and a software
+reset (``rst:0xc (SW_CPU_RESET)``) — a crash loop, for tests of crash and boot-loop detection.
 
 The UART runs at 115200 after a reset; in download mode the ROM takes the rate of the host's first SYNC
 and CHANGE_BAUDRATE switches it (after its answer). Bytes sent while the port's rate and the chip's differ
@@ -44,6 +47,8 @@ BAUD_TOLERANCE: Final = 0.03
 APP_OFFSET: Final = 0x10000
 APP_PARTITION: Final = 0x100000
 OPTIONS: Final = {"boot": ("flash", "download")}
+PANIC_MARK: Final = b"SIM_PANIC:"  # the code of an app that panics in app_main; its cause follows
+PANIC_MS: Final = 30  # from app_main to the panic
 
 ROM_BANNER = b"ets Jun  8 2016 00:22:57\r\n\r\n"
 RESETS = {"power": b"0x1 (POWERON_RESET)", "sw_cpu": b"0xc (SW_CPU_RESET)", "sw": b"0x3 (SW_RESET)"}
@@ -127,6 +132,40 @@ def app_log(app: AppImage | str) -> tuple[bytes, bytes | None]:
         f"I ({t + 65}) main_task: Calling app_main()",
     ]
     return _lines(boot), _lines(lines)
+
+
+def panic_request(flash: bytes | bytearray, app: AppImage) -> tuple[str, int] | None:
+    """(cause, code load address) when the app's code asks for a panic (``PANIC_MARK``), else None."""
+    for seg in app.segments:
+        if 0x40000000 <= seg.load < 0x40400000:  # IRAM or flash-mapped text: code
+            start = APP_OFFSET + seg.offset
+            code = bytes(flash[start : start + min(seg.length, 64)])
+            if code.startswith(PANIC_MARK):
+                cause = code[len(PANIC_MARK) :].split(b"\0", 1)[0].decode("ascii", "replace").strip()
+                return cause[:32] or "LoadProhibited", seg.load
+    return None
+
+
+def panic_dump(cause: str, code: int, elf_sha256: str | None) -> bytes:
+    """What ESP-IDF v5 prints on ESP32 for an unhandled exception in app_main (UART panic handler)."""
+    pc, caller, task = code + 0x14, code + 0x42, 0x40085B21
+    return _lines([
+        f"Guru Meditation Error: Core  0 panic'ed ({cause}). Exception was unhandled.",
+        "",
+        "Core  0 register dump:",
+        f"PC      : 0x{pc:08x}  PS      : 0x00060630  A0      : 0x{0x80000000 | caller & 0x3FFFFFFF:08x}"
+        "  A1      : 0x3ffb5640",
+        "A2      : 0x00000000  A3      : 0x3ffb5680  A4      : 0x3ffb5684  A5      : 0x00000001",
+        "EXCVADDR: 0x00000000  LBEG    : 0x4000c2e0  LEND    : 0x4000c2f6  LCOUNT  : 0xffffffff",
+        "",
+        "",
+        f"Backtrace: 0x{pc:08x}:0x3ffb5640 0x{caller:08x}:0x3ffb5660 0x{task:08x}:0x3ffb5680",
+        "",
+        "",
+        f"ELF file SHA256: {(elf_sha256 or '0' * 16)[:16]}",
+        "",
+        "Rebooting...",
+    ])  # fmt: skip
 
 
 class Esp32Board:
@@ -236,13 +275,22 @@ class Esp32Board:
             step = functools.partial(self._boot, "sw", False)
             self.timeline.after(BOOT_LOOP_MS, functools.partial(self._if_boot, boot, step))
             return
-        self.timeline.after(
-            APP_MS, functools.partial(self._if_boot, boot, functools.partial(self._app, app_lines))
-        )
+        assert not isinstance(app, str)
+        panic = panic_request(self.rom.flash, app)
+        run = functools.partial(self._app, app_lines, boot, panic, app.elf_sha256)
+        self.timeline.after(APP_MS, functools.partial(self._if_boot, boot, run))
 
-    def _app(self, lines: bytes) -> None:
+    def _app(self, lines: bytes, boot: int, panic: tuple[str, int] | None, sha: str | None) -> None:
         self.state = "app"
         self._emit(lines)
+        if panic is not None:
+            crash = functools.partial(self._panic, panic[0], panic[1], sha)
+            self.timeline.after(PANIC_MS, functools.partial(self._if_boot, boot, crash))
+
+    def _panic(self, cause: str, code: int, sha: str | None) -> None:
+        """app_main faulted: the panic handler's dump, then a software reset into the same image."""
+        self._emit(panic_dump(cause, code, sha))
+        self._boot("sw_cpu", False)
 
     # --- the UART -----------------------------------------------------------------------------------
 

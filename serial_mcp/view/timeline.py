@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from serial_mcp.core.capture import CaptureEvent
+from serial_mcp.core.events import EventDetector
 
 __all__ = ["MARKER_KINDS", "Timeline", "build_timeline", "marker_of"]
 
@@ -28,7 +29,12 @@ MARKER_KINDS: Final = (
     "reconnect",
     "lost",
     "marker",
+    "boot",
+    "reset",
+    "crash",
+    "boot_loop",
 )
+_DETECTED: Final = frozenset({"boot", "reset", "crash", "boot_loop"})
 _RECONNECT_WORDS: Final = ("reconnect", "disconnect", "unplug", "replug")
 
 
@@ -85,6 +91,12 @@ def marker_of(event: CaptureEvent) -> tuple[str, str] | None:
         port = f.get("port")
         return kind, f"{kind} {port}" if isinstance(port, str) else kind
     label = str(f.get("label") or kind)
+    detected = f.get("event")
+    if kind == "marker" and isinstance(detected, dict):  # a detected boot, reset or crash (issue 24)
+        what = detected.get("kind")
+        if what in ("boot", "reset", "crash", "boot_loop"):
+            return str(what), label
+        return "marker", label
     if label == "reconnect" and isinstance(f.get("attempts"), int):  # as the connection records it
         return "reconnect", f"reconnected after {f['attempts']} attempt(s)"
     if any(word in label.lower() for word in _RECONNECT_WORDS):
@@ -92,8 +104,24 @@ def marker_of(event: CaptureEvent) -> tuple[str, str] | None:
     return "marker", label
 
 
+def detected_markers(events: Iterable[CaptureEvent]) -> list[list[Any]]:
+    """Boots, resets, crashes and boot loops found in the capture's received bytes, as a connection finds
+    them (for a capture recorded without them: an older one, a file from elsewhere), as markers."""
+    detector = EventDetector()
+    found = []
+    offset = 0
+    for e in events:
+        if e.type == "rx" and e.data:
+            found += detector.feed(e.data, e.offset if e.offset is not None else offset, e.t)
+            offset = (e.offset if e.offset is not None else offset) + len(e.data)
+    found += detector.flush()
+    return [[round(ev.t, 6), ev.kind, ev.summary()[:200]] for ev in found if ev.kind != "stage"]
+
+
 def build_timeline(events: Iterable[CaptureEvent], gap_s: float) -> Timeline:
-    """One pass over the events: columns, markers, and gaps of silence longer than ``gap_s``."""
+    """One pass over the events: columns, markers, and gaps of silence longer than ``gap_s``. A capture
+    that holds no detected boots, resets or crashes gets them from :func:`detected_markers`."""
+    events = list(events)
     tl = Timeline()
     last_data_t: float | None = None
     for e in events:
@@ -119,4 +147,6 @@ def build_timeline(events: Iterable[CaptureEvent], gap_s: float) -> Timeline:
             tl.positions.append(tl.tx_bytes)
             tl.tx_bytes += n
         tl.sizes.append(n)
+    if not any(m[1] in _DETECTED for m in tl.markers):
+        tl.markers = sorted(tl.markers + detected_markers(events), key=lambda m: float(m[0]))
     return tl

@@ -99,9 +99,10 @@ async def test_every_tool_and_argument_is_classified(tmp_path: Path) -> None:
     reviewed = {
         "open": {"port", "baud_rate", "data_bits", "parity", "stop_bits", "flow_control", "rx_buffer_size",
                  "protocol", "rx_framing", "tx_framing", "rx_parser", "reconnect", "pace", "record",
-                 "profile_mode", "low_latency", "share"},
+                 "profile_mode", "low_latency", "share", "elf"},
         "read": {"connection_id", "from", "cursor", "timeout_ms", "idle_ms", "max_bytes", "match", "encoding",
-                 "protocol", "rx_framing", "rx_parser", "max_frames", "strip_ansi", "screen", "frames"},
+                 "protocol", "rx_framing", "rx_parser", "max_frames", "strip_ansi", "screen", "frames",
+                 "until"},
         "lend": {"connection_id", "timeout_ms"},  # timeout_ms without action="release" is refused
     }
     for tool, harmless in reviewed.items():

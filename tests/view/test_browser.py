@@ -16,11 +16,14 @@ import pytest
 
 from serial_mcp.store.capture_files import read_capture
 from serial_mcp.view.command import run_view
+from serial_mcp.view.timeline import detected_markers
 from tests.view.helpers import DATA, SAMPLES, capture_from_raw, data_event_counts, nmea_sentences
 
 pytestmark = [
     pytest.mark.slow,
-    pytest.mark.threads_outlive_the_test("Playwright's session-long event loop starts its executor threads on first use"),
+    pytest.mark.threads_outlive_the_test(
+        "Playwright's session-long event loop starts its executor threads on first use"
+    ),
 ]
 
 LOAD_TIMEOUT_MS = 60_000  # a bound on a failure, not a speed requirement
@@ -92,7 +95,8 @@ def test_sample_pages_load_cleanly_with_every_event_on_the_timeline(open_page: A
     assert int(ds["drawnEvents"]) == rx + tx  # the whole session is in view at first
     assert 0 < int(ds["drawnColumns"]) <= rx + tx
     c = read_capture(capture)
-    assert int(ds["drawnMarkers"]) == sum(e.type not in ("rx", "tx") for e in c.events)
+    detected = len(detected_markers(c.events))  # boots and crashes found in the bytes (issue 24)
+    assert int(ds["drawnMarkers"]) == sum(e.type not in ("rx", "tx") for e in c.events) + detected
     assert loaded.page.locator("#transcript .row").count() == min(400, loaded.js("serialView.rows"))
     assert loaded.problems == []
 

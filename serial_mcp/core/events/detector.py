@@ -207,6 +207,15 @@ class EventDetector:
             self._emit_crash(self._pending, out)
         return out
 
+    def may_emit(self, data: bytes) -> bool:
+        """Whether feeding ``data`` next could complete an event: a dump or a crash is open, or a trigger
+        lies in the unfinished line plus ``data``. False means it cannot (a caller may skip waiting for
+        it). It only reads, so another thread than the feeding one may ask (an answer raced by a feed is
+        as good as one asked a moment earlier)."""
+        if self._block is not None or self._pending is not None:
+            return True
+        return self._trigger.search(bytes(self._tail) + data) is not None
+
     def counters(self) -> dict[str, int]:
         """Work done and found: bytes scanned by the prefilter, lines and bytes examined, events by kind,
         gaps; ``buffered_bytes`` is the unfinished line held (at most ``MAX_LINE``)."""

@@ -10,6 +10,7 @@ const ROW_PAGE = 400, FRAME_PAGE = 250, MAX_DOTS = 2000;
 const MARK_COLORS = {
   control: "#7b4fc9", "break": "#c62828", config: "#00838f", respond: "#2e7d32", open: "#607d8b",
   close: "#607d8b", error: "#b71c1c", reconnect: "#ad1457", lost: "#e91e63", marker: "#8d6e00",
+  boot: "#1565c0", reset: "#ef6c00", crash: "#d50000", boot_loop: "#aa00ff",  // detected events (issue 24)
 };
 const $ = (id) => document.getElementById(id);
 const el = (tag, cls, text) => {

@@ -1,0 +1,386 @@
+"""EventWatch: the crash/boot/reset detector of one connection, run on a thread of its own.
+
+The pump never waits for it: ``wake()`` (called by the pump after each chunk) only sets a flag. The
+watch thread looks ``BATCH_S`` after new bytes came (at once when a result or an ``until`` read waits
+for it, or the port ended), so a trickle costs one scan per ``BATCH_S``, not one per chunk. It reads
+the ring by offset, in pieces of at most ``PIECE`` bytes under the connection's lock (a copy, no
+parsing), and feeds them to :class:`~serial_mcp.core.events.EventDetector` outside it, with each
+chunk's arrival time. If it falls ``MAX_LAG`` bytes behind the live edge (a flood that matches
+every line costs the detector ~170 ms a MiB) or the ring overran it, it skips ahead to the newest
+``RESUME_BACK`` bytes (the ring's oldest, if it holds less) and counts the bytes it did not scan
+(``bytes_not_scanned``): received data is never dropped or delayed for it, and what was not looked at
+is said. When the port is lost (:meth:`end_of_stream`) what is open is completed at once: a board that
+panicked and went away (QEMU with ``-no-reboot``, a USB CDC port that drops on reset) still gets its
+crash, without waiting for a reset that cannot come on this stream.
+
+Each event found is numbered (``seq``), kept (the last ``MAX_KEPT``), decoded against the
+connection's firmware ELF when one is set (addresses → ``function at file:line``), appended to the
+connection's event log as an ``event`` entry (so recordings, ``export_log``, the log resource and its
+notifications carry it), and counted for ``get_status``. Readers waiting on the connection are woken
+so ``read(until=[...])`` ends on it. What each caller has already been shown is remembered per cursor
+(:meth:`take_unseen`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import threading
+import time
+import weakref
+from collections import deque
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final
+
+from serial_mcp import messages
+from serial_mcp.core.events import Event, EventDetector
+
+if TYPE_CHECKING:
+    from serial_mcp.serial.connection import Connection
+    from serial_mcp.serial.firmware_elf import LoadedElf
+
+log = logging.getLogger(__name__)
+
+PIECE: Final = 64 * 1024  # bytes copied out of the ring per lock hold
+MAX_LAG: Final = 4 << 20  # bytes behind the live edge after which the watch skips ahead
+RESUME_BACK: Final = 256 * 1024  # ... to this far before the live edge (the newest bytes are scanned)
+STOP_DRAIN: Final = 4 << 20  # bytes still scanned when the connection closes
+MAX_KEPT: Final = 1000  # events kept per connection (older ones are counted as evicted)
+MAX_SHOWN: Final = 20  # events listed in one result (the rest are counted)
+MAX_TEXT_LINES: Final = 5  # of those, lines at the head of its text
+SAME_TIME_S: Final = 0.02  # chunks closer together than this are fed as one (one time for all)
+BATCH_S: Final = 0.05  # after new bytes, the watch waits this long before it scans (unless asked now)
+SETTLE_S: Final = 0.2  # longest a result waits for the watch to reach its end offset
+SETTLE_LAG: Final = 256 * 1024  # a watch further behind than this is not waited for
+
+
+@dataclass(frozen=True, slots=True)
+class SeenEvent:
+    """A detected event with its number on the connection and its addresses decoded (if an ELF is set)."""
+
+    seq: int
+    event: Event
+    frames: tuple[tuple[int, tuple[str, ...]], ...] = ()  # (address, its frames innermost first)
+
+    @property
+    def where(self) -> str | None:
+        """The innermost frame of the first decoded address (the program counter's when it has one)."""
+        for _, frames in self.frames:
+            if frames:
+                return frames[0]
+        return None
+
+    def as_dict(self) -> dict[str, Any]:
+        out = {"seq": self.seq, **self.event.as_dict()}
+        if self.frames:
+            out["frames"] = {f"0x{a:08x}": list(f) for a, f in self.frames}
+        return out
+
+    def compact(self) -> dict[str, Any]:
+        """What a read result lists: enough to act on; ``get_log`` / ``events()`` have the rest."""
+        e = self.event
+        out: dict[str, Any] = {"seq": self.seq, "kind": e.kind, "severity": e.severity, "offset": e.offset}
+        out["text"] = e.line
+        for name in ("reason", "reset_reason"):
+            value = getattr(e, name)
+            if value is not None:
+                out[name] = value
+        where = self.where
+        if where is not None:
+            out["where"] = where
+        return out
+
+    def text_line(self) -> str:
+        mark = messages.EVENT_MARK_INFO if self.event.severity == "info" else messages.EVENT_MARK_ALERT
+        where = self.where
+        return messages.EVENT_LINE.format(
+            mark=mark,
+            summary=self.event.summary()[:200],
+            where=messages.EVENT_LINE_WHERE.format(where=where) if where else "",
+        )
+
+
+def text_lines(events: Iterable[dict[str, Any]] | None) -> str:
+    """The lines a result's text starts with, one per listed event (stages left out), and how many more."""
+    if not events:
+        return ""
+    shown = [e for e in events if e.get("kind") != "stage"]
+    lines = [str(e["line"]) for e in shown[:MAX_TEXT_LINES] if "line" in e]
+    more = len(shown) - len(lines)
+    if more > 0:
+        lines.append(messages.EVENT_LINES_MORE.format(n=more))
+    return "".join(line + "\n" for line in lines)
+
+
+class EventWatch:
+    """The detector of one connection, its thread and what it found; see the module docstring."""
+
+    def __init__(self, conn: Connection, detector: EventDetector | None = None) -> None:
+        self._conn = weakref.ref(conn)
+        self._name = f"events-{conn.id}"
+        self.detector = detector or EventDetector()
+        self.elf: LoadedElf | None = None
+        self._wake = threading.Event()
+        self._now = threading.Event()  # scan without waiting BATCH_S: a result settles, the port ended
+        self._stopping = False
+        self._flush_pending = False
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()  # the fields below
+        self._pos = 0  # next ring offset to scan
+        self._events: deque[SeenEvent] = deque(maxlen=MAX_KEPT)
+        self._seq = 0
+        # cursor key -> (every seq up to this one was shown to it, and these after it)
+        self._seen: dict[str, tuple[int, set[int]]] = {}
+        self._counts = dict.fromkeys(("boot", "stage", "reset", "crash", "boot_loop"), 0)
+        self._last: SeenEvent | None = None
+        self.bytes_not_scanned = 0
+        self.skips = 0
+        self._settles: list[tuple[int, asyncio.Future[None]]] = []
+        # a connection dropped without close (a dropped engine) ends the thread too: it finds no connection
+        weakref.finalize(conn, self._ask_now)
+
+    # --- lifecycle ----------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, name=self._name, daemon=True)
+            self._thread.start()
+
+    def wake(self) -> None:
+        """New bytes are in the ring (the pump calls this; it costs a flag)."""
+        if not self._wake.is_set():
+            self._wake.set()
+
+    def _ask_now(self) -> None:
+        self._now.set()
+        self._wake.set()
+
+    def end_of_stream(self) -> None:
+        """The port was lost: complete what is open once everything received is scanned."""
+        self._flush_pending = True
+        self._ask_now()
+
+    def stop(self, join_timeout: float = 5.0) -> None:
+        """Scan what is left (up to ``STOP_DRAIN`` bytes), complete what is open, end the thread
+        (blocking: call off the event loop)."""
+        self._stopping = True
+        self._ask_now()
+        thread = self._thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(join_timeout)
+
+    # --- what callers ask -----------------------------------------------------------------------------
+
+    @property
+    def scanned_to(self) -> int:
+        return self._pos
+
+    @property
+    def last_seq(self) -> int:
+        return self._seq
+
+    def events(self, since: int = 0) -> list[SeenEvent]:
+        with self._lock:
+            return [e for e in self._events if e.seq > since]
+
+    def first(self, kinds: frozenset[str], begin: int, after_seq: int) -> SeenEvent | None:
+        """The first event of ``kinds`` that ends past ``begin`` or was found after ``after_seq``."""
+        with self._lock:
+            for e in self._events:
+                if e.event.kind in kinds and (e.event.end > begin or e.seq > after_seq):
+                    return e
+        return None
+
+    def take_unseen(self, key: str, upto: int) -> list[dict[str, Any]] | None:
+        """The events ``key`` (a caller's cursor) has not been shown yet that begin before ``upto`` (the
+        end of what its result returns: an event further on waits for the result that reaches it),
+        compact, each with its text ``line``; they count as shown from now on. None when there are none."""
+        with self._lock:
+            hw, extra = self._seen.get(key, (0, set()))
+            if self._seq <= hw:
+                return None
+            new = [e for e in self._events if e.seq > hw and e.seq not in extra and _position(e.event) < upto]
+            extra = extra | {e.seq for e in new}
+            while hw + 1 in extra or (self._events and hw + 1 < self._events[0].seq):
+                extra.discard(hw + 1)
+                hw += 1
+            self._seen[key] = (hw, extra)
+        if not new:
+            return None
+        out = []
+        for e in new[-MAX_SHOWN:]:
+            item = e.compact()
+            item["line"] = e.text_line()
+            out.append(item)
+        if len(new) > MAX_SHOWN:
+            out[0]["earlier"] = len(new) - MAX_SHOWN  # not listed here: get_log has them
+        return out
+
+    def forget(self, key: str) -> None:
+        with self._lock:
+            self._seen.pop(key, None)
+
+    def status(self) -> dict[str, Any]:
+        """The counters ``get_status`` shows."""
+        with self._lock:
+            c = self._counts
+            out: dict[str, Any] = {
+                "boots": c["boot"],
+                "crashes": c["crash"],
+                "resets": c["reset"],
+                "boot_loops": c["boot_loop"],
+                "bytes_scanned": self.detector.counters()["bytes_scanned"],
+            }
+            if self.bytes_not_scanned:
+                out["bytes_not_scanned"] = self.bytes_not_scanned
+            if self._last is not None:
+                out["last"] = self._last.compact()
+            if self.elf is not None:
+                out["elf"] = self.elf.path
+        return out
+
+    async def settle(self, offset: int, timeout: float = SETTLE_S) -> None:
+        """Wait (up to ``timeout``) until the watch has scanned up to ``offset``, so a result lists the
+        events its own bytes hold; a watch far behind (a flood) is not waited for."""
+        if self._thread is None or offset - self._pos > SETTLE_LAG:
+            return
+        if self._pos >= offset and not self._flush_pending:
+            return
+        conn = self._conn()
+        if conn is None or (not self._flush_pending and not self._may_emit(conn, offset)):
+            return  # nothing those bytes hold can make an event: no thread hop for a plain reply
+        fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        with self._lock:
+            if self._pos >= offset and not self._flush_pending:
+                return
+            self._settles.append((offset, fut))
+        self._ask_now()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(fut, timeout)
+        with self._lock:
+            self._settles = [s for s in self._settles if s[1] is not fut]
+
+    def _may_emit(self, conn: Connection, offset: int) -> bool:
+        pos = self._pos
+        data = conn.read_ring(pos, offset - pos).data if offset > pos else b""
+        return self.detector.may_emit(data)
+
+    # --- the thread -----------------------------------------------------------------------------------
+
+    def _run(self) -> None:
+        try:
+            while True:
+                deadline = self.detector.deadline()
+                timeout = None if deadline is None else max(0.0, deadline - time.time())
+                if self._wake.wait(timeout):
+                    # new bytes: look at them together, BATCH_S later (a trickle costs one scan per
+                    # BATCH_S, and the pump's wake-up of a waiting read never races this thread for them)
+                    self._now.wait(BATCH_S)
+                self._wake.clear()
+                self._now.clear()
+                conn = self._conn()
+                if conn is None:
+                    return
+                stopping, ending = self._stopping, self._flush_pending
+                self._scan(conn, STOP_DRAIN if stopping else None)
+                ended = stopping or ending
+                found = self.detector.flush() if ended else self.detector.poll(time.time())
+                if ending:
+                    self._flush_pending = False
+                if found:
+                    self._publish(conn, found)
+                if ending:
+                    self._resolve_settles()
+                del conn
+                if stopping:
+                    return
+        except Exception:  # a bug must not go unseen, nor take the connection down
+            log.exception("event watch %s stopped", self._name)
+        finally:
+            self._resolve_settles(all_=True)
+
+    def _scan(self, conn: Connection, budget: int | None) -> None:
+        """Feed everything new to the detector, piece by piece (or ``budget`` bytes, then skip)."""
+        detector = self.detector
+        scanned = 0
+        while True:
+            with conn.lock:
+                ring = conn.ring
+                end = ring.end_offset
+                pos = self._pos
+                if end - pos > MAX_LAG or (budget is not None and scanned >= budget and end > pos):
+                    skip_to = max(pos, ring.start_offset, end - RESUME_BACK)
+                    budget = None if budget is None else scanned + RESUME_BACK
+                else:
+                    skip_to = max(pos, ring.start_offset)
+                if skip_to > pos:
+                    self.bytes_not_scanned += skip_to - pos
+                    self.skips += 1
+                    pos = skip_to
+                rr = ring.read(pos, PIECE)
+                stamps = ring.stamps(rr.from_offset, rr.next_offset) if rr.data else []
+            if not rr.data:
+                self._pos = pos
+                self._resolve_settles()
+                return
+            found: list[Event] = []
+            data, base = rr.data, rr.from_offset
+            lo = base
+            i = 0
+            while i < len(stamps):
+                t0 = stamps[i][1]
+                j = i
+                while j + 1 < len(stamps) and stamps[j + 1][1] - t0 < SAME_TIME_S:
+                    j += 1
+                hi = min(stamps[j][0], rr.next_offset)
+                if hi > lo:
+                    found += detector.feed(data[lo - base : hi - base], lo, t0)
+                    lo = hi
+                i = j + 1
+            if lo < rr.next_offset:  # times no longer known (cannot happen under the lock; be safe)
+                found += detector.feed(data[lo - base :], lo, time.time())
+            scanned += len(data)
+            self._pos = rr.next_offset
+            if found:
+                self._publish(conn, found)
+            self._resolve_settles()
+
+    def _publish(self, conn: Connection, found: list[Event]) -> None:
+        elf = self.elf  # decoded here, outside the lock: a first lookup may read a whole compile unit
+        decoded = [elf.decode((e.pc, *e.backtrace)) if elf is not None else () for e in found]
+        seen: list[SeenEvent] = []
+        with self._lock:
+            for event, frames in zip(found, decoded, strict=True):
+                self._seq += 1
+                item = SeenEvent(self._seq, event, frames)
+                self._events.append(item)
+                self._counts[event.kind] += 1
+                if event.kind != "stage":
+                    self._last = item
+                seen.append(item)
+        for item in seen:
+            conn.record_event(item)
+        conn.wake_waiters()
+
+    def _resolve_settles(self, all_: bool = False) -> None:
+        with self._lock:
+            if not self._settles:
+                return
+            pos = -1 if self._flush_pending and not all_ else self._pos
+            done = [s for s in self._settles if all_ or s[0] <= pos]
+            self._settles = [s for s in self._settles if s not in done]
+        for _, fut in done:
+            with contextlib.suppress(RuntimeError):
+                fut.get_loop().call_soon_threadsafe(_resolve, fut)
+
+
+def _position(event: Event) -> int:
+    """Where a result meets the event: its first line; a boot loop at the boot that made it one."""
+    return event.boots[-1] if event.boots else event.offset
+
+
+def _resolve(fut: asyncio.Future[None]) -> None:
+    if not fut.done():
+        fut.set_result(None)

@@ -1,0 +1,140 @@
+"""The firmware ELF of a connection (``open(elf=...)``, ``configure(..., {"elf": ...})``): found under the
+same file rules as ``replay://`` captures, read through one checked descriptor, parsed once per
+(real path, mtime, size) and shared, and asked for the frames of a crash's addresses.
+
+Where an ELF may be read (:class:`ElfScope`): the capture directory and the working directory's
+``captures/`` (as ``replay://``), the paths the allowlist's ``replay://`` patterns admit, and the
+operator's firmware build directories (``--firmware-dir``). A relative name is looked up in the working
+directory, then each of those directories. Everything else is ``not_allowed`` with one message,
+whatever exists there. An image over ``MAX_ELF_BYTES`` is ``resource_limit``; a file that is not an
+ELF, or one pyelftools cannot read, is ``invalid_argument``. Parsing costs about a second per MB of
+DWARF: callers run :func:`load_elf` in a worker thread, never on the event loop.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Final
+
+from serial_mcp import messages
+from serial_mcp.core.elf_symbols import MAX_ELF_BYTES, ElfSymbols
+from serial_mcp.errors import ErrorCode, InvalidArgument, SerialMcpError
+from serial_mcp.serial.replay_files import ReplayScope, real_path
+
+__all__ = ["CACHE_SIZE", "ElfScope", "LoadedElf", "load_elf"]
+
+CACHE_SIZE: Final = 4  # parsed ELFs kept (each can hold tens of MB of DWARF state)
+MAX_ADDRESSES: Final = 24  # addresses of one event decoded (the PC and the first backtrace frames)
+
+
+@dataclass(frozen=True, slots=True)
+class ElfScope:
+    """Where a firmware ELF may be read from; see the module docstring."""
+
+    captures_dir: Path | None = None
+    firmware_dirs: tuple[Path, ...] = ()
+    globs: Callable[[], list[str]] | None = None  # the allowlist's replay:// globs
+
+    def _replay(self) -> ReplayScope:
+        return ReplayScope(self.captures_dir, self.globs)
+
+    def bases(self) -> list[Path]:
+        cwd = Path.cwd()
+        dirs = [cwd / d for d in self.firmware_dirs]
+        dirs += [cwd / self.captures_dir] if self.captures_dir is not None else []
+        return list(dict.fromkeys([cwd, *dirs, cwd / "captures"]))
+
+    def admits(self, real: str) -> bool:
+        if self._replay().admits(real):
+            return True
+        return any(_below(real_path(Path.cwd() / d), real) for d in self.firmware_dirs)
+
+    def resolve(self, name: str) -> str:
+        """The real path of the first candidate in scope that exists (else the first in scope)."""
+        if not isinstance(name, str) or not name.strip() or "\x00" in name:
+            raise InvalidArgument(messages.ELF_BAD_NAME)
+        given = Path(name).expanduser()
+        candidates = [given] if given.is_absolute() else [b / given for b in self.bases()]
+        admitted = [r for c in candidates if self.admits(r := real_path(c))]
+        if not admitted:
+            raise SerialMcpError(ErrorCode.NOT_ALLOWED, messages.ELF_REFUSED.format(path=name))
+        for real in admitted:
+            if os.path.isfile(real):
+                return real
+        raise SerialMcpError(ErrorCode.INVALID_ARGUMENT, messages.ELF_NOT_FOUND.format(path=name))
+
+
+def _below(directory: str, path: str) -> bool:
+    return os.path.commonpath([directory, path]) == directory
+
+
+@dataclass(slots=True)
+class LoadedElf:
+    """One parsed ELF, shared by the connections that use it (lookups take its lock: a first lookup
+    in a compile unit reads that unit, which is not safe from two threads at once)."""
+
+    path: str
+    mtime_ns: int
+    size: int
+    symbols: ElfSymbols
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def decode(self, addresses: Iterable[int | None]) -> tuple[tuple[int, tuple[str, ...]], ...]:
+        """Each distinct address (None skipped, at most ``MAX_ADDRESSES``) with its frames, innermost
+        first, as ``function at file:line``; addresses the image does not cover are left out."""
+        out: list[tuple[int, tuple[str, ...]]] = []
+        done: set[int] = set()
+        with self.lock:
+            for address in addresses:
+                if address is None or address in done or len(done) >= MAX_ADDRESSES:
+                    continue
+                done.add(address)
+                frames = self.symbols.lookup(address)
+                if frames:
+                    out.append((address, tuple(str(f) for f in frames)))
+        return tuple(out)
+
+
+_cache: OrderedDict[tuple[str, int, int], LoadedElf] = OrderedDict()
+_cache_lock = threading.Lock()
+
+
+def load_elf(name: str, scope: ElfScope) -> LoadedElf:
+    """Find, read and parse ``name`` (blocking: call in a worker thread); cached per real path, mtime
+    and size, so a rebuilt firmware is read again and an unchanged one is not."""
+    real = scope.resolve(name)
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    try:
+        fd = os.open(real, flags)
+    except OSError as exc:
+        raise SerialMcpError(
+            ErrorCode.INVALID_ARGUMENT, messages.ELF_READ_FAILED.format(path=name, error=exc.strerror or exc)
+        ) from None
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise SerialMcpError(ErrorCode.INVALID_ARGUMENT, messages.ELF_NOT_FOUND.format(path=name))
+        key = (real, st.st_mtime_ns, st.st_size)
+        with _cache_lock:
+            hit = _cache.get(key)
+            if hit is not None:
+                _cache.move_to_end(key)
+                return hit
+        if st.st_size > MAX_ELF_BYTES:
+            raise SerialMcpError(
+                ErrorCode.RESOURCE_LIMIT, messages.ELF_TOO_LARGE.format(size=st.st_size, max=MAX_ELF_BYTES)
+            )
+        data = f.read(MAX_ELF_BYTES + 1)
+    symbols = ElfSymbols.parse(data)  # resource_limit / invalid_argument with the reason
+    loaded = LoadedElf(real, st.st_mtime_ns, st.st_size, symbols)
+    with _cache_lock:
+        _cache[key] = loaded
+        while len(_cache) > CACHE_SIZE:
+            _cache.popitem(last=False)
+    return loaded
