@@ -207,12 +207,14 @@ class Engine:
         enable_url_schemes: Sequence[str] = (),
         capture_quotas: Quotas | None = None,
         profiles: Path | str | None = None,
+        labgrid_coordinator: str | None = None,
     ) -> None:
         self.policy = PortPolicy.of(
             read_only=read_only,
             allowlist=allowlist,
             enable_url_schemes=enable_url_schemes,
             capture_dir=capture_dir,
+            labgrid_coordinator=labgrid_coordinator,  # labgrid://PLACE (issue 25); None: LG_COORDINATOR
         )
         self.services = Services(
             ConnectionManager(policy_opener(self.policy, port_lister, opener)),

@@ -90,6 +90,17 @@ def _port(text: str) -> int:
     return value
 
 
+def _host_port(text: str) -> str:
+    """``HOST:PORT`` (or ``HOST``: labgrid's default port) of a labgrid coordinator."""
+    host, sep, port = text.strip().rpartition(":")
+    if not sep:
+        host, port = text.strip(), "20408"
+    if not host or any(c.isspace() or c in "/@?#" for c in host):
+        raise ValueError("expected HOST:PORT")
+    _port(port)
+    return f"{host}:{int(port)}"
+
+
 _LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 # fmt: off
 OPTIONS: tuple[Option, ...] = (
@@ -108,6 +119,8 @@ OPTIONS: tuple[Option, ...] = (
     Option("profiles_path", Path, None, messages.OPT_PROFILES_PATH, "FILE", env_name="SERIAL_MCP_PROFILES"),
     Option("enable_url_schemes", _schemes, (), messages.OPT_ENABLE_URL_SCHEMES, "SCHEME",
            cli_name="enable_url_scheme", repeat=True),
+    Option("labgrid_coordinator", _host_port, None, messages.OPT_LABGRID_COORDINATOR, "HOST:PORT",
+           env_name="LG_COORDINATOR"),  # labgrid's own variable (issue 25)
 )
 # fmt: on
 OPTION_BY_NAME = {o.name: o for o in OPTIONS}
@@ -203,6 +216,7 @@ def port_policy(cfg: ServerConfig) -> PortPolicy:
             allowlist=cfg.allowlist,
             enable_url_schemes=cfg.enable_url_schemes,
             capture_dir=cfg.capture_dir,
+            labgrid_coordinator=cfg.labgrid_coordinator,
         )
         policy.patterns()
     except InvalidArgument as exc:

@@ -136,6 +136,7 @@ class PortPolicy:
     allowlist: tuple[str, ...] | None = None
     enable_url_schemes: frozenset[str] = frozenset()
     capture_dir: Path | None = None
+    labgrid_coordinator: str | None = None  # labgrid:// places (issue 25); None: LG_COORDINATOR
 
     @classmethod
     def of(
@@ -145,6 +146,7 @@ class PortPolicy:
         allowlist: Iterable[str] | None = None,
         enable_url_schemes: Iterable[str] = (),
         capture_dir: Path | str | None = None,
+        labgrid_coordinator: str | None = None,
     ) -> PortPolicy:
         """A policy from loosely typed values (the API's keywords): ``invalid_argument`` for a bare
         string where a list belongs (never taken character by character) or a bad scheme name."""
@@ -165,6 +167,7 @@ class PortPolicy:
             tuple(allowlist) if allowlist is not None else None,
             frozenset(schemes),
             Path(capture_dir) if capture_dir is not None else None,
+            labgrid_coordinator or None,
         )
 
     def patterns(self) -> list[Pattern] | None:
@@ -185,7 +188,10 @@ def policy_opener(
     if inner is not None and policy.enable_url_schemes:
         raise InvalidArgument(messages.POLICY_SCHEMES_NEED_DEFAULT_OPENER)
     opener = inner or default_opener(
-        policy.capture_dir, enabled_schemes=policy.enable_url_schemes, allowlist=patterns
+        policy.capture_dir,
+        enabled_schemes=policy.enable_url_schemes,
+        allowlist=patterns,
+        labgrid_coordinator=policy.labgrid_coordinator,
     )
     if patterns is not None:
         opener = GuardedOpener(opener, patterns, port_lister, capture_dir=policy.capture_dir)
@@ -209,8 +215,10 @@ def resolve_port(port: str, port_lister: Callable[[], list[PortInfo]]) -> str:
             os.path.basename(link) == port and _real(link) == _real(p.name)
             for link in glob.glob(f"{BY_ID}/*")
         ),
-        lambda p: len(port.strip()) >= MIN_FRAGMENT  # "" or "a" must never pick a port
-        and port.lower() in " ".join(filter(None, (p.description, p.product, p.manufacturer))).lower(),
+        lambda p: (
+            len(port.strip()) >= MIN_FRAGMENT  # "" or "a" must never pick a port
+            and port.lower() in " ".join(filter(None, (p.description, p.product, p.manufacturer))).lower()
+        ),
     ):
         found = [p for p in ports if pick(p)]
         if len(found) == 1:
