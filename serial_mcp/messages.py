@@ -994,7 +994,7 @@ LAB_RESET_OUTPUT = (
     "reset.digital_output must be the name of one of the place's digital outputs, or true for its only one."
 )
 LAB_RESET_NOT_LAB = "{port} is not a labgrid place: power and digital_output resets switch a lab board (labgrid://PLACE); use reset {{dtr, rts}} or send for this port."
-P_RESET_LAB = "{dtr, rts, hold_ms}: levels held hold_ms (default 100) then restored; labgrid://: {power: cycle, off_ms} or {digital_output: NAME|true, hold_ms}; null = just arm."
+P_RESET_LAB = "labgrid:// also: {power: cycle, off_ms} or {digital_output: NAME|true, hold_ms}."
 OPT_LABGRID_COORDINATOR = "labgrid coordinator for labgrid://PLACE ports and list_ports"
 CLI_POWER_CYCLE = (
     "labgrid:// only: power-cycle the board and print its boot (DATA, if given, is sent after power on)"

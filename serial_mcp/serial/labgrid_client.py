@@ -196,7 +196,7 @@ class LabClient:
                 entry = session.resources.get(exporter, {}).get(group, {}).get(name)
                 match = found.getmatch(path)
                 shown = match.rename if match is not None and match.rename else name
-                if entry is None:  # the exporter is gone: the place still lists the resource
+                if entry is None or "cls" not in entry.data:  # its exporter is gone: the place still lists it
                     views.append(ResourceView(exporter, group, cls, shown, {}, {}, False))
                     continue
                 args, extra = dict(entry.args), dict(entry.extra)
@@ -260,3 +260,12 @@ def client_for(address: str) -> LabClient:
         if found is None:
             found = _CLIENTS[address] = LabClient(address)
         return found
+
+
+def close_all() -> None:
+    """Stop every coordinator session of this process and its thread (places held stay held)."""
+    with _CLIENTS_LOCK:
+        clients = list(_CLIENTS.values())
+        _CLIENTS.clear()
+    for client in clients:
+        client.close()
