@@ -186,8 +186,8 @@ def _labgrid(port: str) -> PortTarget:
     rest = port[len("labgrid://") :]
     if any(c in rest for c in "@?#:") or rest.count("/") > 1:
         raise _bad(port, messages.LABGRID_URL_FORM)
-    place, _, resource = rest.partition("/")
-    if not _LAB_NAME.fullmatch(place) or (resource and not _LAB_NAME.fullmatch(resource)):
+    place, slash, resource = rest.partition("/")
+    if not _LAB_NAME.fullmatch(place) or (slash and not _LAB_NAME.fullmatch(resource)):
         raise _bad(port, messages.LABGRID_URL_FORM)
     return PortTarget(port, "labgrid", f"labgrid://{rest}", host=place)
 

@@ -44,7 +44,10 @@ SER2NET = shutil.which("ser2net") or next(
     (p for p in ("/usr/sbin/ser2net", "/sbin/ser2net") if os.access(p, os.X_OK)), None
 )
 if SER2NET is None:
-    pytest.skip("!!! ser2net is not installed: LABGRID TESTS SKIP (apt-get install ser2net) !!!", allow_module_level=True)
+    pytest.skip(
+        "!!! ser2net is not installed: LABGRID TESTS SKIP (apt-get install ser2net) !!!",
+        allow_module_level=True,
+    )
 
 BIN = Path(sys.executable).parent
 STARTUP = 30.0  # seconds for a labgrid process to say it is ready (a bound on lack of progress)
@@ -135,7 +138,12 @@ class Watched:
     def __init__(self, argv: list[str], cwd: Path, env: dict[str, str]) -> None:
         self.argv = argv
         self.proc = subprocess.Popen(
-            argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+            argv,
+            cwd=cwd,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
             start_new_session=True,
         )
         self.lines: queue.Queue[str | None] = queue.Queue()
@@ -155,7 +163,9 @@ class Watched:
             try:
                 line = self.lines.get(timeout=timeout)
             except queue.Empty:
-                raise AssertionError(f"{self.argv[0]} printed no {marker!r} in {timeout}s:\n{''.join(self.log)}") from None
+                raise AssertionError(
+                    f"{self.argv[0]} printed no {marker!r} in {timeout}s:\n{''.join(self.log)}"
+                ) from None
             if line is None:
                 raise AssertionError(f"{self.argv[0]} ended before {marker!r}:\n{''.join(self.log)}")
             if marker in line:
@@ -189,7 +199,16 @@ class Lab:
             f"  RawSerialPort:\n    port: {self.board.device.path}\n    speed: 115200\n"
             f"  NetworkPowerPort:\n    model: simplerest\n    host: '{self.relay.url}'\n    index: 0\n"
         )
-        argv = [str(BIN / "labgrid-exporter"), "-c", self.address, "--name", EXPORTER, "--hostname", "127.0.0.1", str(config)]
+        argv = [
+            str(BIN / "labgrid-exporter"),
+            "-c",
+            self.address,
+            "--name",
+            EXPORTER,
+            "--hostname",
+            "127.0.0.1",
+            str(config),
+        ]
         self.exporter = Watched(argv, self.workdir, self.env)
         self.exporter.wait_for("Exporter ready")
 
@@ -203,7 +222,11 @@ class Lab:
         env = {**self.env, "LG_USERNAME": user, "LG_HOSTNAME": "admin-host"}
         return subprocess.run(
             [str(BIN / "labgrid-client"), "-x", self.address, *args],
-            env=env, capture_output=True, text=True, timeout=60, check=False,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
         )
 
     def show(self) -> str:
@@ -237,7 +260,12 @@ def lab(tmp_path: Path) -> Iterator[Lab]:
     try:
         coordinator.wait_for("listening on")
         rig.start_exporter()
-        for step in (("create",), ("add-match", f"{EXPORTER}/{PLACE}/*"), ("set-tags", "board=demo"), ("set-comment", "the demo board")):
+        for step in (
+            ("create",),
+            ("add-match", f"{EXPORTER}/{PLACE}/*"),
+            ("set-tags", "board=demo"),
+            ("set-comment", "the demo board"),
+        ):
             done = rig.client("-p", PLACE, *step)
             assert done.returncode == 0, done.stderr
         yield rig
