@@ -262,3 +262,31 @@ def test_place_names_and_resources_are_checked_before_the_coordinator_is_asked(m
                 engine.open(bad)
             assert refused.value.code == ErrorCode.INVALID_ARGUMENT, bad
     assert os.environ.get("LG_USERNAME") == "agent-a"
+
+
+def test_the_mcp_door_lists_places_and_completes_their_names(lab: Lab, me: str) -> None:
+    import anyio
+    import mcp_types as types
+    from mcp import Client
+
+    from serial_mcp.mcp.server import build_server
+    from serial_mcp.serial.manager import ConnectionManager
+    from serial_mcp.serial.policy import PortPolicy, policy_opener
+    from tests.tool_calls import call
+
+    async def go() -> None:
+        opener = policy_opener(PortPolicy(labgrid_coordinator=lab.address), lambda: [])
+        server = build_server(ConnectionManager(opener), port_lister=lambda: [])
+        async with Client(server) as c:
+            listed = await call(c, "list_ports", {})
+            place = next(p for p in listed["ports"] if p["name"] == f"labgrid://{PLACE}")
+            assert place["kind"] == "labgrid" and place["lab"]["acquired_by"] is None
+            ref = types.PromptReference(type="ref/prompt", name="diagnose_port")
+            comp = await c.complete(ref, {"name": "port", "value": "labgrid://b"})
+            assert comp.completion.values == [f"labgrid://{PLACE}"]
+            opened = await call(c, "open", {"port": f"labgrid://{PLACE}"})
+            assert f"acquired: {ME}" in lab.show()
+            await call(c, "close", {"connection_id": opened["connection_id"]})
+
+    anyio.run(go)
+    assert "acquired: None" in lab.show()
