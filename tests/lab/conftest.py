@@ -95,9 +95,20 @@ class Board:
         self.boots += 1
         self.device.send(BOOT_LOG)
 
+    def reset(self, held: bool) -> None:
+        """Held in reset the board is quiet; let go, it boots."""
+        if held:
+            self.on = False
+            return
+        self.on = True
+        self.boots += 1
+        self.device.send(BOOT_LOG)
+
 
 class PowerRelay:
-    """``simplerest`` power switch: GET /relay/0/1 on, /relay/0/0 off, /relay/0 → "1" or "0"."""
+    """``simplerest`` power switch: GET /relay/0/1 on, /relay/0/0 off, /relay/0 → "1" or "0"; and the
+    board's reset line as an ``HttpDigitalOutput``: PUT /reset with "1" holds the board in reset,
+    "0" lets it go (it boots)."""
 
     def __init__(self, board: Board) -> None:
         self.board = board
@@ -119,11 +130,22 @@ class PowerRelay:
                 self.end_headers()
                 self.wfile.write(body)
 
+            def do_PUT(self) -> None:
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                relay.requests.append(f"PUT {self.path} {body.decode()}")
+                if self.path != "/reset" or body not in (b"0", b"1"):
+                    self.send_error(404)
+                    return
+                relay.board.reset(body == b"1")
+                self.send_response(204)
+                self.end_headers()
+
             def log_message(self, format: str, *args: object) -> None:
                 return
 
         self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/relay/{{index}}/{{value}}"
+        self.base = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.url = self.base + "/relay/{index}/{value}"
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True, name="power-relay")
         self.thread.start()
 
@@ -198,6 +220,8 @@ class Lab:
             f"{PLACE}:\n"
             f"  RawSerialPort:\n    port: {self.board.device.path}\n    speed: 115200\n"
             f"  NetworkPowerPort:\n    model: simplerest\n    host: '{self.relay.url}'\n    index: 0\n"
+            f"  reset:\n    cls: HttpDigitalOutput\n    url: '{self.relay.base}/reset'\n"
+            f"    body_asserted: '1'\n    body_deasserted: '0'\n"
         )
         argv = [
             str(BIN / "labgrid-exporter"),

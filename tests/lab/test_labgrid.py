@@ -80,6 +80,21 @@ def test_capture_boot_power_cycle_captures_the_boot_from_its_first_byte(lab: Lab
     conn.close()
 
 
+def test_capture_boot_pulses_the_reset_line_and_captures_the_boot(lab: Lab, eng: SyncEngine) -> None:
+    conn = eng.open(f"labgrid://{PLACE}")
+    boot = conn.capture_boot(
+        reset={"digital_output": "reset", "hold_ms": 200}, match="login: ", timeout_ms=15000
+    )
+    assert boot.read.matched and boot.read.data == BOOT_LOG.decode()
+    assert [r for r in lab.relay.requests if r.startswith("PUT")] == ["PUT /reset 1", "PUT /reset 0"]
+    with pytest.raises(SerialMcpError) as unknown:
+        conn.capture_boot(reset={"digital_output": "rst"}, timeout_ms=0)
+    assert (
+        unknown.value.code == ErrorCode.NOT_SUPPORTED and "HttpDigitalOutput reset" in unknown.value.message
+    )
+    conn.close()
+
+
 class Agent:
     """A serial-mcp engine in its own process (tests/lab/agent.py), with its own labgrid identity."""
 
