@@ -167,6 +167,8 @@ class LabClient:
             self._close_quietly(session)
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(CALL_TIMEOUT)
+        if not self._thread.is_alive():
+            self._loop.close()
 
     # --- what the coordinator knows ---------------------------------------------------------------
 

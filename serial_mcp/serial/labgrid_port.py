@@ -255,6 +255,9 @@ class LabgridOpener:
                         messages.LABGRID_ACQUIRE_REFUSED.format(place=place.name, error=exc, me=me),
                     ) from None
                 log.info("acquired labgrid place %s as %s", place.name, me)
+            if lease is not None and not lease.released:  # taken from us meanwhile (a kick), taken back
+                lease.acquired_here = lease.acquired_here or acquired_here
+                return lease
             lease = self._leases[place.name] = Lease(client, place.name, acquired_here)
             return lease
 
