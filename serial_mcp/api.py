@@ -225,6 +225,7 @@ class Engine:
         capture_quotas: Quotas | None = None,
         profiles: Path | str | None = None,
         firmware_dirs: Sequence[Path | str] = (),
+        labgrid_coordinator: str | None = None,
     ) -> None:
         self.policy = PortPolicy.of(
             read_only=read_only,
@@ -232,6 +233,7 @@ class Engine:
             enable_url_schemes=enable_url_schemes,
             capture_dir=capture_dir,
             firmware_dirs=firmware_dirs,
+            labgrid_coordinator=labgrid_coordinator,  # labgrid://PLACE (issue 25); None: LG_COORDINATOR
         )
         self.services = Services(
             ConnectionManager(policy_opener(self.policy, port_lister, opener)),

@@ -105,7 +105,9 @@ def build_parser() -> OneLineParser:
 
     send = sub.add_parser("send", help=messages.CLI_SEND)
     send.add_argument("device", metavar="PORT", help=messages.P_PORT)
-    send.add_argument("data", metavar="DATA", help=messages.CLI_SEND_DATA)
+    send.add_argument("data", metavar="DATA", nargs="?", help=messages.CLI_SEND_DATA)
+    send.add_argument("--power-cycle", action="store_true", help=messages.CLI_POWER_CYCLE)  # issue 25
+    send.add_argument("--off-ms", type=int, default=1000, metavar="N", help=messages.CLI_OFF_MS)
     rd = sub.add_parser("read", help=messages.CLI_READ)
     rd.add_argument("device", metavar="PORT", help=messages.P_PORT)
     for one_shot in (send, rd):
@@ -185,7 +187,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                 return oneshot.run_ports(policy, args.json, sys.stdout)
             how = (args.expect, args.timeout_ms, args.protocol, args.baud_rate, args.max_bytes)
             shared = (*how, args.json, sys.stdout)
+            if args.command == "send" and args.power_cycle:  # labgrid:// boards (issue 25)
+                return oneshot.run_power_cycle(policy, args.device, args.data, args.off_ms, *shared)
             if args.command == "send":
+                if args.data is None:
+                    parser.error(messages.CLI_SEND_NEEDS_DATA)
                 return oneshot.run_send(policy, args.device, args.data, *shared)
             return oneshot.run_read(policy, args.device, *shared)
         if args.command == "view":

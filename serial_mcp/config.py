@@ -90,6 +90,17 @@ def _port(text: str) -> int:
     return value
 
 
+def _host_port(text: str) -> str:
+    """``HOST:PORT`` (or ``HOST``: labgrid's default port) of a labgrid coordinator."""
+    host, sep, port = text.strip().rpartition(":")
+    if not sep:
+        host, port = text.strip(), "20408"
+    if not host or any(c.isspace() or c in "/@?#" for c in host):
+        raise ValueError("expected HOST:PORT")
+    _port(port)
+    return f"{host}:{int(port)}"
+
+
 _LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 # fmt: off
 OPTIONS: tuple[Option, ...] = (
@@ -110,6 +121,8 @@ OPTIONS: tuple[Option, ...] = (
            cli_name="enable_url_scheme", repeat=True),
     Option("firmware_dirs", _list, (), messages.OPT_FIRMWARE_DIR, "DIR", cli_name="firmware_dir",
            env_name="SERIAL_MCP_FIRMWARE_DIR", repeat=True),  # issue 24: where open(elf=...) may read
+    Option("labgrid_coordinator", _host_port, None, messages.OPT_LABGRID_COORDINATOR, "HOST:PORT",
+           env_name="LG_COORDINATOR"),  # labgrid's own variable (issue 25)
 )
 # fmt: on
 OPTION_BY_NAME = {o.name: o for o in OPTIONS}
@@ -206,6 +219,7 @@ def port_policy(cfg: ServerConfig) -> PortPolicy:
             enable_url_schemes=cfg.enable_url_schemes,
             capture_dir=cfg.capture_dir,
             firmware_dirs=cfg.firmware_dirs,
+            labgrid_coordinator=cfg.labgrid_coordinator,
         )
         policy.patterns()
     except InvalidArgument as exc:

@@ -60,6 +60,7 @@ class ErrorCode(StrEnum):
     """Every stable error code, in one place (the tool contract: clients branch on these)."""
 
     ALREADY_RECORDING = "already_recording"
+    BUSY = "busy"  # a lab place (labgrid://) acquired by someone else; port_busy is for local ports
     CANCELLED = "cancelled"
     CAPTURE_DISABLED = "capture_disabled"
     CAPTURE_EXISTS = "capture_exists"
@@ -103,6 +104,7 @@ class ErrorCode(StrEnum):
     TIMEOUT = "timeout"
     TOO_MANY_CONNECTIONS = "too_many_connections"
     UNKNOWN_TOOL = "unknown_tool"
+    UNAVAILABLE = "unavailable"  # the lab's coordinator (or a place's exporter) cannot be reached
     UNSUPPORTED = "unsupported"
     WRITE_TIMEOUT = "write_timeout"
 
@@ -217,6 +219,8 @@ _CODES: dict[type[SerialMcpError], tuple[ErrorCode, ...]] = {
         ErrorCode.CONNECTION_CLOSED,
         ErrorCode.IO_ERROR,
         ErrorCode.PORT_RELEASED,
+        ErrorCode.BUSY,  # like port_busy: the port cannot be had now (a lab place someone else holds)
+        ErrorCode.UNAVAILABLE,  # like port_open_failed: what leads to the port is not reachable
     ),
     AccessError: (
         ErrorCode.READ_ONLY_MODE,

@@ -1021,3 +1021,43 @@ OPT_FIRMWARE_DIR = "directory of firmware builds whose ELF files open(elf=...) m
 READ_BAD_UNTIL = "until {value!r} is not a list of event kinds; use some of: {allowed}."
 CLI_DECODE_EVENTS = "list the boots, resets, crashes and boot loops in the received bytes instead of frames"
 CLI_DECODED_EVENTS = "{n} event(s), {crashes} crash(es)"
+
+# --- issue 25: labgrid ---------------------------------------------------------------------------
+LABGRID_URL_FORM = "give labgrid://PLACE or labgrid://PLACE/RESOURCE (names of letters, digits, '_', '.', '+', '-'); no user@, port, options or #fragment: the coordinator says where the place's serial port is"
+LABGRID_NOT_INSTALLED = "labgrid:// ports need labgrid, which is not installed ({error}); install the extra: pip install 'serial-mcp[labgrid]' (labgrid {version}, with its pyserial-labgrid)."
+LABGRID_NO_COORDINATOR = "{port!r} needs a labgrid coordinator: start serial-mcp with --labgrid-coordinator HOST:PORT, or set LG_COORDINATOR."
+LABGRID_NO_ANSWER = "no answer within {seconds} s"
+LABGRID_UNAVAILABLE = "the labgrid coordinator at {address} cannot be reached ({error}); check that labgrid-coordinator runs there and that --labgrid-coordinator / LG_COORDINATOR names it."
+LABGRID_PLACE_NOT_FOUND = (
+    "labgrid place {place!r} does not exist on the coordinator at {address}.{hint} Places: {places}."
+)
+LABGRID_BUSY = "labgrid place {place!r} is acquired by {holder} (since {since}); this server is {me}. Wait until it is released, or, if that holder is gone (a stopped agent keeps labgrid's lock), release it: labgrid-client -x {address} -p {place} release --kick"
+LABGRID_ACQUIRE_REFUSED = "the coordinator refused to acquire labgrid place {place!r} for {me}: {error}. See labgrid-client -p {place} show (a reservation, or a resource another place holds)."
+LABGRID_RELEASE_FAILED = "labgrid place {place} could not be released ({error}); it stays acquired: labgrid-client -p {place} release"
+LABGRID_RESOURCE_NOT_FOUND = (
+    "labgrid place {place!r} has no serial resource named {name!r}.{hint} Its serial resources: {names}."
+)
+LABGRID_NO_SERIAL = "labgrid place {place!r} holds no NetworkSerialPort (it holds: {resources}); add the board's serial port to it: labgrid-client -p {place} add-match EXPORTER/GROUP/NetworkSerialPort"
+LABGRID_SERIAL_AMBIGUOUS = (
+    "labgrid place {place!r} has several serial ports ({names}); name one: labgrid://{place}/NAME."
+)
+LABGRID_SERIAL_UNAVAILABLE = "the serial port {name!r} of labgrid place {place!r} is not available now: its exporter {exporter} is disconnected from the coordinator at {address}, or its device is gone; retry once the exporter is back (a reconnect policy retries by itself)."
+LABGRID_SWITCH_FAILED = "switching the {what} of labgrid place {place!r} {state} failed: {error}"
+LABGRID_NO_SWITCH = "labgrid place {place!r} has no {what} switch{name} that serial-mcp drives (it holds: {resources}); supported: {supported}."
+LABGRID_SWITCH_AMBIGUOUS = "labgrid place {place!r} has several {what} switches ({names}); name one with reset.name / reset.digital_output."
+LAB_RESET_POWER = 'reset.power must be "cycle" (off, off_ms, arm the capture, on).'
+LAB_RESET_OFF_MS = "reset.off_ms must be a whole number of milliseconds from 0 to {max}."
+LAB_RESET_NAME = "reset.name must be the name of one of the place's power switches."
+LAB_RESET_OUTPUT = (
+    "reset.digital_output must be the name of one of the place's digital outputs, or true for its only one."
+)
+LAB_RESET_NOT_LAB = "{port} is not a labgrid place: power and digital_output resets switch a lab board (labgrid://PLACE); use reset {{dtr, rts}} or send for this port."
+P_RESET_LAB = "labgrid:// also: {power: cycle, off_ms} or {digital_output: NAME|true, hold_ms}."
+OPT_LABGRID_COORDINATOR = "labgrid coordinator for labgrid://PLACE ports and list_ports"
+CLI_POWER_CYCLE = (
+    "labgrid:// only: power-cycle the board and print its boot (DATA, if given, is sent after power on)"
+)
+CLI_OFF_MS = "with --power-cycle: how long the power stays off, ms (default 1000)"
+CLI_SEND_NEEDS_DATA = "send needs DATA (only --power-cycle may go without)"
+CLI_POWER_CYCLE_DATA = "with --power-cycle DATA is sent as text: it must be UTF-8 after escapes"
+S_LAB_ERROR = " labgrid places not listed: {error}"

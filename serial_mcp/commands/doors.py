@@ -23,4 +23,5 @@ def engine(
         enable_url_schemes=sorted(policy.enable_url_schemes),
         capture_dir=capture_dir if capture_dir is not None else policy.capture_dir,
         capture_quotas=capture_quotas,
+        labgrid_coordinator=policy.labgrid_coordinator,  # labgrid://PLACE (issue 25)
     )

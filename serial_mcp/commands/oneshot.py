@@ -32,8 +32,8 @@ from serial_mcp.commands.doors import engine
 from serial_mcp.commands.output import announce, status
 from serial_mcp.core.encoding import decode_input
 from serial_mcp.core.escapes import unescape
-from serial_mcp.engine.results import Frame, ListPortsResult, ReadResult, TransactResult
-from serial_mcp.errors import SerialMcpError
+from serial_mcp.engine.results import CaptureBootResult, Frame, ListPortsResult, ReadResult, TransactResult
+from serial_mcp.errors import InvalidArgument, SerialMcpError
 
 EXIT_OK: Final = 0
 EXIT_NO_MATCH: Final = 1
@@ -41,7 +41,7 @@ EXIT_USAGE: Final = 2
 EXIT_PORT: Final = 3
 
 R = TypeVar("R")
-Result = ListPortsResult | TransactResult | ReadResult
+Result = ListPortsResult | TransactResult | ReadResult | CaptureBootResult
 
 
 def run_ports(policy: PortPolicy, as_json: bool, out: TextIO) -> int:
@@ -75,6 +75,50 @@ def run_send(
                 match=expect,
                 encoding="hex",  # the exact bytes the escapes denote
                 read_encoding="utf8",  # the reply as the tool shows it by default (hex if not text)
+                timeout_ms=timeout_ms,
+                max_bytes=limit,
+                protocol=protocol,
+            )
+
+        result = await _on_port(policy, port, baud_rate, call, writes=True)
+        ok = result.read.matched if expect is not None else True
+        if not as_json:
+            _show_read(result.read, out)
+        _say_if_cut(result.read, expect, limit)
+        return result, EXIT_OK if ok else EXIT_NO_MATCH
+
+    return _run(go, as_json, out)
+
+
+def run_power_cycle(
+    policy: PortPolicy,
+    port: str,
+    data: str | None,
+    off_ms: int,
+    expect: str | None,
+    timeout_ms: int | None,
+    protocol: str | None,
+    baud_rate: int | None,
+    max_bytes: int | None,
+    as_json: bool,
+    out: TextIO,
+) -> int:
+    """``send labgrid://PLACE [DATA] --power-cycle``: ``capture_boot`` with the place's power cycled
+    (off, ``off_ms``, arm, on), then DATA sent if given; the boot output is the reply (issue 25)."""
+    limit = _bound(max_bytes, expect)
+
+    async def go() -> tuple[Result, int]:
+        try:  # a bad escape or non-text DATA: a usage error before the port is touched
+            payload = unescape(data).decode("utf-8") if data else None
+        except UnicodeDecodeError:
+            raise InvalidArgument(messages.CLI_POWER_CYCLE_DATA) from None
+
+        async def call(conn: EngineConnection) -> CaptureBootResult:
+            return await conn.capture_boot(
+                reset={"power": "cycle", "off_ms": off_ms},
+                send=payload,
+                encoding="utf8",
+                match=expect,
                 timeout_ms=timeout_ms,
                 max_bytes=limit,
                 protocol=protocol,

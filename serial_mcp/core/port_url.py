@@ -31,11 +31,13 @@ from serial_mcp.errors import ErrorCode, InvalidArgument, SerialMcpError
 
 __all__ = [
     "BUILTIN_SCHEMES",
+    "LAB_SCHEMES",
     "NETWORK_SCHEMES",
     "REDACTED",
     "PortTarget",
     "check_scheme",
     "check_text",
+    "labgrid_parts",
     "parse_port",
     "parse_scheme_name",
     "redact",
@@ -45,7 +47,8 @@ __all__ = [
 
 NETWORK_SCHEMES: Final = frozenset({"socket", "rfc2217"})
 PYSERIAL_SCHEMES: Final = NETWORK_SCHEMES | {"loop"}
-OWN_SCHEMES: Final = frozenset({"replay", "sim"})
+LAB_SCHEMES: Final = frozenset({"labgrid"})  # a labgrid place, reached through its coordinator (issue 25)
+OWN_SCHEMES: Final = frozenset({"replay", "sim"}) | LAB_SCHEMES
 BUILTIN_SCHEMES: Final = PYSERIAL_SCHEMES | OWN_SCHEMES
 # the options pyserial's handlers document (and implement) for each scheme
 _OPTIONS: Final[dict[str, tuple[str, ...]]] = {
@@ -58,6 +61,7 @@ _SWITCH_ON: Final = frozenset({"", "1", "true", "yes", "on"})
 _MAX_NET_TIMEOUT: Final = 3600.0
 _SCHEME_NAME: Final = re.compile(r"[a-z][a-z0-9+.-]*")
 _HOST_NAME: Final = re.compile(r"[a-z0-9_](?:[a-z0-9_.-]*[a-z0-9_])?")
+_LAB_NAME: Final = re.compile(r"[A-Za-z0-9_](?:[A-Za-z0-9_.+-]*[A-Za-z0-9_])?")  # a place or resource name
 REDACTED: Final = "***"
 # options whose values are shown: the ones our schemes document (none carries a secret)
 _SHOWN_OPTIONS: Final[dict[str, frozenset[str]]] = {
@@ -117,6 +121,8 @@ def parse_port(port: str, enabled: frozenset[str] = frozenset()) -> PortTarget:
         return _network(port, scheme)
     if scheme == "loop":
         return _loop(port)
+    if scheme in LAB_SCHEMES:
+        return _labgrid(port)
     return PortTarget(port, scheme, port)  # a device path, replay:// / sim:// (their openers parse), enabled
 
 
@@ -171,6 +177,27 @@ def _loop(port: str) -> PortTarget:
     if rest not in ("", "/"):
         raise _bad(port, messages.URL_LOOP_NO_PATH)
     return PortTarget(port, "loop", "loop://" + _options(port, "loop", query))
+
+
+def _labgrid(port: str) -> PortTarget:
+    """``labgrid://PLACE[/RESOURCE]``: a place name and, for a place with several serial resources,
+    the one to use; nothing else (no ``user@``, port, options or fragment: the coordinator says
+    where the place's serial port is). ``host`` is the place, ``open_name`` the rebuilt URL."""
+    rest = port[len("labgrid://") :]
+    if any(c in rest for c in "@?#:") or rest.count("/") > 1:
+        raise _bad(port, messages.LABGRID_URL_FORM)
+    place, slash, resource = rest.partition("/")
+    if not _LAB_NAME.fullmatch(place) or (slash and not _LAB_NAME.fullmatch(resource)):
+        raise _bad(port, messages.LABGRID_URL_FORM)
+    return PortTarget(port, "labgrid", f"labgrid://{rest}", host=place)
+
+
+def labgrid_parts(port: str) -> tuple[str, str | None]:
+    """``(place, resource or None)`` of a ``labgrid://`` URL (``invalid_argument`` when malformed)."""
+    target = _labgrid(port)
+    _, _, resource = target.open_name[len("labgrid://") :].partition("/")
+    assert target.host is not None
+    return target.host, resource or None
 
 
 def _options(port: str, scheme: str, query: str) -> str:

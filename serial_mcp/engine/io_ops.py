@@ -15,7 +15,7 @@ from serial_mcp import messages
 from serial_mcp.core.keys import encode_keys
 from serial_mcp.core.pace import Pace
 from serial_mcp.core.unknown_keys import reject_unknown_keys
-from serial_mcp.engine import event_ops, respond_ops, results, shaping
+from serial_mcp.engine import event_ops, lab_reset, respond_ops, results, shaping
 from serial_mcp.engine.access import Caller
 from serial_mcp.engine.line_ops import pulse_lines
 from serial_mcp.engine.options import (
@@ -180,8 +180,11 @@ async def capture_boot(
         conn, caller, opts, from_="now", encoding=opts.encoding, default_timeout_ms=5000
     )
     shaping.require_open(conn)
+    lab = lab_reset.controls(conn) if lab_reset.is_lab(pulse) else None  # a labgrid place (issue 25)
     async with AsyncExitStack() as stack:
         async with conn.line_lock:
+            if lab is not None and pulse is not None:
+                await lab_reset.before_mark(lab, pulse)  # power off, off_ms: the old board's last bytes
             mark = await conn.purge_and_mark()  # exact: no pre-reset byte lands after the mark
             responder = await stack.enter_async_context(
                 respond_ops.armed(svc, "capture_boot", conn, respond, mark)
@@ -190,6 +193,8 @@ async def capture_boot(
             before = _unread_before(conn, caller, mark)
             if pulse is not None and pulse.get("kind") == "1200bps_touch":
                 await touch_1200(conn)  # the board re-enumerates; the read waits for it to come back
+            elif lab is not None and pulse is not None:
+                await lab_reset.after_mark(lab, pulse)  # power on / reset line: the boot starts now
             elif pulse is not None:
                 await pulse_lines(conn, pulse)
             if trigger is not None:
@@ -225,6 +230,8 @@ def parse_reset(reset: Any) -> dict[str, Any] | None:
         return None
     if not isinstance(reset, dict):
         raise InvalidArgument(messages.RESET_BAD)
+    if lab_reset.is_lab(reset):
+        return lab_reset.parse(reset)
     reject_unknown_keys(reset, RESET_KEYS, "reset")
     kind = reset.get("kind", "lines")
     if kind not in RESET_KINDS:

@@ -60,7 +60,10 @@ WriteTimeout = Annotated[Int | None, Field(description=messages.P_WRITE_TIMEOUT_
 WriteStall = Annotated[Int | None, Field(description=messages.P_WRITE_STALL_MS)]  # issue 28.6
 ReadEcho = Annotated[bool, Field(description=messages.P_READ_ECHO)]
 Steps = Annotated[list[dict[str, Any]] | None, Field(description=messages.P_STEPS)]
-Reset = Annotated[dict[str, Any] | None, Field(description=messages.P_RESET + messages.P_RESET_TOUCH)]
+Reset = Annotated[
+    dict[str, Any] | None,
+    Field(description=f"{messages.P_RESET}{messages.P_RESET_TOUCH} {messages.P_RESET_LAB}"),
+]
 BootSend = Annotated[str | None, Field(description=messages.P_BOOT_SEND)]
 FlushWhat = Annotated[FlushTarget, Field(description=messages.P_FLUSH_TARGET)]
 

@@ -7,7 +7,7 @@ from typing import Any
 import anyio
 
 from serial_mcp.core.identity import plan_bare_open
-from serial_mcp.engine import event_ops, respond_ops, results, shaping
+from serial_mcp.engine import event_ops, lab_ports, respond_ops, results, shaping
 from serial_mcp.engine.access import NOBODY, Caller
 from serial_mcp.engine.opening import Opener
 from serial_mcp.engine.options import NoOptions, OpenOptions
@@ -51,11 +51,13 @@ async def ports(svc: Services) -> results.ListPortsResult:
         for c in svc.manager.list()
         if c.port not in listed
     ]
+    lab, lab_error = await lab_ports.listed(svc, open_by_port)  # labgrid places (issue 25)
+    ports = [p for p in ports if p.name not in {q.name for q in lab}] + lab
     matches: list[dict[str, Any]] = []
     if svc.profiles is not None:
         stored = await anyio.to_thread.run_sync(svc.profiles.list)
         matches = [plan_bare_open(p, infos, stored).as_dict() for p in infos]
-    return results.ListPortsResult(ports=ports, profile_matches=matches)
+    return results.ListPortsResult(ports=ports, profile_matches=matches, lab_error=lab_error)
 
 
 async def list_connections_op(

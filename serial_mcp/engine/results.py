@@ -22,6 +22,16 @@ def _q(text: str) -> str:
     return _LITERAL.encode(text)
 
 
+class LabPlace(BaseModel):
+    """A labgrid place as ``list_ports`` shows it (issue 25)."""
+
+    tags: dict[str, str] = {}
+    comment: str = ""
+    acquired_by: str | None = None  # labgrid's host/user of the holder
+    acquired_since: str | None = None
+    host: str | None = None  # the exporter of its serial port
+
+
 class Port(BaseModel):
     name: str
     description: str | None = None
@@ -34,11 +44,14 @@ class Port(BaseModel):
     location: str | None = None
     transport: str
     open_as: str | None = None
+    kind: str | None = None  # "labgrid" for a lab place (issue 25); None for a local port
+    lab: LabPlace | None = None
 
 
 class ListPortsResult(BaseModel):
     ports: list[Port]
     profile_matches: list[dict[str, Any]] = []
+    lab_error: str | None = None  # the labgrid coordinator could not be asked (issue 25)
 
     def summary(self) -> str:
         names = ", ".join(
@@ -47,7 +60,8 @@ class ListPortsResult(BaseModel):
             + (f" open as {p.open_as}" if p.open_as else "")
             for p in self.ports
         )
-        return messages.S_PORTS.format(n=len(self.ports), names=names or "-")
+        shown = messages.S_PORTS.format(n=len(self.ports), names=names or "-")
+        return shown + (messages.S_LAB_ERROR.format(error=self.lab_error) if self.lab_error else "")
 
 
 class ConnectionSummary(BaseModel):

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Annotated
 
+import anyio
 import mcp_types as types
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.prompts.base import UserMessage
@@ -12,7 +13,7 @@ from pydantic import Field
 
 from serial_mcp import messages
 from serial_mcp.core.presets import preset_names
-from serial_mcp.engine import port_ops
+from serial_mcp.engine import lab_ports, port_ops
 from serial_mcp.engine.services import Services
 
 MAX_COMPLETIONS = 100
@@ -49,6 +50,8 @@ def register(
         values: list[str]
         if name == "port":
             values = [p.name for p in svc.port_lister()] + [port for _, port in connections()]
+            if prefix.startswith("labgrid://") or (prefix and "labgrid://".startswith(prefix)):  # issue 25
+                values += await anyio.to_thread.run_sync(lab_ports.place_urls, svc)
         elif name in ("connection_id", "id"):
             values = [v for pair in connections() for v in pair]
         elif name in ("profile", "profile_name"):

@@ -7,6 +7,7 @@ under the connection's locks. A handle never buffers bytes of its own beyond wha
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from typing import Any, Protocol, runtime_checkable
 
 from serial_mcp.core.settings import SerialSettings
@@ -113,7 +114,33 @@ class ReportsProgress(Protocol):
     def status(self) -> dict[str, Any]: ...
 
 
-CAPABILITIES: tuple[type, ...] = (BoundedWrite, NonBlockingWrite, Lingering, LowLatencyAware, ReportsProgress)
+@runtime_checkable
+class LeaseHolder(Protocol):
+    """Holds something beyond the port that outlives one handle (a labgrid place): each connection
+    takes a hold when it opens and lets go (the returned function) when it closes — not when a
+    reconnect drops the handle."""
+
+    def hold_lease(self) -> Callable[[], None]: ...
+
+
+@runtime_checkable
+class LabControls(Protocol):
+    """The board's power switch and digital outputs, switched in the lab (labgrid://); blocking."""
+
+    def power(self, on: bool, name: str | None = None) -> None: ...
+
+    def digital_output(self, level: bool, name: str | None = None) -> None: ...
+
+
+CAPABILITIES: tuple[type, ...] = (
+    BoundedWrite,
+    NonBlockingWrite,
+    Lingering,
+    LowLatencyAware,
+    ReportsProgress,
+    LeaseHolder,
+    LabControls,
+)
 
 
 def low_latency(handle: PortHandle) -> bool | None:

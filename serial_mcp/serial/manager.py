@@ -24,7 +24,7 @@ from serial_mcp.core.settings import SerialSettings, validate_settings
 from serial_mcp.errors import ErrorCode, InvalidArgument, SerialMcpError, Short
 from serial_mcp.serial.connection import Connection
 from serial_mcp.serial.following import Follower, PortLister
-from serial_mcp.serial.handle import Opener, PortHandle
+from serial_mcp.serial.handle import LeaseHolder, Opener, PortHandle
 
 log = logging.getLogger(__name__)
 
@@ -139,6 +139,8 @@ class ConnectionManager:
                 raise SerialMcpError(
                     ErrorCode.RESOURCE_LIMIT, messages.RING_ALLOC_FAILED.format(size=size)
                 ) from None
+            if isinstance(handle, LeaseHolder):  # a labgrid place: released when this connection closes
+                conn.closers.append(handle.hold_lease())
             self._connections[conn_id] = conn
             self._given[conn_id] = port
             conn.start()

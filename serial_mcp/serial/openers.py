@@ -14,6 +14,7 @@ from serial_mcp.core.allowlist import Pattern, replay_globs
 from serial_mcp.core.port_url import parse_port
 from serial_mcp.core.settings import SerialSettings
 from serial_mcp.serial.handle import Opener, PortHandle
+from serial_mcp.serial.labgrid_port import LabgridOpener
 from serial_mcp.serial.replay import ReplayOpener
 from serial_mcp.serial.replay_files import ReplayScope, real_path, replay_bases
 from serial_mcp.serial.sim import SimOpener
@@ -44,11 +45,13 @@ def default_opener(
     *,
     enabled_schemes: frozenset[str] = frozenset(),
     allowlist: list[Pattern] | None = None,
+    labgrid_coordinator: str | None = None,
 ) -> RoutingOpener:
     """What production uses: simulated devices, replayed captures (relative names are looked up in
     the working directory, ``capture_dir`` and ``captures/``; only files there or on the allowlist's
     ``replay://`` patterns are read), and pyserial for device paths, socket://, rfc2217://, loop://
-    and the ``enabled_schemes``."""
+    and the ``enabled_schemes``; ``labgrid://`` places through the coordinator ``labgrid_coordinator``
+    (None: ``LG_COORDINATOR``; labgrid itself is imported only when such a port is opened)."""
     replay_patterns = [p.path for p in allowlist or [] if p.kind == "replay" and p.path is not None]
 
     def globs() -> list[str]:
@@ -56,6 +59,6 @@ def default_opener(
         return [g for path in replay_patterns for g in replay_globs(path, bases)]
 
     replay = ReplayOpener(capture_dir, scope=ReplayScope(capture_dir, globs))
-    return RoutingOpener(
-        {"sim": SimOpener(), "replay": replay}, SystemOpener(enabled_schemes), enabled_schemes
-    )
+    system = SystemOpener(enabled_schemes)
+    lab = LabgridOpener(labgrid_coordinator, system)
+    return RoutingOpener({"sim": SimOpener(), "replay": replay, "labgrid": lab}, system, enabled_schemes)

@@ -138,6 +138,7 @@ class PortPolicy:
     enable_url_schemes: frozenset[str] = frozenset()
     capture_dir: Path | None = None
     firmware_dirs: tuple[Path, ...] = ()  # issue 24: where open(elf=...) may read, besides the captures
+    labgrid_coordinator: str | None = None  # labgrid:// places (issue 25); None: LG_COORDINATOR
 
     @classmethod
     def of(
@@ -148,6 +149,7 @@ class PortPolicy:
         enable_url_schemes: Iterable[str] = (),
         capture_dir: Path | str | None = None,
         firmware_dirs: Iterable[Path | str] = (),
+        labgrid_coordinator: str | None = None,
     ) -> PortPolicy:
         """A policy from loosely typed values (the API's keywords): ``invalid_argument`` for a bare
         string where a list belongs (never taken character by character) or a bad scheme name."""
@@ -169,6 +171,7 @@ class PortPolicy:
             frozenset(schemes),
             Path(capture_dir) if capture_dir is not None else None,
             _dirs(firmware_dirs),
+            labgrid_coordinator or None,
         )
 
     def patterns(self) -> list[Pattern] | None:
@@ -207,7 +210,10 @@ def policy_opener(
     if inner is not None and policy.enable_url_schemes:
         raise InvalidArgument(messages.POLICY_SCHEMES_NEED_DEFAULT_OPENER)
     opener = inner or default_opener(
-        policy.capture_dir, enabled_schemes=policy.enable_url_schemes, allowlist=patterns
+        policy.capture_dir,
+        enabled_schemes=policy.enable_url_schemes,
+        allowlist=patterns,
+        labgrid_coordinator=policy.labgrid_coordinator,
     )
     if patterns is not None:
         opener = GuardedOpener(opener, patterns, port_lister, capture_dir=policy.capture_dir)
