@@ -963,3 +963,32 @@ ELF_TOO_LARGE = "the ELF is {size} bytes, over the {max}-byte limit; give the ap
 ELF_NOT_ELF = "this is not an ELF file (it starts {start!r}, not b'\\x7fELF'); give the firmware's .elf from its build directory, not the .bin or .hex image."
 ELF_UNREADABLE = "the ELF could not be read ({error}); it may be truncated or damaged: rebuild it, or give the .elf from the build directory."
 EVENTS_BOOT_PATTERNS_TOO_BIG = "boot_patterns together with the built-in crash and boot signatures are over the regex budget ({error}); give fewer or shorter patterns."
+
+# --- issue 23.1: RFC 2217 mirror -------------------------------------------------------------------
+P_MIRROR_KINDS = (
+    "ro|rw: also show the device on a PTY for a person (rw: they can type); rfc2217: serve it on "
+    "rfc2217://127.0.0.1:PORT (mirror_url) for esptool, mpremote, miniterm."
+)
+MIRROR_BAD_KIND = (
+    "mirror {value!r} is not valid; use 'ro' (watch on a PTY), 'rw' (watch and type) or 'rfc2217' "
+    "(serve the port to esptool/mpremote over rfc2217://)."
+)
+MIRROR_CONFIGURE_BAD = (
+    "configure's mirror is {value!r}; on a live connection give \"rfc2217\" (start an RFC 2217 mirror) "
+    "or null (end it)."
+)
+S_RFC2217_MIRROR = "; RFC 2217 mirror on {url}"
+S_STATUS_LENT = "; lent to RFC 2217 client {client} (writes refused without force, responders held)"
+PORT_LENT = (
+    "{id} is lent to the RFC 2217 client {client} on {url}: serial-mcp writes nothing of its own "
+    "meanwhile. Wait for it to leave (get_status shows rfc2217.client), {hint}"
+)
+PORT_LENT_FORCE = "or pass force=true to write over it."
+PORT_LENT_CONFIGURE = "or change the settings with reconfigure(force=true)."
+CLI_MIRROR_RFC2217 = (
+    "serve the port as an RFC 2217 server on 127.0.0.1 instead (esptool/mpremote --port rfc2217://…); "
+    "receive-only under --read-only"
+)
+CLI_MIRROR_ONE_KIND = "give --rw or --rfc2217, not both"
+CLI_MIRRORING_RFC2217 = "serving {port} on {url}{ro}; Ctrl-C ends it"
+CLI_MIRROR_RECEIVE_ONLY = " (read-only: receive-only)"

@@ -23,6 +23,7 @@ from serial_mcp.engine import (
     console_ops,
     dialog_ops,
     io_ops,
+    lending,
     line_ops,
     log_ops,
     port_ops,
@@ -217,6 +218,7 @@ async def invoke(
     """Run ``op`` for ``caller`` on ``target``: every front door calls its operations this way, so
     an error leaving one says which operation, and which connection, it came from."""
     try:
+        lending.refuse_if_lent(svc.manager, op.name, target, opts)  # issue 23.1: port_lent
         return await op.run(svc, caller, target, opts)
     except SerialMcpError as exc:
         exc.attach(op.name, target)

@@ -1,0 +1,54 @@
+"""Starting and stopping a connection's RFC 2217 mirror (``open(mirror="rfc2217")``, and
+``configure(connection_id=…, defaults={"mirror": "rfc2217" | null})`` on a live connection)."""
+
+from __future__ import annotations
+
+import anyio
+
+from serial_mcp import messages
+from serial_mcp.errors import InvalidArgument
+from serial_mcp.serial.connection import Connection
+from serial_mcp.serial.rfc2217_mirror import Rfc2217Mirror
+
+MIRROR_KINDS = ("ro", "rw", "rfc2217")
+
+
+def check_mirror(value: object) -> None:
+    if value is not None and value not in MIRROR_KINDS:
+        raise InvalidArgument(messages.MIRROR_BAD_KIND.format(value=str(value)[:80]))
+
+
+def start_rfc2217(conn: Connection, read_only: bool) -> Rfc2217Mirror:
+    """Serve ``conn`` on a loopback TCP port (once: a second call returns the running mirror)."""
+    if conn.rfc2217 is not None:
+        mirror: Rfc2217Mirror = conn.rfc2217
+        return mirror
+    mirror = Rfc2217Mirror(conn, read_only=read_only)
+    conn.rfc2217 = mirror
+    conn.closers.append(mirror.close)
+    return mirror
+
+
+async def stop_rfc2217(conn: Connection) -> None:
+    """End the mirror (its client is let go, the connection's settings come back)."""
+    mirror = conn.rfc2217
+    if mirror is None:
+        return
+    conn.rfc2217 = None
+    if mirror.close in conn.closers:
+        conn.closers.remove(mirror.close)
+    await anyio.to_thread.run_sync(mirror.close)
+
+
+def check_configure(value: object) -> None:
+    if value not in ("rfc2217", None):
+        raise InvalidArgument(messages.MIRROR_CONFIGURE_BAD.format(value=str(value)[:80]))
+
+
+async def configure_mirror(conn: Connection, value: object, read_only: bool) -> None:
+    """``configure``'s live ``mirror`` key: ``"rfc2217"`` starts one, ``null`` ends it."""
+    check_configure(value)
+    if value == "rfc2217":
+        start_rfc2217(conn, read_only)
+    else:
+        await stop_rfc2217(conn)
