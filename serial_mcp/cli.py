@@ -82,7 +82,9 @@ def build_parser() -> OneLineParser:
     mir = sub.add_parser("mirror", help=messages.CLI_MIRROR)
     mir.add_argument("device", metavar="PORT", help=messages.P_PORT)
     mir.add_argument("--baud", type=int, default=115200, help=messages.P_BAUD)
-    mir.add_argument("--rw", action="store_true", help=messages.CLI_MIRROR_RW)
+    kind = mir.add_mutually_exclusive_group()
+    kind.add_argument("--rw", action="store_true", help=messages.CLI_MIRROR_RW)
+    kind.add_argument("--rfc2217", action="store_true", help=messages.CLI_MIRROR_RFC2217)
 
     rep = sub.add_parser("replay", help=messages.CLI_REPLAY)
     rep.add_argument("file", help=messages.CLI_REPLAY_FILE)
@@ -156,7 +158,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "mirror":
             from serial_mcp.commands.mirror import run_mirror
 
-            return run_mirror(config.port_policy(cfg), args.device, args.baud, args.rw, sys.stdout)
+            return run_mirror(
+                config.port_policy(cfg), args.device, args.baud, args.rw, sys.stdout, args.rfc2217
+            )
         if args.command == "replay":
             from serial_mcp.commands.replay import run_replay
 

@@ -56,6 +56,10 @@ class LentPort:
             try:
                 self.conn.handle.apply_settings(new)
             except Exception as exc:  # the driver refused: the client is told the old value
+                try:  # and the handle is put back in step with the port (pyserial half-applies)
+                    self.conn.handle.apply_settings(self.settings)
+                except Exception:
+                    log.debug("rfc2217 mirror of %s: could not put the settings back", self.conn.id)
                 raise ValueError(str(exc)) from exc
             self.changed_settings = True
         self.settings = new
