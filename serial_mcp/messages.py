@@ -967,15 +967,17 @@ EVENTS_BOOT_PATTERNS_TOO_BIG = "boot_patterns together with the built-in crash a
 # --- issue 23.1: RFC 2217 mirror -------------------------------------------------------------------
 P_MIRROR_KINDS = (
     "ro|rw: also show the device on a PTY for a person (rw: they can type); rfc2217: serve it on "
-    "rfc2217://127.0.0.1:PORT (mirror_url) for esptool, mpremote, miniterm."
+    "rfc2217://127.0.0.1:PORT (mirror_url) for esptool/mpremote; rfc2217+esp-reset: and play "
+    "esptool's download reset on the port."
 )
 MIRROR_BAD_KIND = (
-    "mirror {value!r} is not valid; use 'ro' (watch on a PTY), 'rw' (watch and type) or 'rfc2217' "
-    "(serve the port to esptool/mpremote over rfc2217://)."
+    "mirror {value!r} is not valid; use 'ro' (watch on a PTY), 'rw' (watch and type), 'rfc2217' "
+    "(serve the port to esptool/mpremote over rfc2217://) or 'rfc2217+esp-reset' (and play esptool's "
+    "download-mode reset on the port itself)."
 )
 MIRROR_CONFIGURE_BAD = (
-    "configure's mirror is {value!r}; on a live connection give \"rfc2217\" (start an RFC 2217 mirror) "
-    "or null (end it)."
+    "configure's mirror is {value!r}; on a live connection give \"rfc2217\" (start an RFC 2217 mirror), "
+    "\"rfc2217+esp-reset\" (one that plays esptool's download reset on the port) or null (end it)."
 )
 S_RFC2217_MIRROR = "; RFC 2217 mirror on {url}"
 S_STATUS_LENT = "; lent to RFC 2217 client {client} (writes refused without force, responders held)"
@@ -990,5 +992,10 @@ CLI_MIRROR_RFC2217 = (
     "receive-only under --read-only"
 )
 CLI_MIRROR_ONE_KIND = "give --rw or --rfc2217, not both"
+CLI_MIRROR_ESP_RESET = (
+    "with --rfc2217: play esptool's download-mode reset on the port itself (pyserial's client is too "
+    "slow between DTR and RTS for an auto-program circuit); off by default"
+)
+CLI_MIRROR_ESP_RESET_ALONE = "--esp-reset goes with --rfc2217"
 CLI_MIRRORING_RFC2217 = "serving {port} on {url}{ro}; Ctrl-C ends it"
 CLI_MIRROR_RECEIVE_ONLY = " (read-only: receive-only)"

@@ -19,9 +19,7 @@ from serial_mcp.commands.holding import hold
 from serial_mcp.commands.output import announce, status
 
 
-def run_mirror(
-    policy: PortPolicy, port: str, baud: int, rw: bool, out: TextIO, rfc2217: bool = False
-) -> int:
+def run_mirror(policy: PortPolicy, port: str, baud: int, rw: bool, out: TextIO, rfc2217: bool = False) -> int:
     """Show ``port`` on a PTY (and with ``--rw`` let a person type to it), or with ``rfc2217`` serve
     it on ``rfc2217://127.0.0.1:PORT``, until Ctrl-C, under ``policy`` (read-only refuses ``--rw``)."""
     if rw and rfc2217:

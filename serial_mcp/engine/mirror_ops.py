@@ -10,7 +10,8 @@ from serial_mcp.errors import InvalidArgument
 from serial_mcp.serial.connection import Connection
 from serial_mcp.serial.rfc2217_mirror import Rfc2217Mirror
 
-MIRROR_KINDS = ("ro", "rw", "rfc2217")
+RFC2217_KINDS = ("rfc2217", "rfc2217+esp-reset")  # +esp-reset: opt-in, see serial/rfc2217_port.py
+MIRROR_KINDS = ("ro", "rw", *RFC2217_KINDS)
 
 
 def check_mirror(value: object) -> None:
@@ -18,12 +19,13 @@ def check_mirror(value: object) -> None:
         raise InvalidArgument(messages.MIRROR_BAD_KIND.format(value=str(value)[:80]))
 
 
-def start_rfc2217(conn: Connection, read_only: bool) -> Rfc2217Mirror:
+def start_rfc2217(conn: Connection, read_only: bool, kind: str = "rfc2217") -> Rfc2217Mirror:
     """Serve ``conn`` on a loopback TCP port (once: a second call returns the running mirror)."""
     if conn.rfc2217 is not None:
         mirror: Rfc2217Mirror = conn.rfc2217
+        mirror.esp_reset = kind == "rfc2217+esp-reset"  # from the next client on
         return mirror
-    mirror = Rfc2217Mirror(conn, read_only=read_only)
+    mirror = Rfc2217Mirror(conn, read_only=read_only, esp_reset=kind == "rfc2217+esp-reset")
     conn.rfc2217 = mirror
     conn.closers.append(mirror.close)
     return mirror
@@ -41,14 +43,14 @@ async def stop_rfc2217(conn: Connection) -> None:
 
 
 def check_configure(value: object) -> None:
-    if value not in ("rfc2217", None):
+    if value not in (*RFC2217_KINDS, None):
         raise InvalidArgument(messages.MIRROR_CONFIGURE_BAD.format(value=str(value)[:80]))
 
 
 async def configure_mirror(conn: Connection, value: object, read_only: bool) -> None:
     """``configure``'s live ``mirror`` key: ``"rfc2217"`` starts one, ``null`` ends it."""
     check_configure(value)
-    if value == "rfc2217":
-        start_rfc2217(conn, read_only)
+    if isinstance(value, str):
+        start_rfc2217(conn, read_only, value)
     else:
         await stop_rfc2217(conn)

@@ -151,8 +151,8 @@ class Opener:
             name, action = await self._bind(conn, plan, profile)
             if record is not None:
                 start_recording(conn, self.captures, record)
-            if mirror == "rfc2217":  # receive-only in read-only mode
-                mirror_ops.start_rfc2217(conn, self.read_only)
+            if mirror in mirror_ops.RFC2217_KINDS:  # receive-only in read-only mode
+                mirror_ops.start_rfc2217(conn, self.read_only, mirror)
             elif mirror is not None:
                 conn.mirror = PtyMirror(conn, mirror)  # type: ignore[arg-type]
                 conn.closers.append(conn.mirror.close)

@@ -135,7 +135,9 @@ async def configure(
     current = await anyio.to_thread.run_sync(_store(svc).get, name) if name and svc.profiles else None
     url = conn.rfc2217.url if conn.rfc2217 is not None else None
     if current is None:
-        return results.ProfileResult(profile=None, revision=None, profile_persistence=persistence, mirror_url=url)
+        return results.ProfileResult(
+            profile=None, revision=None, profile_persistence=persistence, mirror_url=url
+        )
     return _result(current, persistence).model_copy(update={"mirror_url": url})
 
 

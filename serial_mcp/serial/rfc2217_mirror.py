@@ -51,9 +51,18 @@ class Rfc2217Mirror:
     kind = "rfc2217"
     path: str | None = None  # no PTY: the result names ``url``
 
-    def __init__(self, conn: Connection, *, read_only: bool, host: str = LOOPBACK, port: int = 0) -> None:
+    def __init__(
+        self,
+        conn: Connection,
+        *,
+        read_only: bool,
+        esp_reset: bool = False,
+        host: str = LOOPBACK,
+        port: int = 0,
+    ) -> None:
         self.conn = conn
         self.read_only = read_only
+        self.esp_reset = esp_reset  # see rfc2217_port: the ESP download reset played on the port
         self._listener = socket.create_server((host, port), backlog=1)
         self.host, self.port = self._listener.getsockname()[:2]
         self.url = f"rfc2217://{self.host}:{self.port}"
@@ -82,7 +91,7 @@ class Rfc2217Mirror:
 
     def describe(self) -> dict[str, Any]:
         return {
-            "url": self.url, "client": self.client, "read_only": self.read_only,
+            "url": self.url, "client": self.client, "read_only": self.read_only, "esp_reset": self.esp_reset,
             "rx_forwarded": self.rx_forwarded, "rx_dropped": self.rx_dropped,
             "tx_forwarded": self.tx_forwarded, "tx_dropped": self.tx_dropped,
         }  # fmt: skip
@@ -172,13 +181,17 @@ class Rfc2217Mirror:
             return
         if self._sock is not None:
             self.refused += 1
-            log.info("rfc2217 mirror of %s: %s:%s refused, %s is attached", self.conn.id, *addr[:2], self.client)
+            log.info(
+                "rfc2217 mirror of %s: %s:%s refused, %s is attached", self.conn.id, *addr[:2], self.client
+            )
             with contextlib.suppress(OSError):
                 sock.close()
             return
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         client = f"{addr[0]}:{addr[1]}"
-        port = LentPort(self.conn, apply=not self.read_only, purge_pending=self._purge_pending)
+        port = LentPort(
+            self.conn, apply=not self.read_only, purge_pending=self._purge_pending, esp_reset=self.esp_reset
+        )
         held = len(self.conn.responders)
         with self._cond:
             self._sock, self._port, self.client = sock, port, client

@@ -10,6 +10,15 @@ The client's line settings are its own: they start as the connection's, are appl
 the client changes them, and ``restore`` puts the connection's settings (and lines) back when the
 client leaves. ``conn.settings`` is never changed. Read-only: every change is acknowledged with
 the value asked for (a refusal makes pyserial's client fail at open) but nothing is applied.
+
+``esp_reset`` (opt-in, off by default): the ESP download-mode reset played on the port itself.
+pyserial's RFC 2217 client waits at least 50 ms for the answer to every line change, so between
+"DTR on" and "RTS off" of esptool's classic reset the board sits with EN released and IO0 still
+high for that long: an auto-program circuit boots the flash instead of the ROM loader. With
+``esp_reset``, once the client has held EN low (RTS on, DTR off), its "DTR on" is applied as the
+state the sequence is heading for — DTR on and RTS off together (IO0 low, EN released) — and its
+following "RTS off" finds the line already there. Nothing else changes: a client that never holds
+EN low (mpremote, miniterm: DTR and RTS on at open) is passed through as is.
 """
 
 from __future__ import annotations
@@ -33,9 +42,13 @@ _PARITY_TO_PYSERIAL = {v: k for k, v in _PARITY_TO_ENGINE.items()}
 class LentPort:
     """What the mirror's ``PortManager`` sees as its serial port (attribute names are pyserial's)."""
 
-    def __init__(self, conn: Connection, *, apply: bool, purge_pending: Any = None) -> None:
+    def __init__(
+        self, conn: Connection, *, apply: bool, purge_pending: Any = None, esp_reset: bool = False
+    ) -> None:
         self.conn = conn
         self.apply = apply  # False in read-only mode: acknowledge, change nothing
+        self.esp_reset = esp_reset
+        self._en_held_low = False  # esp_reset: the client holds the chip in reset (RTS on, DTR off)
         self.settings: SerialSettings = conn.settings
         self._purge_pending = purge_pending  # drops what is queued for the client (PURGE receive)
         self._dtr: bool = True if conn.dtr is None else conn.dtr
@@ -99,19 +112,19 @@ class LentPort:
 
     @property
     def xonxoff(self) -> bool:
-        return self.settings.flow_control == "xonxoff"
+        return self.settings.flow_control == "software"
 
     @xonxoff.setter
     def xonxoff(self, value: bool) -> None:
-        self._set(flow_control="xonxoff" if value else ("none" if self.xonxoff else None))
+        self._set(flow_control="software" if value else ("none" if self.xonxoff else None))
 
     @property
     def rtscts(self) -> bool:
-        return self.settings.flow_control == "rtscts"
+        return self.settings.flow_control == "hardware"
 
     @rtscts.setter
     def rtscts(self, value: bool) -> None:
-        self._set(flow_control="rtscts" if value else ("none" if self.rtscts else None))
+        self._set(flow_control="hardware" if value else ("none" if self.rtscts else None))
 
     # --- output lines ---------------------------------------------------------------------------
 
@@ -134,10 +147,26 @@ class LentPort:
     @dtr.setter
     def dtr(self, level: bool) -> None:
         self._dtr = bool(level)
+        if self._en_held_low and self._dtr and self._rts:  # esp_reset: on to download mode
+            self._download_boot()
+            return
         applied = self._drive(self.conn.handle.set_dtr, self._dtr)
         if applied:
             self.conn.dtr = self._dtr
         self.conn.record("control", dtr=self._dtr, rts=None, source=SOURCE, applied=applied)
+        self._watch_reset()
+
+    def _watch_reset(self) -> None:
+        self._en_held_low = self.esp_reset and self._rts and not self._dtr
+
+    def _download_boot(self) -> None:
+        """IO0 low and EN released in one step (the client's next "RTS off" finds it done)."""
+        self._en_held_low = False
+        handle = self.conn.handle
+        applied = self._drive(handle.set_dtr, True) and self._drive(handle.set_rts, False)
+        if applied:
+            self.conn.dtr, self.conn.rts = True, False
+        self.conn.record("control", dtr=True, rts=False, source=SOURCE, applied=applied, esp_reset=True)
 
     @property
     def rts(self) -> bool:
@@ -150,6 +179,7 @@ class LentPort:
         if applied:
             self.conn.rts = self._rts
         self.conn.record("control", dtr=None, rts=self._rts, source=SOURCE, applied=applied)
+        self._watch_reset()
 
     @property
     def break_condition(self) -> bool:

@@ -74,6 +74,7 @@ def events(conn: Connection, kind: str | None = None, **match: Any) -> list[Any]
     ]  # fmt: skip
 
 
+@pytest.mark.slow
 async def test_a_pyserial_client_streams_1_mib_each_way_through_the_mirror(
     echo_dev: PtyDevice, tmp_path: Path
 ) -> None:
