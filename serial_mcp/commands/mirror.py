@@ -19,19 +19,22 @@ from serial_mcp.commands.holding import hold
 from serial_mcp.commands.output import announce, status
 
 
-def run_mirror(policy: PortPolicy, port: str, baud: int, rw: bool, out: TextIO, rfc2217: bool = False) -> int:
-    """Show ``port`` on a PTY (and with ``--rw`` let a person type to it), or with ``rfc2217`` serve
-    it on ``rfc2217://127.0.0.1:PORT``, until Ctrl-C, under ``policy`` (read-only refuses ``--rw``)."""
+def run_mirror(
+    policy: PortPolicy, port: str, baud: int, rw: bool, out: TextIO, rfc2217: str | None = None
+) -> int:
+    """Show ``port`` on a PTY (and with ``--rw`` let a person type to it), or with ``rfc2217``
+    (``"rfc2217"`` or ``"rfc2217+esp-reset"``) serve it on ``rfc2217://127.0.0.1:PORT``, until
+    Ctrl-C, under ``policy`` (read-only refuses ``--rw`` and makes the RFC 2217 server receive-only)."""
     if rw and rfc2217:
         status(messages.CLI_MIRROR_ONE_KIND)
         return 2
-    return anyio.run(_mirror, policy, port, baud, "rfc2217" if rfc2217 else "rw" if rw else "ro", out)
+    return anyio.run(_mirror, policy, port, baud, rfc2217 or ("rw" if rw else "ro"), out)
 
 
 async def _mirror(policy: PortPolicy, port: str, baud: int, mode: str, out: TextIO) -> int:
     async with engine(policy) as eng:
         conn = await eng.open(port, baud_rate=baud, mirror=mode)
-        if mode == "rfc2217":
+        if mode.startswith("rfc2217"):
             where = conn.opened.mirror_url or ""
             ro = messages.CLI_MIRROR_RECEIVE_ONLY if policy.read_only else ""
             line = messages.CLI_MIRRORING_RFC2217.format(port=conn.port, url=where, ro=ro)
