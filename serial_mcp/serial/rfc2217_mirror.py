@@ -7,7 +7,8 @@ The Telnet/RFC 2217 side is pyserial's own ``serial.rfc2217.PortManager``; it dr
 
 - the server thread accepts (one client at a time: a second one is closed at once), reads the
   client's bytes, passes them through the PortManager's filter (a fast path copies the runs with no
-  IAC in them) and writes the data to the port in order with the commands between them;
+  command in them, escaped 0xFF included) and writes the data to the port in order with the
+  commands between them;
 - the sender thread sends what the pump received to the client (IAC doubled). The pump only
   enqueues (its listener never blocks); a client that stops reading for ``QUEUE_LIMIT`` bytes loses
   the excess, counted in ``rx_dropped`` and recorded as a marker.
@@ -222,6 +223,10 @@ class Rfc2217Mirror:
                     out += data[i:] if i else data
                     break
                 out += data[i:j]
+                if data[j + 1 : j + 2] == IAC:  # an escaped 0xFF is data: no command, stay fast
+                    out += IAC
+                    i = j + 2
+                    continue
                 i = j
                 self._to_port(out)  # data before a command reaches the port before it acts
                 out = bytearray()
