@@ -39,7 +39,7 @@ from pathlib import Path
 import serial
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _pty_devices import REPO, machine_note, median, print_table  # noqa: E402
+from _pty_devices import REPO, machine_note, median, print_table
 
 SER2NET_CONFIG = """\
 %YAML 1.1
@@ -212,9 +212,13 @@ def main() -> None:
     results: dict[str, list[dict[str, float]]] = {"serial-mcp": [], "ser2net": []}
     try:
         with tempfile.TemporaryDirectory() as tmp:
+
+            def run(url: str) -> dict[str, float]:
+                return measure(url, dev, payload)
+
             for _ in range(args.rounds):
-                results["ser2net"].append(with_ser2net(dev.path, Path(tmp), lambda u: measure(u, dev, payload)))
-                results["serial-mcp"].append(with_ours(dev.path, lambda u: measure(u, dev, payload)))
+                results["ser2net"].append(with_ser2net(dev.path, Path(tmp), run))
+                results["serial-mcp"].append(with_ours(dev.path, run))
     finally:
         dev.close()
     mib = len(payload) / (1 << 20)
