@@ -139,7 +139,6 @@ CONFIGURE_ONE_OF = "give exactly one of profile or connection_id."
 CONFIGURE_LIVE_FIELDS = (
     "a connection can change {key!r} only through its profile; live fields are: {allowed}."
 )
-MIRROR_BAD = "mirror {value!r} is not valid; use 'ro' (watch) or 'rw' (watch and type)."
 BAUD_ARGS = "give 1..{max} candidate rates and window_ms 50..10000."
 TRANSFER_NEEDS_DATA = "direction send needs data (the file contents, base64 by default)."
 TRANSFER_TOO_BIG = "the file is larger than {max} bytes."
@@ -309,7 +308,6 @@ P_FLOW = "none, software (XON/XOFF) or hardware (RTS/CTS)."
 P_ALGORITHM = "e.g. crc16_modbus, crc32, crc16_ccitt_false, crc8, xor, lrc, sum8, fletcher16, adler32, or a CRC catalogue name."
 P_RECORD_OPEN = "Record the session to this capture file (needs --capture-dir)."
 P_RESPOND = "Answer a pattern at once while this call waits: {on, send, encoding, times}."
-P_MIRROR = "ro|rw: also show the device on a PTY for a person (rw: they can type)."
 D_DETECT_BAUD = (
     "Try baud rates, score what is heard (optional probe), restore settings; may say inconclusive."
 )
