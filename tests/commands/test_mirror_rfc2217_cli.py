@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -60,6 +61,9 @@ def test_mirror_rfc2217_serves_the_port(device: PtyDevice) -> None:
         code, said = stop(proc)
     assert code == 0 and f"serving {device.path} on {url}" in said, said
     assert bytes(device.received) == b"hello\xff"
+    host, port = url.removeprefix("rfc2217://").split(":")
+    with pytest.raises(ConnectionRefusedError):  # nothing listens once the command has ended
+        socket.create_connection((host, int(port)), timeout=5).close()
 
 
 def test_read_only_mirror_rfc2217_is_receive_only(device: PtyDevice) -> None:
