@@ -31,6 +31,9 @@ async def esptool(url: str, *args: str, ok: bool = True) -> str:
     return r.stdout + r.stderr
 
 
+# three esptool sessions: ~1 min, since pyserial's client renegotiates the port settings (50 ms
+# sleeps) each time esptool changes its read timeout, about 0.2 s per command through any server
+@pytest.mark.timeout(400)
 async def test_esptool_flashes_the_sim_through_the_mirror_in_one_capture(tmp_path: Path) -> None:
     image = app_image(b"rfc2217_mirror_app", 6000)
     app = tmp_path / "app.bin"

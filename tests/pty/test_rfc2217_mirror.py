@@ -68,8 +68,10 @@ def socket_fds() -> set[str]:
 
 
 def events(conn: Connection, kind: str | None = None, **match: Any) -> list[Any]:
+    with conn.lock:  # the mirror's thread appends meanwhile
+        logged = conn.log.since(0)
     return [
-        e for e in conn.log.since(0)
+        e for e in logged
         if (kind is None or e.type == kind) and all(e.fields.get(k) == v for k, v in match.items())
     ]  # fmt: skip
 
