@@ -35,6 +35,7 @@ from serial.rfc2217 import IAC, M_NORMAL, PortManager
 
 from serial_mcp.core.eventlog import LogEvent
 from serial_mcp.serial.connection import Connection
+from serial_mcp.serial.peer_process import describe_peer
 from serial_mcp.serial.rfc2217_port import SOURCE, LentPort
 
 log = logging.getLogger(__name__)
@@ -67,7 +68,7 @@ class Rfc2217Mirror:
         self._listener = socket.create_server((host, port), backlog=1)
         self.host, self.port = self._listener.getsockname()[:2]
         self.url = f"rfc2217://{self.host}:{self.port}"
-        self.client: str | None = None  # "host:port" of the attached client
+        self.client: str | None = None  # the attached client: "esptool (pid 4242) at host:port"
         self.clients = 0  # attached over the mirror's life
         self.refused = 0  # turned away while another was attached
         self.rx_forwarded = 0
@@ -189,7 +190,8 @@ class Rfc2217Mirror:
                 sock.close()
             return
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        client = f"{addr[0]}:{addr[1]}"
+        program = describe_peer(sock)  # "esptool (pid 4242)", where /proc shows it
+        client = f"{program} at {addr[0]}:{addr[1]}" if program else f"{addr[0]}:{addr[1]}"
         port = LentPort(
             self.conn, apply=not self.read_only, purge_pending=self._purge_pending, esp_reset=self.esp_reset
         )

@@ -104,7 +104,7 @@ async def test_a_pyserial_client_streams_1_mib_each_way_through_the_mirror(
     capture = parse_capture((tmp_path / "s.jsonl").read_text().splitlines())
     assert capture.payload("tx") == payload and capture.payload("rx") == payload  # and recorded
     attach = [e for e in capture.events if e.fields.get("label") == "rfc2217 attach"]
-    assert len(attach) == 1 and attach[0].fields["client"].startswith("127.0.0.1:")
+    assert len(attach) == 1 and f"(pid {os.getpid()}) at 127.0.0.1:" in attach[0].fields["client"]
 
 
 async def test_settings_reach_the_port_and_come_back_when_the_client_leaves(echo_dev: PtyDevice) -> None:
@@ -160,7 +160,7 @@ async def test_while_lent_every_writing_tool_says_port_lent_unless_forced(echo_d
         port = await anyio.to_thread.run_sync(client, conn.opened.mirror_url or "")
         try:
             name = inner(eng, conn.id).lent_to
-            assert name is not None
+            assert name is not None and f"(pid {os.getpid()}) at 127.0.0.1:" in name  # the client, named
             for tool, args in WRITING_CALLS.items():
                 with pytest.raises(SerialMcpError) as refused:
                     await getattr(conn, tool)(**args)
