@@ -17,7 +17,8 @@ from serial_mcp import Engine
 from serial_mcp.core.capture import parse_capture
 
 pytest.importorskip("esptool")
-from tests.pty.test_esptool_sim import app_image  # (needs esptool)
+from tests.pty.test_esptool_sim import app_image
+from tests.pty.test_rfc2217_mirror import socket_fds  # (needs esptool)
 
 pytestmark = [pytest.mark.anyio, pytest.mark.pty, pytest.mark.slow]
 
@@ -77,3 +78,32 @@ async def test_without_esp_reset_the_lines_go_through_as_the_client_times_them()
         assert "Wrong boot mode detected (0x13)" in out
         status = await conn.get_status()
         assert status.rfc2217 is not None and status.rfc2217["esp_reset"] is False
+
+
+async def test_esptool_killed_mid_flash_leaves_nothing_behind_and_the_next_one_connects(
+    tmp_path: Path,
+) -> None:
+    app = tmp_path / "big.bin"
+    app.write_bytes(app_image(b"big_app", 100_000))  # ~100 blocks: 20 s through pyserial's client
+    sockets = socket_fds()
+    async with Engine() as eng:
+        conn = await eng.open("sim://esp32-rom", mirror="rfc2217+esp-reset")
+        c = eng.services.manager.get(conn.id)
+        url = conn.opened.mirror_url or ""
+        cmd = [sys.executable, "-m", "esptool", "--chip", "esp32", "--no-stub", "--port", url,
+               "--after", "no-reset", "write-flash", "0x10000", str(app)]  # fmt: skip
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            with anyio.fail_after(120):  # the flash is under way: blocks are going out
+                while c.rfc2217.tx_forwarded < 8 * 1024:
+                    await c.wait_change(1.0, c.rx_end())
+        finally:
+            proc.kill()
+            await anyio.to_thread.run_sync(proc.wait)
+        with anyio.fail_after(30):
+            while c.lent_to is not None:
+                await c.wait_change(0.2)
+        assert c.rfc2217.client is None and c.settings.baud_rate == 115200
+        out = await esptool(url, "--after", "no-reset", "read-mac")  # the next client gets the board
+        assert "MAC:                24:0a:c4:12:34:56" in out
+    assert socket_fds() == sockets  # and the conftest checks that no thread is left
