@@ -997,3 +997,7 @@ CLI_MIRROR_ESP_RESET = (
 CLI_MIRROR_ESP_RESET_ALONE = "--esp-reset goes with --rfc2217"
 CLI_MIRRORING_RFC2217 = "serving {port} on {url}{ro}; Ctrl-C ends it"
 CLI_MIRROR_RECEIVE_ONLY = " (read-only: receive-only)"
+MIRROR_OWN = (
+    "{url} is this server's own RFC 2217 mirror of {id}: opening it would reach {id}'s device past its "
+    "owner; use {id} itself (write/transact, force=true while a client holds it)."
+)

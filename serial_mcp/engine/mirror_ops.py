@@ -3,11 +3,15 @@
 
 from __future__ import annotations
 
+import ipaddress
+import urllib.parse
+
 import anyio
 
 from serial_mcp import messages
-from serial_mcp.errors import InvalidArgument
+from serial_mcp.errors import ErrorCode, InvalidArgument, SerialMcpError
 from serial_mcp.serial.connection import Connection
+from serial_mcp.serial.manager import ConnectionManager
 from serial_mcp.serial.rfc2217_mirror import Rfc2217Mirror
 
 RFC2217_KINDS = ("rfc2217", "rfc2217+esp-reset")  # +esp-reset: opt-in, see serial/rfc2217_port.py
@@ -40,6 +44,27 @@ async def stop_rfc2217(conn: Connection) -> None:
     if mirror.close in conn.closers:
         conn.closers.remove(mirror.close)
     await anyio.to_thread.run_sync(mirror.close)
+
+
+def refuse_own_mirror(manager: ConnectionManager, port: str) -> None:
+    """Opening one of this server's own mirrors would write to that connection's device through a
+    door of its own, past its owner and its ``port_lent``: refused (``not_allowed``), naming it."""
+    if not port.lower().startswith("rfc2217://"):
+        return
+    try:
+        url = urllib.parse.urlsplit(port)
+        host, number = url.hostname or "", url.port
+        loopback = host == "localhost" or ipaddress.ip_address(host).is_loopback
+    except ValueError:  # not a host and port this could be: the opener says what is wrong
+        return
+    if not loopback or number is None:
+        return
+    for conn in manager.list():
+        mirror = conn.rfc2217
+        if mirror is not None and mirror.port == number:
+            raise SerialMcpError(
+                ErrorCode.NOT_ALLOWED, messages.MIRROR_OWN.format(url=mirror.url, id=conn.id)
+            )
 
 
 def check_configure(value: object) -> None:

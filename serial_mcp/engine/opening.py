@@ -138,6 +138,7 @@ class Opener:
         options = ConnectionOptions(**defaults, pace=parse_pace(merged.get("pace")))
         policy = parse_policy(merged.get("reconnect"))
         mirror_ops.check_mirror(mirror)
+        mirror_ops.refuse_own_mirror(self.manager, port)
         if record is not None:  # checked before the port is touched
             validate_name(record)
             if not self.captures.enabled:

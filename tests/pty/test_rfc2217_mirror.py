@@ -257,6 +257,12 @@ async def test_bad_mirror_arguments_are_refused_and_change_nothing(echo_dev: Pty
         with pytest.raises(SerialMcpError) as bad:
             await conn.write("x", force="yes")  # type: ignore[arg-type]
         assert bad.value.code == "invalid_argument"
+        url = (await eng.configure({"mirror": "rfc2217"}, connection_id=conn.id)).mirror_url or ""
+        for own in (url, url.replace("127.0.0.1", "localhost")):  # our own mirror, past its owner: no
+            with pytest.raises(SerialMcpError) as refused:
+                await eng.open(own)
+            assert refused.value.code == "not_allowed" and conn.id in refused.value.message
+        assert [c.connection_id for c in eng.connections().connections] == [conn.id]
 
 
 async def test_configure_adds_and_removes_the_mirror_on_a_live_connection(echo_dev: PtyDevice) -> None:
