@@ -10,11 +10,13 @@ import socket
 import subprocess
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 import serial
 
 from tests.pty.devices import PtyDevice, echo
+from tests.security.test_hostile_doors import SOURCES, Policy, policy
 
 pytestmark = [pytest.mark.pty, pytest.mark.slow]
 
@@ -26,19 +28,20 @@ def device() -> Iterator[PtyDevice]:
     dev.close()
 
 
-def env() -> dict[str, str]:
-    return {k: v for k, v in os.environ.items() if not k.startswith("SERIAL_MCP_")}
+def env(extra: dict[str, str] | None = None) -> dict[str, str]:
+    return {**{k: v for k, v in os.environ.items() if not k.startswith("SERIAL_MCP_")}, **(extra or {})}
 
 
-def mirror(*args: str) -> subprocess.Popen[bytes]:
+def mirror(*args: str, pol: Policy | None = None) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
-        [sys.executable, "-m", "serial_mcp", *args],
-        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env(),
+        [sys.executable, "-m", "serial_mcp", *(pol.args if pol else ()), *args],
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        env=env(pol.env if pol else None),
     )  # fmt: skip
 
 
-def serve(*args: str) -> tuple[subprocess.Popen[bytes], str]:
-    proc = mirror(*args)
+def serve(*args: str, pol: Policy | None = None) -> tuple[subprocess.Popen[bytes], str]:
+    proc = mirror(*args, pol=pol)
     assert proc.stdout is not None
     url = proc.stdout.readline().decode().strip()
     assert url.startswith("rfc2217://127.0.0.1:"), (url, proc.communicate(timeout=30))
@@ -66,8 +69,9 @@ def test_mirror_rfc2217_serves_the_port(device: PtyDevice) -> None:
         socket.create_connection((host, int(port)), timeout=5).close()
 
 
-def test_read_only_mirror_rfc2217_is_receive_only(device: PtyDevice) -> None:
-    proc, url = serve("--read-only", "mirror", device.path, "--rfc2217")
+@pytest.mark.parametrize("source", SOURCES)
+def test_read_only_mirror_rfc2217_is_receive_only(device: PtyDevice, source: str, tmp_path: Path) -> None:
+    proc, url = serve("mirror", device.path, "--rfc2217", pol=policy("read_only", source, tmp_path))
     try:
         with serial.serial_for_url(url, baudrate=115200, timeout=10) as c:
             c.write(b"dropped")
@@ -94,8 +98,9 @@ def test_wrong_flag_combinations_are_refused(device: PtyDevice, args: list[str],
     assert out == b"" and bytes(device.received) == b""
 
 
-def test_the_allowlist_holds_for_mirror_rfc2217(device: PtyDevice) -> None:
-    proc = mirror("--allowlist", "/dev/ttyNOPE*", "mirror", device.path, "--rfc2217")
+@pytest.mark.parametrize("source", SOURCES)
+def test_the_allowlist_holds_for_mirror_rfc2217(device: PtyDevice, source: str, tmp_path: Path) -> None:
+    proc = mirror("mirror", device.path, "--rfc2217", pol=policy("allowlist", source, tmp_path))
     out, err = proc.communicate(timeout=60)
     assert proc.returncode != 0 and "allowlist" in err.decode(), err
     assert out == b""
