@@ -9,6 +9,7 @@ import socket
 import struct
 import termios
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -329,3 +330,47 @@ async def test_the_mirror_ends_with_the_connection_while_a_client_is_attached(ec
             await anyio.to_thread.run_sync(port.read, 1)
         await anyio.to_thread.run_sync(port.close)
     assert socket_fds() == sockets
+
+
+async def test_dtr_rts_and_break_reach_the_port_in_order_with_the_data_and_their_timing() -> None:
+    from serial_mcp.serial.fake import FakeDevice, FakeOpener
+
+    opener = FakeOpener()
+    opener.add("/dev/ttyFAKE0")
+    dev = opener.devices["/dev/ttyFAKE0"]
+    seen: list[tuple[str, bool, bytes]] = []  # each line change, with what the port had been sent by then
+
+    def on_line(device: FakeDevice, name: str, level: bool) -> None:
+        seen.append((name, level, bytes(device.written)))
+
+    dev.on_line = on_line
+    async with Engine(opener=opener) as eng:
+        conn = await eng.open("/dev/ttyFAKE0", mirror="rfc2217")
+        c = inner(eng, conn.id)
+
+        def run() -> None:
+            with client(conn.opened.mirror_url or "") as port:
+                port.write(b"A")
+                port.dtr = False
+                port.write(b"B")
+                port.rts = False
+                port.break_condition = True
+                time.sleep(0.3)  # the client's BREAK lasts 300 ms
+                port.break_condition = False
+                port.write(b"C")
+                port.dtr = True
+
+        await anyio.to_thread.run_sync(run)
+        with anyio.fail_after(10):
+            while c.lent_to is not None:
+                await c.wait_change(0.05)
+        assert [s for s in seen if s[2]] == [  # (the client's open set DTR and RTS before any data)
+            ("dtr", False, b"A"), ("rts", False, b"AB"), ("break", True, b"AB"),
+            ("break", False, b"AB"), ("dtr", True, b"ABC"),
+        ]  # fmt: skip
+        breaks = [t for t, name, _ in dev.line_events if name == "break"]
+        assert breaks[1] - breaks[0] >= 0.3  # held as long as the client held it (never shorter)
+        assert c.dtr is True and c.rts is False  # the connection knows the levels the client left
+        logged = [(e.fields.get("dtr"), e.fields.get("rts")) for e in events(c, "control", source="rfc2217")]
+        assert (False, None) in logged and (None, False) in logged
+        assert [e.fields["on"] for e in events(c, "break", source="rfc2217")] == [True, False]
