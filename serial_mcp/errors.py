@@ -84,6 +84,7 @@ class ErrorCode(StrEnum):
     PERMISSION_DENIED = "permission_denied"
     PORT_AMBIGUOUS = "port_ambiguous"
     PORT_BUSY = "port_busy"
+    PORT_LENT = "port_lent"
     PORT_NOT_FOUND = "port_not_found"
     PORT_OPEN_FAILED = "port_open_failed"
     PORT_RELEASED = "port_released"
@@ -244,6 +245,7 @@ _CODES: dict[type[SerialMcpError], tuple[ErrorCode, ...]] = {
         ErrorCode.PROFILE_EXISTS,
         ErrorCode.PROFILE_IN_USE,
         ErrorCode.PROFILE_NO_UNIQUE_PORT,
+        ErrorCode.PORT_LENT,
         ErrorCode.REVISION_CONFLICT,
         ErrorCode.CANCELLED,
     ),

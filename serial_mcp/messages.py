@@ -139,7 +139,6 @@ CONFIGURE_ONE_OF = "give exactly one of profile or connection_id."
 CONFIGURE_LIVE_FIELDS = (
     "a connection can change {key!r} only through its profile; live fields are: {allowed}."
 )
-MIRROR_BAD = "mirror {value!r} is not valid; use 'ro' (watch) or 'rw' (watch and type)."
 BAUD_ARGS = "give 1..{max} candidate rates and window_ms 50..10000."
 TRANSFER_NEEDS_DATA = "direction send needs data (the file contents, base64 by default)."
 TRANSFER_TOO_BIG = "the file is larger than {max} bytes."
@@ -309,7 +308,6 @@ P_FLOW = "none, software (XON/XOFF) or hardware (RTS/CTS)."
 P_ALGORITHM = "e.g. crc16_modbus, crc32, crc16_ccitt_false, crc8, xor, lrc, sum8, fletcher16, adler32, or a CRC catalogue name."
 P_RECORD_OPEN = "Record the session to this capture file (needs --capture-dir)."
 P_RESPOND = "Answer a pattern at once while this call waits: {on, send, encoding, times}."
-P_MIRROR = "ro|rw: also show the device on a PTY for a person (rw: they can type)."
 D_DETECT_BAUD = (
     "Try baud rates, score what is heard (optional probe), restore settings; may say inconclusive."
 )
@@ -1061,3 +1059,44 @@ CLI_OFF_MS = "with --power-cycle: how long the power stays off, ms (default 1000
 CLI_SEND_NEEDS_DATA = "send needs DATA (only --power-cycle may go without)"
 CLI_POWER_CYCLE_DATA = "with --power-cycle DATA is sent as text: it must be UTF-8 after escapes"
 S_LAB_ERROR = " labgrid places not listed: {error}"
+
+# --- issue 23.1: RFC 2217 mirror -------------------------------------------------------------------
+P_MIRROR_KINDS = (
+    "ro|rw: also show the device on a PTY for a person (rw: they can type); rfc2217: serve it on "
+    "rfc2217://127.0.0.1:PORT (mirror_url) for esptool/mpremote; rfc2217+esp-reset: and play "
+    "esptool's download reset on the port."
+)
+MIRROR_BAD_KIND = (
+    "mirror {value!r} is not valid; use 'ro' (watch on a PTY), 'rw' (watch and type), 'rfc2217' "
+    "(serve the port to esptool/mpremote over rfc2217://) or 'rfc2217+esp-reset' (and play esptool's "
+    "download-mode reset on the port itself)."
+)
+MIRROR_CONFIGURE_BAD = (
+    "configure's mirror is {value!r}; on a live connection give \"rfc2217\" (start an RFC 2217 mirror), "
+    "\"rfc2217+esp-reset\" (one that plays esptool's download reset on the port) or null (end it)."
+)
+S_RFC2217_MIRROR = "; RFC 2217 mirror on {url}"
+S_STATUS_LENT = "; lent to RFC 2217 client {client} (writes refused without force, responders held)"
+PORT_LENT = (
+    "{id} is lent to the RFC 2217 client {client} on {url}: serial-mcp writes nothing of its own "
+    "meanwhile. Wait for it to leave (get_status shows rfc2217.client), {hint}"
+)
+PORT_LENT_FORCE = "or pass force=true to write over it."
+PORT_LENT_NO_FORCE = "or close the client first: reopening or lending the port under it would cut it off mid-flash."
+PORT_LENT_CONFIGURE = "or change the settings with reconfigure(force=true)."
+CLI_MIRROR_RFC2217 = (
+    "serve the port as an RFC 2217 server on 127.0.0.1 instead (esptool/mpremote --port rfc2217://…); "
+    "receive-only under --read-only"
+)
+CLI_MIRROR_ONE_KIND = "give --rw or --rfc2217, not both"
+CLI_MIRROR_ESP_RESET = (
+    "with --rfc2217: play esptool's download-mode reset on the port itself (pyserial's client is too "
+    "slow between DTR and RTS for an auto-program circuit); off by default"
+)
+CLI_MIRROR_ESP_RESET_ALONE = "--esp-reset goes with --rfc2217"
+CLI_MIRRORING_RFC2217 = "serving {port} on {url}{ro}; Ctrl-C ends it"
+CLI_MIRROR_RECEIVE_ONLY = " (read-only: receive-only)"
+MIRROR_OWN = (
+    "{url} is this server's own RFC 2217 mirror of {id}: opening it would reach {id}'s device past its "
+    "owner; use {id} itself (write/transact, force=true while a client holds it)."
+)

@@ -21,7 +21,7 @@ from serial_mcp.core.port_url import check_text
 from serial_mcp.core.presets import effective
 from serial_mcp.core.reconnect import parse_policy
 from serial_mcp.core.settings import SerialSettings
-from serial_mcp.engine import respond_ops
+from serial_mcp.engine import mirror_ops, respond_ops
 from serial_mcp.engine.access import Caller, check_share
 from serial_mcp.engine.log_ops import start_recording
 from serial_mcp.engine.services import Services
@@ -138,8 +138,8 @@ class Opener:
         check_tx_framing(resolved.tx_framing)  # validated as a framing, nothing encoded
         options = ConnectionOptions(**defaults, pace=parse_pace(merged.get("pace")))
         policy = parse_policy(merged.get("reconnect"))
-        if mirror not in (None, "ro", "rw"):
-            raise InvalidArgument(messages.MIRROR_BAD.format(value=mirror))
+        mirror_ops.check_mirror(mirror)
+        mirror_ops.refuse_own_mirror(self.manager, port)
         if record is not None:  # checked before the port is touched
             validate_name(record)
             if not self.captures.enabled:
@@ -157,7 +157,9 @@ class Opener:
             name, action = await self._bind(conn, plan, profile)
             if record is not None:
                 start_recording(conn, self.captures, record)
-            if mirror is not None:
+            if mirror in mirror_ops.RFC2217_KINDS:  # receive-only in read-only mode
+                mirror_ops.start_rfc2217(conn, self.read_only, mirror)
+            elif mirror is not None:
                 conn.mirror = PtyMirror(conn, mirror)  # type: ignore[arg-type]
                 conn.closers.append(conn.mirror.close)
             if standing:  # from the very first byte, whenever the agent gets to its first read

@@ -26,6 +26,7 @@ from serial_mcp.engine import (
     lend_ops,
     line_ops,
     log_ops,
+    mirror_lent,
     port_ops,
     profile_ops,
 )
@@ -222,6 +223,7 @@ async def invoke(
     """Run ``op`` for ``caller`` on ``target``: every front door calls its operations this way, so
     an error leaving one says which operation, and which connection, it came from."""
     try:
+        mirror_lent.refuse_if_lent(svc.manager, op.name, target, opts)  # issue 23.1: port_lent
         return await op.run(svc, caller, target, opts)
     except SerialMcpError as exc:
         exc.attach(op.name, target)

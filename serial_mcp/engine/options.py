@@ -157,6 +157,7 @@ class WriteOptions(NoOptions):
     keys: t.Keys = None
     timeout_ms: t.WriteTimeout = None
     stall_ms: t.WriteStall = None
+    force: t.Force = False
 
 
 @dataclass(frozen=True, kw_only=True, config=CONFIG)
@@ -176,6 +177,7 @@ class TransactOptions(CursorView):
     write_timeout_ms: t.WriteTimeout = None
     steps: t.Steps = None
     keys: t.Keys = None
+    force: t.Force = False
 
 
 # --- issue 28.5: a dialog step's fields, typed -------------------------------------------------------
@@ -209,12 +211,14 @@ class CaptureBootOptions(ReadWindow):
     encoding: t.EncOut = None
     respond: t.Respond = None
     send: t.BootSend = None
+    force: t.Force = False
 
 
 @dataclass(frozen=True, kw_only=True, config=CONFIG)
 class FlushOptions(NoOptions):
     target: t.FlushWhat = dataclasses.field(default="input", kw_only=False)
     cursor: t.Cursor = None
+    force: t.Force = False
 
 
 # --- the port and its lines ------------------------------------------------------------------------
@@ -282,21 +286,26 @@ PROFILE_FIELDS = (
 class ReconfigureOptions(SerialFields):
     """``reconfigure``: change UART settings live (rolled back if the driver refuses)."""
 
+    force: t.Force = False
+
 
 @dataclass(frozen=True, kw_only=True, config=CONFIG)
 class LinesOptions(NoOptions):
     dtr: t.Dtr = dataclasses.field(default=None, kw_only=False)
     rts: t.Rts = dataclasses.field(default=None, kw_only=False)
+    force: t.Force = False
 
 
 @dataclass(frozen=True, kw_only=True, config=CONFIG)
 class BreakOptions(NoOptions):
     duration_ms: t.BreakMs = dataclasses.field(default=250, kw_only=False)
+    force: t.Force = False
 
 
 @dataclass(frozen=True, kw_only=True, config=CONFIG)
 class FlowOptions(NoOptions):
     flow_control: t.Flow = dataclasses.field(kw_only=False)
+    force: t.Force = False
 
 
 # --- profiles ------------------------------------------------------------------------------------
@@ -375,6 +384,7 @@ class DetectBaudOptions(NoOptions):
     candidates: t.Candidates = None
     window_ms: t.WindowMs = 600
     probe: t.Probe = None
+    force: t.Force = False
 
 
 @dataclass(frozen=True, kw_only=True, config=CONFIG)
@@ -384,6 +394,7 @@ class TransferOptions(NoOptions):
     data: t.TransferData = None
     encoding: t.EncIn = None
     filename: t.TransferFilename = None
+    force: t.Force = False
 
 
 @dataclass(frozen=True, kw_only=True, config=CONFIG)

@@ -91,6 +91,7 @@ class OpenResult(BaseModel):
     profile: str | None = None
     profile_action: str | None = None
     mirror: str | None = None
+    mirror_url: str | None = None  # rfc2217://127.0.0.1:PORT when open(mirror="rfc2217")
     protocol: str | None = None  # the preset the connection's reads and writes use by default
 
     def summary(self) -> str:
@@ -100,8 +101,12 @@ class OpenResult(BaseModel):
             else ""
         )
         proto = messages.S_OPEN_PROTOCOL.format(protocol=self.protocol) if self.protocol else ""
+        url = messages.S_RFC2217_MIRROR.format(url=self.mirror_url) if self.mirror_url else ""
         return (
-            messages.S_OPEN.format(id=self.connection_id, port=self.port, baud=self.baud_rate) + proto + prof
+            messages.S_OPEN.format(id=self.connection_id, port=self.port, baud=self.baud_rate)
+            + proto
+            + prof
+            + url
         )
 
 
@@ -157,12 +162,16 @@ class StatusResult(BaseModel):
     lend: dict[str, Any] | None = None  # while released: watching, borrowers_seen, reclaim_in_ms
     follows: str | None = None  # the USB device reopens look for, whatever node it gets
     events: dict[str, Any] | None = None  # issue 24: boots, crashes, resets, boot_loops, last, elf
+    # the RFC 2217 mirror: url, client (attached now), read_only, forwarded/dropped counts
+    rfc2217: dict[str, Any] | None = None
 
     def summary(self) -> str:
         answered = sum(int(r.get("sent", 0)) for r in self.responders or [])
         dropped = sum(int(r.get("failed", 0)) for r in self.responders or [])
         extra = messages.S_STATUS_RESPONDED.format(n=answered) if answered else ""
         extra += messages.S_STATUS_RESPOND_FAILED.format(n=dropped) if dropped else ""
+        lent = (self.rfc2217 or {}).get("client") if not (self.rfc2217 or {}).get("read_only") else None
+        extra += messages.S_STATUS_LENT.format(client=lent) if lent else ""
         return (
             messages.S_STATUS.format(
                 id=self.connection_id,
@@ -501,11 +510,13 @@ class ProfileResult(BaseModel):
     profile: dict[str, Any] | None
     revision: int | None
     profile_persistence: str | None = None
+    mirror_url: str | None = None  # configure(defaults={"mirror": "rfc2217"}) on a connection
 
     def summary(self) -> str:
         name = (self.profile or {}).get("name", "-")
         extra = f", {self.profile_persistence}" if self.profile_persistence else ""
-        return messages.S_PROFILE.format(name=name, rev=self.revision, extra=extra)
+        url = messages.S_RFC2217_MIRROR.format(url=self.mirror_url) if self.mirror_url else ""
+        return messages.S_PROFILE.format(name=name, rev=self.revision, extra=extra) + url
 
 
 class ProfilesResult(BaseModel):
@@ -528,6 +539,7 @@ def open_result(conn: Any, profile: str | None, action: str) -> OpenResult:
         profile=profile,
         profile_action=action,
         mirror=conn.mirror.path if conn.mirror is not None else None,
+        mirror_url=conn.rfc2217.url if conn.rfc2217 is not None else None,
         protocol=conn.options.protocol,
     )
 

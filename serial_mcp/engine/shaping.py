@@ -258,6 +258,7 @@ def status(conn: Connection, caller: Caller | None = None) -> models.StatusResul
         defaults=opts,
         last_error=conn.last_error,
         opened_at=datetime.fromtimestamp(conn.opened_at, UTC).isoformat(),
+        rfc2217=conn.rfc2217.describe() if conn.rfc2217 is not None else None,
     )
 
 

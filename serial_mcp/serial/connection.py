@@ -100,6 +100,8 @@ class Connection:
         self.closers: list[Callable[[], None]] = []  # blocking clean-ups run (off the loop) on close
         self.mirror: Any = None  # a serial.mirror.PtyMirror when open(mirror=...)
         self.lend: Any = None  # a serial.lending.Lend while the port is lent (state "released")
+        self.rfc2217: Any = None  # a serial.rfc2217_mirror.Rfc2217Mirror when open(mirror="rfc2217")
+        self.lent_to: str | None = None  # the RFC 2217 client that writes to the port now (responders held)
         self.owner = "local"  # the caller (engine.access.Caller.key) that opened it
         self.share = "read"  # what other callers may do: "read" | "write"
         self._cursor_locks: dict[str, asyncio.Lock] = {}
@@ -136,7 +138,7 @@ class Connection:
             # read waited for: the next command's read would have to poke the pump out of it first.
             if conn is None or conn._waiters or conn._served or conn.responders:
                 return False
-            return conn.recorder is None and conn.mirror is None
+            return conn.recorder is None and conn.mirror is None and conn.rfc2217 is None
 
         return RxPump(handle, on_data, on_stop, name=f"rx-pump-{self.id}", may_linger=may_linger)
 
@@ -165,7 +167,7 @@ class Connection:
             self._served = bool(self._waiters)  # before the listeners: they may look at may_linger
             for listener in self.listeners:  # recorders only enqueue; the pump never waits on a file
                 listener(event, data)
-            responders = list(self.responders) if self.responders else None
+            responders = list(self.responders) if self.responders and self.lent_to is None else None
             # Wake the loop only if someone waits and no wake-up is already on its way: a flood
             # nobody is reading costs no loop work at all, and a burst costs one wake-up.
             schedule = self._served and not self._wake_pending
@@ -481,6 +483,7 @@ class Connection:
             self.responders.clear()
         self.closers.clear()
         self.mirror = None
+        self.rfc2217 = None
         self._cursor_locks.clear()
 
     def forget_cursor(self, name: str) -> None:
