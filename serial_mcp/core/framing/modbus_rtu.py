@@ -8,12 +8,15 @@ whose CRC fails is taken at its function's length and emitted with ``checksum_va
 False (``validate`` drops and counts it).
 
 The standard's own rule - a frame ends at 3.5 character times of silence - cannot be seen
-in a byte stream (and USB adapters' latency timers blur it), so it is the fallback:
+in a byte stream (and USB adapters' latency timers blur it: they hand one reply over in packets
+1-16 ms apart), so it only ends what nothing else can:
 :meth:`~serial_mcp.core.framing.scan.ScanDecoder.silence` tells the decoder the line went
 quiet (see :func:`silence_seconds` for the threshold at a baud rate); then a frame of an
-unknown function ends there, and a partial frame is given up (its bytes counted in
-``bytes_skipped``). Without silence, an unknown function's frame ends at the first length
-whose CRC checks (at most 256 bytes); end of stream counts as silence.
+unknown function ends there, while a frame whose length its function code and byte count give
+keeps waiting for its bytes, whatever the gaps. A torn frame whose rest never comes is given up
+when a frame that starts after the silence checks, or when its own CRC fails (its bytes are
+counted in ``bytes_skipped``). Without silence, an unknown function's frame ends at the first
+length whose CRC checks (at most 256 bytes); end of stream counts as silence.
 
 ``Frame.data`` is the address and PDU without the CRC (``include_terminators``: the raw
 frame), which is exactly what TX framing ``modbus_rtu`` takes: it appends the CRC.
