@@ -224,3 +224,38 @@ def test_silence_still_ends_a_frame_whose_length_cannot_be_known() -> None:
     decoder = preset_decoder()
     events = feed_timed(decoder, [(0.0, frame[:3]), (0.001, frame[3:]), (0.050, rtu("0106000100FF"))], 0.005)
     assert [e.data for e in events] == [frame[:-2], bytes.fromhex("0106000100FF")]
+
+
+# --- issue 28: the resync of unknown-function candidates asks an index, not 253 CRCs per start ---
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    noise=st.binary(min_size=0, max_size=1200),
+    frames=st.lists(st.tuples(st.integers(0, 1200), st.binary(min_size=2, max_size=60)), max_size=8),
+)
+def test_the_end_index_finds_exactly_the_lengths_whose_crc_checks(
+    noise: bytes, frames: list[tuple[int, bytes]]
+) -> None:
+    from serial_mcp.core.framing.modbus_rtu import MAX_ADU, modbus_rtu_encode
+    from serial_mcp.core.framing.modbus_rtu_probe import EndIndex
+
+    work = bytearray(noise)
+    for at, adu in frames:  # real frames planted in the noise, so there are ends to find
+        work[at:at] = modbus_rtu_encode(adu)
+    data = bytes(work)
+    index = EndIndex(data)
+    for s in range(len(data)):
+        top = min(len(data) - s, MAX_ADU)
+        if top < 4:
+            continue
+        brute = next(
+            (
+                e
+                for e in range(s + 4, s + top + 1)
+                if pymodbus_rtu.FramerRTU.compute_CRC(data[s : e - 2])
+                == int.from_bytes(data[e - 2 : e], "big")
+            ),
+            None,
+        )
+        assert index.first_end(s, s + 4, s + top) == brute, s
