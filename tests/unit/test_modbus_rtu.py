@@ -259,3 +259,27 @@ def test_the_end_index_finds_exactly_the_lengths_whose_crc_checks(
             None,
         )
         assert index.first_end(s, s + 4, s + top) == brute, s
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    order=st.lists(st.integers(0, len(REQUEST_RESPONSE) - 1), min_size=1, max_size=12),
+    cuts=st.lists(st.integers(0, 400), max_size=12),
+    quiet=st.lists(st.booleans(), min_size=12, max_size=12),
+)
+def test_silences_anywhere_inside_length_aware_frames_lose_nothing(
+    order: list[int], cuts: list[int], quiet: list[bool]
+) -> None:
+    # every piece boundary may be an adapter's latency gap (a silence to the reader) or not
+    data = b"".join(rtu(REQUEST_RESPONSE[i][0]) for i in order)
+    decoder = ModbusRtuDecoder()
+    events: list[Any] = []
+    prev = 0
+    for n, cut in enumerate(sorted({c % (len(data) + 1) for c in cuts})):
+        events += decoder.feed(data[prev:cut])
+        prev = cut
+        if quiet[n]:
+            events += decoder.silence()
+    events += decoder.feed(data[prev:]) + decoder.silence()
+    assert [e.data.hex().upper() for e in events] == [REQUEST_RESPONSE[i][0] for i in order]
+    assert all(e.checksum_valid for e in events) and decoder.bytes_skipped == 0
