@@ -13,8 +13,9 @@
 A ``$`` or ``!`` inside binary data (UBX payloads, RTCM3, torn frames) is often followed by a few
 printable bytes and a CR or LF byte: ``$>"``. Such a candidate has no ``*hh`` checksum field, so
 it is a sentence only if it starts like one (``$GPTXT,``, ``$PMTK001,``, ``!AIVDM,``: an address
-of three or more capitals and digits, then a comma); otherwise its bytes are skipped and counted,
-never a frame. A candidate with ``*hh`` is a sentence, good or bad as its checksum says.
+of three or more capitals and digits, then a comma, and no other ``$``/``!`` after it); otherwise
+its bytes are skipped and counted, never a frame. A candidate with ``*hh`` is a sentence, good or
+bad as its checksum says.
 """
 
 from __future__ import annotations
@@ -65,10 +66,15 @@ _ubx = checksums.function("ubx")
 
 def looks_like_sentence(work: bytes, s: int, end: int) -> bool:
     """Can ``work[s:end]`` (a candidate from its ``$``/``!``, without the line ending) be a sentence?
-    One with a ``*hh`` field can; one without only when its address field is well formed."""
+    One with a ``*hh`` field can; one without only when its address field is well formed and no
+    other ``$``/``!`` (reserved characters in NMEA 0183) follows in it."""
     if end - s >= 4 and work[end - 3] == _STAR:
         return True
-    return _SENTENCE_HEAD.match(work, s, end) is not None
+    return (
+        _SENTENCE_HEAD.match(work, s, end) is not None
+        and work.find(b"$", s + 1, end) < 0
+        and work.find(b"!", s + 1, end) < 0
+    )
 
 
 class NmeaRule:
