@@ -96,7 +96,7 @@ class NmeaRule:
         c = work[i]
         if c != _LF and c != _CR:
             return REJECT
-        if not looks_like_sentence(work, s, i):
+        if (i - s < 4 or work[i - 3] != 0x2A) and not looks_like_sentence(work, s, i):  # 0x2A: ``*hh``
             return REJECT  # a stray ``$``/``!`` in binary data, e.g. ``$>"`` then a CR byte
         if c == _LF:
             return i + 1 - s
