@@ -102,6 +102,7 @@ def build_parser() -> OneLineParser:
     dec.add_argument("--format", choices=("text", "jsonl"), default="text")
     dec.add_argument("--direction", choices=("rx", "tx", "both"), default="both")
     dec.add_argument("--events", action="store_true", help=messages.CLI_DECODE_EVENTS)
+    dec.add_argument("--print-filter", default=None, metavar="FILTER", help=messages.CLI_PRINT_FILTER)
 
     ports = sub.add_parser("ports", help=messages.CLI_PORTS)
     ports.add_argument("--json", action="store_true", help=messages.CLI_JSON)
@@ -185,6 +186,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 args.direction,
                 sys.stdout,
                 events=args.events,
+                print_filter=args.print_filter,
             )
         if args.command in ("ports", "send", "read"):
             from serial_mcp.commands import oneshot

@@ -297,7 +297,7 @@ P_MAX_FRAMES = "Framed reads: most frames to return (default 100)."
 P_PROTOCOL = "Preset: at_command, nmea0183, gnss, modbus_ascii, modbus_rtu, json_lines, ndjson, slip, cobs, grbl; raw = none."
 P_RX_FRAMING = "{type: line|delimiter|length_prefixed|start_end|slip|cobs|binary|ubx|rtcm3|gnss|modbus_rtu|nmea|none, ...}: return frames[]. binary: sync (hex|list), length {offset,size,endianness,counts payload|frame|from,from,adjust,mask}|int, header_length, checksum {algorithm,endianness,start,stop,position}, max_length."
 P_TX_FRAMING = "{type: line|delimiter|length_prefixed|start_end|slip|cobs|nmea|modbus_ascii|modbus_rtu|ubx|binary|none, ...}; binary takes rx_framing's keys."
-P_RX_PARSER = "{type: at_command|json_lines|shell_prompt|nmea|modbus_ascii|modbus_rtu|ubx|rtcm3|gnss|grbl|raw, validate}."
+P_RX_PARSER = "{type: at_command|json_lines|shell_prompt|nmea|modbus_ascii|modbus_rtu|ubx|rtcm3|gnss|grbl|esp_log|raw, validate}; esp_log: print_filter 'tag:level ...' (esp-idf-monitor syntax)."
 P_PACE = "Slow the write down: {inter_byte_us, inter_line_ms}."
 P_RESET = "{dtr, rts, hold_ms}: levels held hold_ms (default 100) then restored; null = just arm."
 P_RECONNECT = "Auto-reconnect: true or {max_attempts, initial_delay_ms, max_delay_ms, backoff}."
@@ -1018,6 +1018,7 @@ S_EVENTS_NOT_SCANNED = "; {n} byte(s) not scanned for events (the detector fell 
 OPT_FIRMWARE_DIR = "directory of firmware builds whose ELF files open(elf=...) may read (repeatable)"
 READ_BAD_UNTIL = "until {value!r} is not a list of event kinds; use some of: {allowed}."
 CLI_DECODE_EVENTS = "list the boots, resets, crashes and boot loops in the received bytes instead of frames"
+CLI_EVENTS_NO_FILTER = "--events lists boots, resets and crashes; --print-filter filters esp_log frames: give one of them."
 CLI_DECODED_EVENTS = "{n} event(s), {crashes} crash(es)"
 
 # --- issue 25: labgrid ---------------------------------------------------------------------------
@@ -1100,3 +1101,11 @@ MIRROR_OWN = (
     "{url} is this server's own RFC 2217 mirror of {id}: opening it would reach {id}'s device past its "
     "owner; use {id} itself (write/transact, force=true while a client holds it)."
 )
+
+# --- issue 24.4 / 26.8: esp_log, frames to count on ---
+ESP_FILTER_COLONS = "print_filter item {item!r} has more than one ':'; write tag:level, e.g. 'wifi:W' or '*:E'."
+ESP_FILTER_NO_TAG = "print_filter item {item!r} has no tag before ':'; write tag:level, or '*{item}' for every tag."
+ESP_FILTER_LEVEL = "print_filter item {item!r}: level {level!r} is not one of N, E, W, I, D, V (or *); e.g. 'wifi:W'."
+CLI_PRINT_FILTER = "esp-idf-monitor's --print_filter for ESP-IDF logs, e.g. 'wifi:W *:E' (implies the esp_log parser)"
+CLI_FILTERED = "{n} line(s) hidden by --print-filter {filter!r}"
+CLI_PRINT_FILTER_PARSER = "--print-filter filters ESP-IDF log lines and needs the esp_log parser, not {parser!r}; drop --rx-parser/--protocol or give --rx-parser '{{\"type\": \"esp_log\"}}'."

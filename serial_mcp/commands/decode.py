@@ -17,6 +17,7 @@ from serial_mcp.core.capture import decode_lines, parse_capture
 from serial_mcp.core.events import Event, EventDetector
 from serial_mcp.core.json_arg import json_option
 from serial_mcp.core.presets import effective
+from serial_mcp.errors import InvalidArgument
 from serial_mcp.store.capture_files import read_capture_bytes
 
 
@@ -79,7 +80,10 @@ def run_decode(
     out: TextIO,
     *,
     events: bool = False,
+    print_filter: str | None = None,
 ) -> int:
+    if events and print_filter is not None:  # never dropped in silence
+        raise InvalidArgument(messages.CLI_EVENTS_NO_FILTER)
     raw = read_capture_bytes(file)
     if events:
         return run_events(load_streams(raw)["rx"], fmt, out)
@@ -91,8 +95,14 @@ def run_decode(
         },
         {},
     )
+    parser = resolved.rx_parser
+    if print_filter is not None:
+        parser = with_print_filter(parser, print_filter)
     directions = ("rx", "tx") if direction == "both" else (direction,)
-    frames, dropped = decode_streams(load_streams(raw), resolved.rx_framing, resolved.rx_parser, directions)
+    filtered: dict[str, int] = {}
+    frames, dropped = offline_decode.decode_streams(
+        load_streams(raw), resolved.rx_framing, parser, directions, filtered=filtered
+    )
     for f in frames:
         if fmt == "jsonl":
             out.write(json.dumps(f, ensure_ascii=False) + "\n")
@@ -105,4 +115,16 @@ def run_decode(
             )
             out.write(f"{f['t']:12.6f} {f['dir']} @{f['offset']:<8} {shown}{parsed}\n")
     status(messages.CLI_DECODED.format(n=len(frames), dropped=sum(dropped.values())))
+    if print_filter is not None:
+        status(messages.CLI_FILTERED.format(n=sum(filtered.values()), filter=print_filter))
     return 0
+
+
+def with_print_filter(rx_parser: Any, print_filter: str) -> dict[str, Any]:
+    """``--print-filter``: the ``esp_log`` parser (the one given, or a new one) with that filter."""
+    if rx_parser is None:
+        return {"type": "esp_log", "print_filter": print_filter}
+    if isinstance(rx_parser, dict) and rx_parser.get("type") == "esp_log":
+        return {**rx_parser, "print_filter": print_filter}
+    kind = rx_parser.get("type") if isinstance(rx_parser, dict) else rx_parser
+    raise InvalidArgument(messages.CLI_PRINT_FILTER_PARSER.format(parser=kind), field="--print-filter")

@@ -3,9 +3,10 @@
 Kept per cursor by the RX engine, so a frame torn across two reads is decoded whole.
 With the parser's ``validate`` true, a frame whose checksum (framing-level or parser-level)
 is bad is dropped and counted in ``frames_dropped``; otherwise it is emitted with
-``checksum_valid`` False. Bytes the framing skipped as belonging to no frame (binary, gnss,
-modbus_rtu, nmea framings) are counted in ``bytes_skipped``. FramingErrors pass through and
-decoding continues after them.
+``checksum_valid`` False. A frame the parser hid (``Parsed.shown`` False: ``esp_log``'s
+``print_filter``) is left out and counted in ``frames_filtered``. Bytes the framing skipped as
+belonging to no frame (binary, gnss, modbus_rtu, nmea framings) are counted in ``bytes_skipped``.
+FramingErrors pass through and decoding continues after them.
 
 The ``nmea0183`` preset (nmea framing + nmea parser) has a fast route for chunks of plain text:
 the framing hands over the chunk's lines in one list (``NmeaLineDecoder.feed_lines``) and the
@@ -60,13 +61,14 @@ def combine_validity(framing: bool | None, parser: bool | None) -> bool | None:
 class StreamDecoder:
     """Frame decoder + parser for one stream position; feed bytes, get decoded frames."""
 
-    __slots__ = ("_decoder", "_lines_of", "_parser", "frames_dropped", "validate")
+    __slots__ = ("_decoder", "_lines_of", "_parser", "frames_dropped", "frames_filtered", "validate")
 
     def __init__(self, rx_framing: object, rx_parser: object | None = None, offset: int = 0) -> None:
         self._decoder = build_decoder(rx_framing, offset)
         self._parser: Parser | None = build_parser(rx_parser) if rx_parser is not None else None
         self.validate = self._parser.validate if self._parser is not None else False
         self.frames_dropped = 0
+        self.frames_filtered = 0  # frames the parser hid (a print filter), not bad ones
         decoder = self._decoder
         self._lines_of: Callable[[bytes], tuple[list[bytes], int, list[FramingError]] | None] | None = (
             decoder.feed_lines
@@ -144,6 +146,9 @@ class StreamDecoder:
                 out.append(event)
                 continue
             parsed = parser.parse(event.data)
+            if not parsed.shown:
+                self.frames_filtered += 1
+                continue
             valid = event.checksum_valid
             if valid is not False and parsed.checksum_valid is not None:  # = combine_validity(), inlined
                 valid = parsed.checksum_valid

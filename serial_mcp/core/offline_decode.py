@@ -16,11 +16,17 @@ Streams = dict[str, list[tuple[float, bytes]]]
 
 
 def decode_streams(
-    streams: Streams, rx_framing: Any, rx_parser: Any, directions: Sequence[str]
+    streams: Streams,
+    rx_framing: Any,
+    rx_parser: Any,
+    directions: Sequence[str],
+    *,
+    filtered: dict[str, int] | None = None,
 ) -> tuple[list[dict[str, Any]], dict[str, int]]:
     """Frames of each direction as dicts (t, dir, offset, data, encoding, checksum_valid, parsed; or
     t, dir, offset, error), merged by time (tx first at equal times), and each direction's count of
-    frames the parser's validation dropped."""
+    frames the parser's validation dropped; ``filtered`` (if given) gets each direction's count of
+    frames a parser's filter hid (``esp_log``'s ``print_filter``)."""
     out: list[dict[str, Any]] = []
     dropped: dict[str, int] = {}
     for direction in directions:
@@ -54,6 +60,8 @@ def decode_streams(
                 item["parsed"] = ev.parsed
             out.append(item)
         dropped[direction] = decoder.frames_dropped
+        if filtered is not None:
+            filtered[direction] = decoder.frames_filtered
     out.sort(key=lambda item: (item["t"], item["dir"] != "tx", item["offset"]))
     return out, dropped
 

@@ -179,3 +179,14 @@ def test_the_server_flags_give_the_elf_rules(
     args = parser.parse_args(["--allowlist", f"replay://{other}/*.elf"])
     listed = config.port_policy(config.resolve(args, environ={})).elf_scope()
     assert load_elf(str(other / "listed.elf"), listed).symbols.has_dwarf
+
+
+def test_decode_refuses_events_with_a_print_filter(tmp_path: Path) -> None:
+    """--events lists events, --print-filter filters frames: together, one would be dropped in silence."""
+    from serial_mcp.commands.decode import run_decode
+
+    capture = tmp_path / "boot.txt"
+    capture.write_bytes(b"I (12) boot: hi\n")
+    with pytest.raises(SerialMcpError) as refused:
+        run_decode(str(capture), None, None, None, "text", "both", io.StringIO(), events=True, print_filter="*:E")
+    assert refused.value.code == "invalid_argument" and "--print-filter" in refused.value.message

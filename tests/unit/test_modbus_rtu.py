@@ -105,8 +105,9 @@ def test_unknown_function_ends_at_a_checking_crc_or_at_silence() -> None:
     assert decoder.feed(frame) == [Frame(frame[:-2], 0, len(frame), True)]
     silent = ModbusRtuDecoder()
     assert silent.feed(b"\x01\x41\x00") == []  # no CRC checks yet: wait
-    assert silent.silence() == []  # too short to be a frame: skipped at the silence
-    assert silent.bytes_skipped == 3
+    assert silent.silence() == []  # too short to be a frame: skipped at the silence...
+    assert silent.bytes_skipped == 2  # ...but the last byte may be an address whose function comes late
+    assert silent.flush() == [] and silent.bytes_skipped == 3
 
 
 def test_silence_threshold() -> None:
@@ -172,6 +173,113 @@ def test_silence_ends_an_unknown_functions_frame_in_the_pipeline() -> None:
     frame = rtu("014100")  # function 0x41: no known length; its CRC checks at 5 bytes
     assert decoder.feed(frame[:3]) == []
     assert decoder.silence() == []  # a partial frame at a silence is given up...
-    assert decoder.bytes_skipped == 3  # ...and counted
+    assert decoder.bytes_skipped == 2  # ...and counted (its last byte might be an address: it waits)
     out = decoder.feed(frame)
     assert [e.data if isinstance(e, DecodedFrame) else e for e in out] == [frame[:-2]]
+    assert decoder.bytes_skipped == 3  # the frame after the silence checks: that byte was no frame
+
+
+# --- issue 26.8: a reply whose length is known is one frame whatever the gaps between its pieces ---
+
+
+def feed_timed(decoder: StreamDecoder, pieces: list[tuple[float, bytes]], silence_s: float) -> list[Any]:
+    """Feed ``(t, bytes)`` pieces as the reader does: when the line has been quiet for ``silence_s``
+    before the next piece arrives, the decoder is told of the silence first (no real sleeps)."""
+    events: list[Any] = []
+    last: float | None = None
+    for t, data in pieces:
+        if last is not None and t - last >= silence_s:
+            events += decoder.silence()
+        events += decoder.feed(data)
+        last = t
+    return events + decoder.silence()
+
+
+@pytest.mark.parametrize("baud", [9600, 115200])
+@pytest.mark.parametrize("cuts", [(3, 9), (1, 2), (2, 20), (7, 8)])
+def test_a_reply_torn_into_three_writes_5_ms_apart_is_one_frame(baud: int, cuts: tuple[int, int]) -> None:
+    # read 10 holding registers: the reply has its length in its byte count (5 + 20 bytes)
+    reply = rtu("0103140001000200030004000500060007000800090010")
+    a, b = cuts
+    pieces = [(0.000, reply[:a]), (0.005, reply[a:b]), (0.010, reply[b:])]
+    silence = max(silence_seconds(baud), 0.005)  # as serial/reader.py waits (MIN_SILENCE_S)
+    decoder = preset_decoder()
+    events = feed_timed(decoder, pieces, silence)
+    assert [e.data for e in events] == [reply[:-2]]
+    assert (events[0].parsed or {})["registers"] == [1, 2, 3, 4, 5, 6, 7, 8, 9, 16]
+    assert decoder.bytes_skipped == 0 and decoder.frames_dropped == 0
+
+
+def test_a_torn_request_then_a_whole_reply_after_the_silence() -> None:
+    # a request whose tail never came: the reply behind the silence is not swallowed into it
+    request, reply = rtu("01030000000A"), rtu("010304000A0102")
+    decoder = preset_decoder()
+    events = feed_timed(decoder, [(0.0, request[:5]), (0.050, reply)], 0.005)
+    assert [e.data for e in events] == [reply[:-2]]
+    assert decoder.bytes_skipped == 5
+
+
+def test_silence_still_ends_a_frame_whose_length_cannot_be_known() -> None:
+    frame = rtu("01410203")  # function 0x41: user-defined, no length rule
+    decoder = preset_decoder()
+    events = feed_timed(decoder, [(0.0, frame[:3]), (0.001, frame[3:]), (0.050, rtu("0106000100FF"))], 0.005)
+    assert [e.data for e in events] == [frame[:-2], bytes.fromhex("0106000100FF")]
+
+
+# --- issue 28: the resync of unknown-function candidates asks an index, not 253 CRCs per start ---
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    noise=st.binary(min_size=0, max_size=1200),
+    frames=st.lists(st.tuples(st.integers(0, 1200), st.binary(min_size=2, max_size=60)), max_size=8),
+)
+def test_the_end_index_finds_exactly_the_lengths_whose_crc_checks(
+    noise: bytes, frames: list[tuple[int, bytes]]
+) -> None:
+    from serial_mcp.core.framing.modbus_rtu import MAX_ADU, modbus_rtu_encode
+    from serial_mcp.core.framing.modbus_rtu_probe import EndIndex
+
+    work = bytearray(noise)
+    for at, adu in frames:  # real frames planted in the noise, so there are ends to find
+        work[at:at] = modbus_rtu_encode(adu)
+    data = bytes(work)
+    index = EndIndex(data)
+    for s in range(len(data)):
+        top = min(len(data) - s, MAX_ADU)
+        if top < 4:
+            continue
+        brute = next(
+            (
+                e
+                for e in range(s + 4, s + top + 1)
+                if pymodbus_rtu.FramerRTU.compute_CRC(data[s : e - 2])
+                == int.from_bytes(data[e - 2 : e], "big")
+            ),
+            None,
+        )
+        assert index.first_end(s, s + 4, s + top) == brute, s
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    order=st.lists(st.integers(0, len(REQUEST_RESPONSE) - 1), min_size=1, max_size=12),
+    cuts=st.lists(st.integers(0, 400), max_size=12),
+    quiet=st.lists(st.booleans(), min_size=12, max_size=12),
+)
+def test_silences_anywhere_inside_length_aware_frames_lose_nothing(
+    order: list[int], cuts: list[int], quiet: list[bool]
+) -> None:
+    # every piece boundary may be an adapter's latency gap (a silence to the reader) or not
+    data = b"".join(rtu(REQUEST_RESPONSE[i][0]) for i in order)
+    decoder = ModbusRtuDecoder()
+    events: list[Any] = []
+    prev = 0
+    for n, cut in enumerate(sorted({c % (len(data) + 1) for c in cuts})):
+        events += decoder.feed(data[prev:cut])
+        prev = cut
+        if quiet[n]:
+            events += decoder.silence()
+    events += decoder.feed(data[prev:]) + decoder.silence()
+    assert [e.data.hex().upper() for e in events] == [REQUEST_RESPONSE[i][0] for i in order]
+    assert all(e.checksum_valid for e in events) and decoder.bytes_skipped == 0

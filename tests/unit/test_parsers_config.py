@@ -26,6 +26,7 @@ def test_parser_types() -> None:
         "ubx",
         "rtcm3",
         "gnss",
+        "esp_log",
     }
 
 

@@ -9,6 +9,13 @@
 * ``nmea``: line framing for the ``nmea0183`` preset that starts a sentence at its ``$``/``!``
   when binary bytes precede it on the same line (those bytes are skipped and counted);
   a line of printable text is framed exactly as ``line`` framing frames it.
+
+A ``$`` or ``!`` inside binary data (UBX payloads, RTCM3, torn frames) is often followed by a few
+printable bytes and a CR or LF byte: ``$>"``. Such a candidate has no ``*hh`` checksum field, so
+it is a sentence only if it starts like one (``$GPTXT,``, ``$PMTK001,``, ``!AIVDM,``: an address
+of three or more capitals and digits, then a comma, and no other ``$``/``!`` after it); otherwise
+its bytes are skipped and counted, never a frame. A candidate with ``*hh`` is a sentence, good or
+bad as its checksum says.
 """
 
 from __future__ import annotations
@@ -49,8 +56,25 @@ _CHECKSUM_FIELD: Final = {(a + b).encode(): int(a + b, 16) for a in _HEX_DIGITS 
 # ``*HH`` -> XOR of a whole sentence with a right HH, but for its start character: the body's XOR
 # (HH's value) folded with the XOR of ``*`` and the two digit characters.
 _LINE_XOR: Final = {b"*" + key: value ^ 0x2A ^ key[0] ^ key[1] for key, value in _CHECKSUM_FIELD.items()}
+# What a sentence without ``*hh`` must start with to be one (the address field, then a comma).
+_SENTENCE_HEAD: Final = re.compile(rb"[$!][A-Z][A-Z0-9]{2,},")
+_SENTENCE_START: Final = re.compile(rb"[$!]")
+_STAR = 0x2A
 _xor = checksums.function("xor")
 _ubx = checksums.function("ubx")
+
+
+def looks_like_sentence(work: bytes, s: int, end: int) -> bool:
+    """Can ``work[s:end]`` (a candidate from its ``$``/``!``, without the line ending) be a sentence?
+    One with a ``*hh`` field can; one without only when its address field is well formed and no
+    other ``$``/``!`` (reserved characters in NMEA 0183) follows in it."""
+    if end - s >= 4 and work[end - 3] == _STAR:
+        return True
+    return (
+        _SENTENCE_HEAD.match(work, s, end) is not None
+        and work.find(b"$", s + 1, end) < 0
+        and work.find(b"!", s + 1, end) < 0
+    )
 
 
 class NmeaRule:
@@ -70,10 +94,12 @@ class NmeaRule:
             return REJECT if limit - s >= NMEA_MAX or final else NEED
         i = m.start()
         c = work[i]
+        if c != _LF and c != _CR:
+            return REJECT
+        if (i - s < 4 or work[i - 3] != 0x2A) and not looks_like_sentence(work, s, i):  # 0x2A: ``*hh``
+            return REJECT  # a stray ``$``/``!`` in binary data, e.g. ``$>"`` then a CR byte
         if c == _LF:
             return i + 1 - s
-        if c != _CR:
-            return REJECT
         if i + 1 < n:
             return i + 2 - s if work[i + 1] == _LF else i + 1 - s
         return i + 1 - s if final else NEED
@@ -241,6 +267,14 @@ def _text_lines(work: bytes, done: int) -> bool:
     return True
 
 
+def _sentence_start(data: bytes, start: int, end: int) -> int:
+    """Index of the first ``$``/``!`` in ``data[start:end]`` that :func:`looks_like_sentence`, or -1."""
+    for m in _SENTENCE_START.finditer(data, start, end):
+        if looks_like_sentence(data, m.start(), end):
+            return m.start()
+    return -1
+
+
 class NmeaLineDecoder(LineDecoder):
     """RX framing ``nmea``: ``auto`` lines, each starting at its sentence after binary garbage."""
 
@@ -272,11 +306,11 @@ class NmeaLineDecoder(LineDecoder):
             if last_bad < 0:
                 out.append(event)  # printable text: exactly as line framing frames it
                 continue
-            starts = [i for i in (data.find(b"$", last_bad), data.find(b"!", last_bad)) if i >= 0]
-            if not starts:  # binary bytes and no sentence after them
+            end = len(data.rstrip(b"\r\n"))
+            i = _sentence_start(data, last_bad, end)
+            if i < 0:  # binary bytes and no sentence after them (a stray ``$``/``!`` is none)
                 self._skipped += event.end - event.start
                 continue
-            i = min(starts)
             self._skipped += i
             out.append(Frame(data[i:], event.start + i, event.end, event.checksum_valid))
         return out

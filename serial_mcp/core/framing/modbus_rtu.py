@@ -8,12 +8,15 @@ whose CRC fails is taken at its function's length and emitted with ``checksum_va
 False (``validate`` drops and counts it).
 
 The standard's own rule - a frame ends at 3.5 character times of silence - cannot be seen
-in a byte stream (and USB adapters' latency timers blur it), so it is the fallback:
+in a byte stream (and USB adapters' latency timers blur it: they hand one reply over in packets
+1-16 ms apart), so it only ends what nothing else can:
 :meth:`~serial_mcp.core.framing.scan.ScanDecoder.silence` tells the decoder the line went
 quiet (see :func:`silence_seconds` for the threshold at a baud rate); then a frame of an
-unknown function ends there, and a partial frame is given up (its bytes counted in
-``bytes_skipped``). Without silence, an unknown function's frame ends at the first length
-whose CRC checks (at most 256 bytes); end of stream counts as silence.
+unknown function ends there, while a frame whose length its function code and byte count give
+keeps waiting for its bytes, whatever the gaps. A torn frame whose rest never comes is given up
+when a frame that starts after the silence checks, or when its own CRC fails (its bytes are
+counted in ``bytes_skipped``). Without silence, an unknown function's frame ends at the first
+length whose CRC checks (at most 256 bytes); end of stream counts as silence.
 
 ``Frame.data`` is the address and PDU without the CRC (``include_terminators``: the raw
 frame), which is exactly what TX framing ``modbus_rtu`` takes: it appends the CRC.
@@ -26,6 +29,7 @@ from typing import Final
 from serial_mcp import messages
 from serial_mcp.core import checksums
 from serial_mcp.core.framing.base import Frame
+from serial_mcp.core.framing.modbus_rtu_probe import EndIndex
 from serial_mcp.core.framing.scan import NEED, REJECT, ScanDecoder
 from serial_mcp.errors import InvalidArgument
 
@@ -50,7 +54,7 @@ def _crc_ok(work: bytes, s: int, e: int) -> bool:
 class ModbusRtuRule:
     """Function-code-aware Modbus RTU frame lengths (a FrameRule)."""
 
-    __slots__ = ("_probed", "include_terminators")
+    __slots__ = ("_index", "_probed", "include_terminators")
     syncs: Final = tuple(bytes([a]) for a in range(_MAX_ADDRESS + 1))
     resync_on_bad: Final = False
 
@@ -59,6 +63,7 @@ class ModbusRtuRule:
         # The bytes of the last unknown-function candidate left waiting: no length up to theirs
         # checked, so when more bytes arrive behind the same ones only the new lengths are tried.
         self._probed = b""
+        self._index: EndIndex | None = None  # the checking ends of the work string last probed
 
     @staticmethod
     def candidates(work: bytes, s: int, n: int) -> list[int] | None:
@@ -99,14 +104,23 @@ class ModbusRtuRule:
         return lengths[-1] if lengths[-1] <= MAX_ADU else REJECT
 
     def _unknown(self, work: bytes, s: int, n: int, final: bool) -> int:
-        """The first length whose CRC checks; a candidate still waiting for bytes is not probed
-        again at the lengths it was probed at (whether they check depends only on the bytes)."""
+        """The first length whose CRC checks. A fresh candidate asks the work string's
+        :class:`~serial_mcp.core.framing.modbus_rtu_probe.EndIndex` (every length in one look-up);
+        one still waiting for bytes is checked only at the lengths that have arrived since (whether
+        the shorter ones check depends only on the bytes)."""
         top = min(n - s, MAX_ADU)
         probed = self._probed
-        first = len(probed) + 1 if probed and work.startswith(probed, s) else 4
-        for length in range(first, top + 1):
-            if _crc_ok(work, s, s + length):
-                return length
+        if probed and work.startswith(probed, s):
+            for length in range(len(probed) + 1, top + 1):
+                if _crc_ok(work, s, s + length):
+                    return length
+        elif top >= 4:
+            index = self._index
+            if index is None or index.work is not work:
+                index = self._index = EndIndex(work)
+            e = index.first_end(s, s + 4, s + top)
+            if e is not None:
+                return e - s
         if final:
             return n - s if 4 <= n - s <= MAX_ADU else REJECT
         if n - s >= MAX_ADU:

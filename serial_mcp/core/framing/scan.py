@@ -26,10 +26,20 @@ real stream never runs short (its frames cost nothing, false candidates are rare
 frames are exactly those of an unbounded scan; a flood of overlapping false candidates is
 checked at most ``CHECK_PER_BYTE`` bytes per byte it sends (plus the credit). The credit is a
 function of stream positions, so chunking still changes nothing.
+
+Silences (:meth:`ScanDecoder.silence`, Modbus RTU's 3.5 characters) end only frames whose length
+cannot be known (the rule's ``measure`` is told ``final``); a candidate whose length is known keeps
+waiting for its bytes, since USB-serial adapters hand one reply over in packets 1-16 ms apart.
+The decoder remembers where each silence fell inside a waiting candidate: when a frame that
+starts at such a silence arrives whole and checks (ending no later than the candidate), or the
+candidate turns out bad, the bytes before the silence were a torn frame whose rest never came;
+they are counted as skipped and the search resumes at the silence. Only :meth:`ScanDecoder.flush`
+(end of stream) gives up a waiting candidate.
 """
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Callable, Sequence
 from typing import Final, Protocol
@@ -95,6 +105,7 @@ class ScanDecoder:
         "_lead",
         "_max_sync",
         "_prefixes",
+        "_quiet",
         "_rules",
         "_rx",
         "_search",
@@ -129,6 +140,7 @@ class ScanDecoder:
         self._credit_max = max(CREDIT_FLOOR, 2 * longest if isinstance(longest, int) else 0)
         self._credit = self._credit_max  # bytes of false candidates that may still be checked ...
         self._credit_at = offset  # ... as of this absolute stream position
+        self._quiet: list[int] = []  # absolute stream positions of silences inside a waiting candidate
 
     @property
     def pending_start(self) -> int:
@@ -144,6 +156,7 @@ class ScanDecoder:
         """Drop partial state; the next byte fed is at absolute ``offset``."""
         self._rx.reset(offset)
         self._credit, self._credit_at = self._credit_max, offset
+        self._quiet.clear()
 
     def _credit_until(self, start: int) -> int:
         """The check credit of a candidate that starts at absolute position ``start`` (candidates
@@ -167,23 +180,57 @@ class ScanDecoder:
         return out
 
     def silence(self) -> list[FrameEvent]:
-        """The line went quiet: no byte still to come can continue what is buffered.
-
-        A frame whose length only its end can tell (Modbus RTU's unknown functions) ends
-        here; a candidate still waiting for bytes is given up and the search resumes after
-        its sync, so frames inside it are still found.
-        """
+        """The line went quiet: a frame whose length only its end can tell (Modbus RTU's unknown
+        functions) ends here; a candidate whose length is known keeps waiting, and the silence's
+        position is remembered (see the module docstring)."""
         out: list[FrameEvent] = []
         rx = self._rx
         if rx.buf:
             work = bytes(rx.buf)
             rx.buf.clear()
             self._scan(work, out, final=True)
+            if rx.buf:
+                end = rx.base + len(rx.buf)
+                if not self._quiet or self._quiet[-1] < end:
+                    self._quiet.append(end)
         return out
 
     def flush(self) -> list[FrameEvent]:
-        """End of stream: as :meth:`silence`; what is left over is counted as skipped."""
-        return self.silence()
+        """End of stream: frames of unknown length end, a waiting candidate is given up (and the
+        search resumes after its sync); what is left over is counted as skipped."""
+        out: list[FrameEvent] = []
+        rx = self._rx
+        if rx.buf:
+            work = bytes(rx.buf)
+            rx.buf.clear()
+            self._scan(work, out, final=True, end=True)
+        self._quiet.clear()
+        return out
+
+    def _after_quiet(self, work: bytes, s: int, limit: int, base: int, final: bool) -> int | None:
+        """Where in ``work`` a frame starts at a silence inside ``work[s+1:limit]``, has arrived
+        whole by ``limit`` and checks; None if none does."""
+        quiet = self._quiet
+        for i in range(bisect.bisect_right(quiet, base + s), len(quiet)):
+            q = quiet[i] - base
+            if q >= limit:
+                break
+            m = self._search(work, q)
+            if m is None or m.start() != q:
+                continue
+            _, measure, make, _ = self._entries[m.lastindex - 1]  # type: ignore[operator]  # a group matched
+            length = measure(work, q, limit, final)
+            if length > 0 and q + length <= limit:
+                frame = make(work, q, q + length, base)
+                if frame is not None and frame.checksum_valid:
+                    return q
+        return None
+
+    def _first_quiet(self, s: int, e: int, base: int) -> int | None:
+        """Where in ``work`` the first silence inside ``work[s+1:e]`` fell, if one did."""
+        quiet = self._quiet
+        i = bisect.bisect_right(quiet, base + s)
+        return quiet[i] - base if i < len(quiet) and quiet[i] < base + e else None
 
     def _partial(self, work: bytes, lo: int, n: int) -> int:
         """Length of the longest tail of ``work[lo:n]`` that may be the start of a sync word."""
@@ -197,8 +244,9 @@ class ScanDecoder:
         """Does a sync word (or the start of one, at the end) begin within ``work[s+1:e]``?"""
         return self._search(work, s + 1, e) is not None or self._partial(work, s + 1, e) > 0
 
-    def _scan(self, work: bytes, out: list[FrameEvent], final: bool) -> None:
+    def _scan(self, work: bytes, out: list[FrameEvent], final: bool, end: bool = False) -> None:
         rx = self._rx
+        quiet = self._quiet
         base = rx.base
         n = len(work)
         search = self._search
@@ -230,12 +278,22 @@ class ScanDecoder:
                 pos = s + 1  # more than false candidates may still cost: passed over as one
                 continue
             if length <= 0 or e > n:  # REJECT, NEED, or not all here yet
-                if length == REJECT or final:
+                if length == REJECT or end:
                     pos = s + 1
+                    continue
+                if quiet and (q := self._after_quiet(work, s, n, base, final)) is not None:
+                    pos = q  # a frame after a silence checks: what waited before it was torn
                     continue
                 cut, need = s, (0 if length == NEED else length)
                 break
-            frame = make(work, s, e, base)
+            if quiet and (q := self._first_quiet(s, e, base)) is not None:
+                q_ok = self._after_quiet(work, s, e, base, final)
+                frame = None if q_ok is not None else make(work, s, e, base)
+                if q_ok is not None or (frame is not None and frame.checksum_valid is False):
+                    pos = q if q_ok is None else q_ok  # torn before the silence: resume there
+                    continue
+            else:
+                frame = make(work, s, e, base)
             if frame is not None:
                 if frame.checksum_valid is False and rule.resync_on_bad and self._sync_inside(work, s, e):
                     self._pay(base + s, length)
@@ -250,3 +308,5 @@ class ScanDecoder:
             done = cut
         rx.skipped += skipped
         rx.keep(work, done, need)
+        if quiet and quiet[0] <= rx.base:  # silences behind what is decided matter no more
+            del quiet[: bisect.bisect_right(quiet, rx.base)]

@@ -7,6 +7,8 @@
 from serial_mcp.core.parsers.at_command import AtCommandParser
 from serial_mcp.core.parsers.base import Parsed, Parser
 from serial_mcp.core.parsers.config import PARSER_TYPES, build_parser
+from serial_mcp.core.parsers.esp_log import EspLogParser
+from serial_mcp.core.parsers.esp_log_filter import PrintFilter
 from serial_mcp.core.parsers.grbl import GrblParser
 from serial_mcp.core.parsers.json_lines import JsonLinesParser
 from serial_mcp.core.parsers.modbus_ascii import ModbusAsciiEncoder, ModbusAsciiParser, modbus_ascii_encode
@@ -17,6 +19,7 @@ from serial_mcp.core.parsers.shell_prompt import ShellPromptParser
 __all__ = [
     "PARSER_TYPES",
     "AtCommandParser",
+    "EspLogParser",
     "GrblParser",
     "JsonLinesParser",
     "ModbusAsciiEncoder",
@@ -25,6 +28,7 @@ __all__ = [
     "NmeaParser",
     "Parsed",
     "Parser",
+    "PrintFilter",
     "RawParser",
     "ShellPromptParser",
     "build_parser",

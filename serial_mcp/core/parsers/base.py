@@ -13,13 +13,16 @@ class Parsed:
     """The interpretation of one frame's payload.
 
     ``fields`` is JSON-serialisable; ``final`` marks a frame that ends a command/response
-    exchange (AT ``OK``/``ERROR``, grbl ``ok``/``error:N``, a shell prompt). Treat it as
+    exchange (AT ``OK``/``ERROR``, grbl ``ok``/``error:N``, a shell prompt); ``shown`` False
+    asks the pipeline to leave the frame out and count it (a filter, e.g. ``esp_log``'s
+    ``print_filter``, hid it). Treat it as
     immutable; not ``frozen`` because that triples its cost and one is built per frame.
     """
 
     fields: dict[str, Any] = field(default_factory=dict)
     checksum_valid: bool | None = None
     final: bool = False
+    shown: bool = True
 
 
 class Parser(Protocol):

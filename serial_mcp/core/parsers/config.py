@@ -10,6 +10,8 @@ from serial_mcp import messages
 from serial_mcp.core.framing.options import Options
 from serial_mcp.core.parsers.at_command import AtCommandParser
 from serial_mcp.core.parsers.base import Parser
+from serial_mcp.core.parsers.esp_log import EspLogParser
+from serial_mcp.core.parsers.esp_log_filter import PrintFilter
 from serial_mcp.core.parsers.gnss import GnssParser, Rtcm3Parser, UbxParser
 from serial_mcp.core.parsers.grbl import GrblParser
 from serial_mcp.core.parsers.json_lines import JsonLinesParser
@@ -34,6 +36,7 @@ _KEYS: Final[dict[str, tuple[str, ...]]] = {
     "ubx": ("type", "validate"),
     "rtcm3": ("type", "validate"),
     "gnss": ("type", "validate"),
+    "esp_log": ("type", "validate", "print_filter"),
 }
 PARSER_TYPES: Final = tuple(_KEYS)
 
@@ -51,6 +54,15 @@ def _shell(opts: Options, validate: bool) -> Parser:
         ) from None
 
 
+def _esp_log(opts: Options, validate: bool) -> Parser:
+    spec = opts.raw("print_filter")
+    if spec is None or spec == "":  # esp-idf-monitor's empty filter shows everything
+        return EspLogParser(validate)
+    return EspLogParser(
+        validate, PrintFilter(opts.string("print_filter", None), field=f"{opts.field}.print_filter")
+    )
+
+
 _BUILDERS: Final[dict[str, Callable[[Options, bool], Parser]]] = {
     "at_command": lambda o, v: AtCommandParser(v),
     "json_lines": lambda o, v: JsonLinesParser(v),
@@ -63,6 +75,7 @@ _BUILDERS: Final[dict[str, Callable[[Options, bool], Parser]]] = {
     "ubx": lambda o, v: UbxParser(v),
     "rtcm3": lambda o, v: Rtcm3Parser(v),
     "gnss": lambda o, v: GnssParser(v),
+    "esp_log": _esp_log,
 }
 
 

@@ -1,0 +1,83 @@
+"""``read`` with the ``esp_log`` parser and a ``print_filter``, over the fake opener: the frames are the
+lines esp-idf-monitor's own filter (``LineMatcher``) prints from a real ESP32 boot log."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client
+
+from serial_mcp.mcp.server import build_server
+from serial_mcp.serial.fake import FakeOpener
+from serial_mcp.serial.manager import ConnectionManager
+from tests.tool_calls import call
+from tests.tool_calls import error as err
+
+pytestmark = pytest.mark.anyio
+line_matcher = pytest.importorskip("esp_idf_monitor.base.line_matcher")
+LineMatcher: Any = line_matcher.LineMatcher
+
+BOOT = Path(__file__).resolve().parents[1] / "data" / "bootlogs" / "esp32" / "esp32-mdf-boot.txt"
+
+
+@pytest.fixture
+async def env() -> AsyncIterator[tuple[Client, FakeOpener]]:
+    opener = FakeOpener()
+    opener.add("dev")
+    async with Client(build_server(ConnectionManager(opener))) as c:
+        yield c, opener
+
+
+def monitor_text(line: bytes) -> str:
+    try:
+        return line.decode()
+    except UnicodeDecodeError:
+        return line.strip().decode(errors="ignore")
+
+
+@pytest.mark.parametrize("print_filter", ["*:W", "boot mdf_device_handle:I mesh:E vfs:I", "*:N wifi:I"])
+async def test_a_filtered_read_returns_the_lines_esp_idf_monitor_prints(
+    env: tuple[Client, FakeOpener], print_filter: str
+) -> None:
+    c, opener = env
+    cid = (await call(c, "open", {"port": "dev"}))["connection_id"]
+    log = BOOT.read_bytes()
+    opener.devices["dev"].feed(log)
+    parser = {"type": "esp_log", "print_filter": print_filter}
+    frames: list[dict[str, Any]] = []
+    while True:  # the cursor's decoder keeps its place between reads
+        r = await call(
+            c,
+            "read",
+            {
+                "connection_id": cid,
+                "rx_parser": parser,
+                "max_frames": 10_000,
+                "timeout_ms": 300,
+                "idle_ms": 100,
+            },
+        )
+        frames += r["frames"]
+        if r["next_offset"] >= len(log.rstrip(b"\r\n")) or not r["frames"]:
+            break
+    oracle = LineMatcher(print_filter)
+    kept = [
+        line for line in log.splitlines(keepends=True) if line.strip() and oracle.match(monitor_text(line))
+    ]
+    assert [f["data"] for f in frames if f["data"]] == [line.rstrip(b"\r\n").decode() for line in kept]
+    assert any(f["parsed"]["kind"] == "log" for f in frames)
+
+
+async def test_a_bad_print_filter_is_refused_and_changes_nothing(env: tuple[Client, FakeOpener]) -> None:
+    c, opener = env
+    cid = (await call(c, "open", {"port": "dev"}))["connection_id"]
+    opener.devices["dev"].feed(b"I (1) boot: hello\n")
+    e = await err(
+        c, "read", {"connection_id": cid, "rx_parser": {"type": "esp_log", "print_filter": "boot:X"}}
+    )
+    assert e["code"] == "invalid_argument" and "'X' is not one of" in e["message"]
+    r = await call(c, "read", {"connection_id": cid, "rx_parser": {"type": "esp_log"}, "timeout_ms": 2000})
+    assert [f["parsed"]["tag"] for f in r["frames"]] == ["boot"]  # the cursor did not move
