@@ -963,3 +963,29 @@ ELF_TOO_LARGE = "the ELF is {size} bytes, over the {max}-byte limit; give the ap
 ELF_NOT_ELF = "this is not an ELF file (it starts {start!r}, not b'\\x7fELF'); give the firmware's .elf from its build directory, not the .bin or .hex image."
 ELF_UNREADABLE = "the ELF could not be read ({error}); it may be truncated or damaged: rebuild it, or give the .elf from the build directory."
 EVENTS_BOOT_PATTERNS_TOO_BIG = "boot_patterns together with the built-in crash and boot signatures are over the regex budget ({error}); give fewer or shorter patterns."
+
+# --- issue 26: answers, not bytes ---------------------------------------------------------------
+P_SUMMARY = (
+    "Count instead of returning frames: per message type n/bad, last values, ranges; bad frames by reason. "
+    "Window: from..to, or all that arrives within timeout_ms."
+)
+P_TO = "summary: end of the window (an absolute offset)."
+P_FIELDS = "summary: numeric fields to range over (e.g. hMSL, registers[0]); default: the decoded ones."
+P_REPLY = "With match: 'match' returns only the match, 'tail:N' it and N bytes before; the rest is skipped and counted."
+P_VERBOSE = "Structured result with every field (nulls, defaults, per-frame t)."
+P_RX_PARSER_26 = (
+    "{type: at_command|json_lines|shell_prompt|nmea|modbus_ascii|modbus_rtu|ubx|rtcm3|gnss|grbl|raw, "
+    "validate: drop bad-checksum frames (default false; nmea0183 preset true)}."
+)
+READ_BAD_REPLY = "reply is {value}; give 'match' or 'tail:N' (N bytes before the match, 0 to {max})"
+READ_REPLY_NEEDS_MATCH = "reply needs match: it says which part of what arrived to return"
+READ_SUMMARY_ONLY = "{name} belongs to a summary read; add summary: true (or leave {name} out)"
+READ_SUMMARY_BAD_TO = "to is {to}, before the window's start {start}; give an offset at or after it"
+READ_SUMMARY_FIELDS = "fields: give at most {max} field names (strings), e.g. ['hMSL', 'registers[0]']"
+READ_SUMMARY_WITH = "summary reads count frames; {name} does not apply to them (leave it out)"
+S_SUMMARY = "summary [{start}..{end}) stop={stop}{lost}: {frames} frame(s){bad}{rate}{skipped}; {types}"
+S_SUMMARY_BAD = ", {n} bad ({reasons})"
+S_SUMMARY_RATE = " in {s} s ({rate}/s)"
+S_SUMMARY_BAD_FRAMES = "; bad: {items}"
+S_REPLY_SKIPPED = " skipped {n} byte(s) before it"
+S_DROPPED_NAMED = " dropped {n} bad frame(s): {items}"

@@ -120,6 +120,7 @@ class ReadWindow(NoOptions):
     rx_framing: t.RxFraming = None
     rx_parser: t.RxParser = None
     max_frames: t.MaxFrames = None
+    verbose: t.Verbose = False  # issue 26: every field of the result, nulls and defaults too
 
 
 @dataclass(frozen=True, kw_only=True, config=CONFIG)
@@ -129,6 +130,7 @@ class CursorView(ReadWindow):
     cursor: t.Cursor = None
     strip_ansi: t.StripAnsi = False
     frames: t.Frames = None
+    reply: t.Reply = None  # issue 26: with match, return only the match (and N bytes before it)
 
 
 READ_WINDOW = frozenset(f.name for f in dataclasses.fields(CursorView))
@@ -142,6 +144,9 @@ class ReadOptions(CursorView):
     encoding: t.EncOut = None
     respond: t.Respond = None
     screen: t.Screen = None
+    summary: t.Summary = False  # issue 26: the window's summary instead of its frames
+    to: t.To = None
+    fields: t.SummaryFields = None
 
 
 @dataclass(frozen=True, kw_only=True, config=CONFIG)
@@ -196,6 +201,7 @@ class DialogStep(NoOptions):
     respond: dict[str, Any] | None = None
     micropython: str | None = None
     interrupt: Annotated[bool, Strict()] | None = None
+    reply: str | None = None  # issue 26: as transact's reply, for this step's expect
 
 
 @dataclass(frozen=True, kw_only=True, config=CONFIG)

@@ -9,9 +9,10 @@ from __future__ import annotations
 import json
 from typing import Any, Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, PrivateAttr
 
 from serial_mcp import messages
+from serial_mcp.core import frame_values
 
 _LITERAL = json.JSONEncoder(ensure_ascii=False)  # json.dumps builds an encoder per call for these options
 
@@ -19,6 +20,27 @@ _LITERAL = json.JSONEncoder(ensure_ascii=False)  # json.dumps builds an encoder 
 def _q(text: str) -> str:
     """A payload as a JSON string literal: escapes CR/LF so the summary stays one line."""
     return _LITERAL.encode(text)
+
+
+def structured(result: BaseModel) -> dict[str, Any]:
+    """A result as structuredContent (issue 26: lean): no field that is null or at its default,
+    unless the call asked for ``verbose`` (then every field with a value). A field left out means
+    its default, so the model read back from the lean form is the same result."""
+    verbose = isinstance(result, Verbosable) and result.is_verbose
+    return result.model_dump(mode="json", exclude_none=True, exclude_defaults=not verbose)
+
+
+class Verbosable(BaseModel):
+    """A result whose call may ask for every field (``verbose``)."""
+
+    _verbose: bool = PrivateAttr(default=False)
+
+    @property
+    def is_verbose(self) -> bool:
+        return self._verbose
+
+    def set_verbose(self, on: bool) -> None:
+        self._verbose = on
 
 
 class Port(BaseModel):
@@ -121,10 +143,10 @@ class StatusResult(BaseModel):
     cursors: dict[str, CursorStatus]
     bytes_lost_total: int
     bytes_evicted: int
-    cts: bool | None
-    dsr: bool | None
-    ri: bool | None
-    cd: bool | None
+    cts: bool | None = None
+    dsr: bool | None = None
+    ri: bool | None = None
+    cd: bool | None = None
     dtr: bool | None = None
     rts: bool | None = None
     reconnect_attempts: int = 0
@@ -132,7 +154,7 @@ class StatusResult(BaseModel):
     reconnect: dict[str, Any] | None = None
     low_latency: bool | None = None
     defaults: dict[str, Any] = {}
-    last_error: str | None
+    last_error: str | None = None
     opened_at: str
     # armed respond rules: {on, sent, times, standing}, and failed (answers dropped) when any were
     responders: list[dict[str, Any]] | None = None
@@ -170,25 +192,38 @@ class Frame(BaseModel):
     checksum_valid: bool | None = None
 
     def line(self, view: str = "both") -> str:
-        """One frame for the one-line text: its kind and checksum verdict first, so a model reading
-        only text can tell good frames from bad; then the raw frame or its parsed fields."""
-        kind = ""
-        if self.parsed:
-            kind = str(
-                self.parsed.get("kind") or self.parsed.get("type") or self.parsed.get("protocol") or ""
-            )
+        """One frame for the one-line text: its kind (and message type) and checksum verdict first,
+        so a model reading only text can tell good frames from bad; then what the parser understood
+        (``fix=3D lat=… sv=11``, ``registers=[…]``), else the raw frame (or, with frames=parsed,
+        its parsed fields)."""
+        kind = frame_values.label_of(self.parsed)
         verdict = {True: " ok", False: " BAD", None: ""}[self.checksum_valid]
         head = f"#{self.index}{' ' + kind if kind else ''}{verdict}"
-        if view == "parsed" and self.parsed:
+        values = frame_values.render(frame_values.values_of(self.parsed))
+        if values:
+            body = values
+        elif view == "parsed" and self.parsed:
             body = json.dumps(self.parsed, ensure_ascii=False, separators=(",", ":"))
+        elif self.parsed and self.parsed.get("protocol") in ("ubx", "rtcm3"):
+            body = f"len={self.parsed.get('length')}"  # binary: its name says more than its hex
         else:
             body = _q(self.data)
         return f"{head}: {body}"
 
 
-class ReadResult(BaseModel):
-    data: str
-    encoding: str
+class BadFrame(BaseModel):
+    """A frame the parser's ``validate`` dropped: where it would have been (``index`` among the
+    frames, ``offset``), why (``checksum``, ``invalid``) and how it starts."""
+
+    index: int
+    offset: int
+    reason: str
+    excerpt: str
+
+
+class ReadResult(Verbosable):
+    data: str = ""
+    encoding: str = "utf8"
     frames_view: str | None = None  # frames= of the call: parsed | raw | both
     stop_reason: str
     from_offset: int
@@ -207,9 +242,13 @@ class ReadResult(BaseModel):
     responded: int | None = None
     ansi_stripped: int | None = None
     screen: list[str] | None = None
+    counts: dict[str, Any] | None = None  # read(summary=true): the window's summary (core/summary.py)
+    bad_frames: list[BadFrame] | None = None  # framed reads: the first frames validate dropped
 
     def summary(self) -> str:
         lost = messages.S_LOST.format(n=self.bytes_lost) if self.bytes_lost else ""
+        if self.counts is not None:
+            return summary_line(self, lost)
         if self.frames is not None:
             shown = "; ".join(f.line(self.frames_view or "both") for f in self.frames)
             return messages.S_READ_FRAMES.format(
@@ -218,20 +257,79 @@ class ReadResult(BaseModel):
                 end=self.next_offset,
                 stop=self.stop_reason,
                 lost=lost,
-                dropped=(messages.S_DROPPED.format(n=self.frames_dropped) if self.frames_dropped else "")
+                dropped=_dropped(self.frames_dropped, self.bad_frames)
                 + (messages.S_SKIPPED.format(n=self.bytes_skipped) if self.bytes_skipped else ""),
                 error=f" error: {self.error}" if self.error else "",
                 frames=shown,
             )
+        skipped = messages.S_REPLY_SKIPPED.format(n=self.bytes_skipped) if self.bytes_skipped else ""
         return messages.S_READ.format(
             n=self.next_offset - self.from_offset,
             start=self.from_offset,
             end=self.next_offset,
             stop=self.stop_reason,
-            lost=lost,
+            lost=lost + skipped,
             enc="" if self.encoding == "utf8" else f" {self.encoding}",
             data=_q(self.data),
         )
+
+
+def _dropped(n: int | None, named: list[BadFrame] | None) -> str:
+    if not n:
+        return ""
+    if not named:
+        return messages.S_DROPPED.format(n=n)
+    items = ", ".join(f"#{b.index}@{b.offset} {b.reason} {_q(b.excerpt)}" for b in named)
+    return messages.S_DROPPED_NAMED.format(n=n, items=items + (" …" if n > len(named) else ""))
+
+
+def _ranges_text(ranges: dict[str, dict[str, float]]) -> str:
+    """The numeric fields that varied, as ``[sv 13..18, alt 41.2..43.1]``."""
+    moved = [f"{name} {r['min']}..{r['max']}" for name, r in ranges.items() if r["min"] != r["max"]]
+    return f" [{', '.join(moved)}]" if moved else ""
+
+
+def _last_text(last: Any) -> str:
+    """A type's last frame in a summary's text: its values, or the start of a text frame."""
+    if isinstance(last, dict):
+        return " last " + " ".join(f"{k}={v}" for k, v in last.items())
+    return f" last {_q(last)}" if isinstance(last, str) else ""
+
+
+def summary_line(r: ReadResult, lost: str) -> str:
+    """A summary read's text: totals, then each message type's count and last values."""
+    s = r.counts or {}
+    bad = s.get("bad", 0)
+    reasons = ", ".join(f"{k} {v}" for k, v in s.get("bad_reasons", {}).items())
+    rate = (
+        messages.S_SUMMARY_RATE.format(s=s["seconds"], rate=s["rate_per_s"]) if "rate_per_s" in s else ""
+    )
+    types = "; ".join(
+        f"{key} {t['n']}"
+        + (f" ({t['bad']} bad)" if t.get("bad") else "")
+        + _last_text(t.get("last"))
+        + _ranges_text(t.get("ranges", {}))
+        for key, t in s.get("types", {}).items()
+    )
+    text = messages.S_SUMMARY.format(
+        start=r.from_offset,
+        end=r.next_offset,
+        stop=r.stop_reason,
+        lost=lost,
+        frames=s.get("frames", 0),
+        bad=messages.S_SUMMARY_BAD.format(n=bad, reasons=reasons) if bad else "",
+        rate=rate,
+        skipped=messages.S_SKIPPED.format(n=s["bytes_skipped"]) if s.get("bytes_skipped") else "",
+        types=types or "-",
+    )
+    named = s.get("bad_frames")
+    if named:
+        items = ", ".join(
+            f"{b.get('type', '')}@{b['offset']} {b['reason']} {_q(b.get('excerpt') or b.get('error', ''))}"
+            for b in named
+        )
+        text += messages.S_SUMMARY_BAD_FRAMES.format(items=items + (" …" if bad > len(named) else ""))
+    return text
 
 
 class WriteResult(BaseModel):
@@ -258,12 +356,20 @@ class StepResult(BaseModel):
     mode: str | None = None  # raw-paste | raw
 
 
-class TransactResult(BaseModel):
+class TransactResult(Verbosable):
     write: WriteResult
-    read: ReadResult
+    read: ReadResult | None = None  # None with steps: each step has its own (issue 26: not repeated)
     mark_offset: int
     steps: list[StepResult] | None = None  # a dialog: each step's own result, in order
     steps_ok: bool | None = None
+
+    @property
+    def reply(self) -> ReadResult:
+        """What was read: ``read``, or with steps the last step's read."""
+        if self.read is not None:
+            return self.read
+        assert self.steps, "a transact result has a read or steps"
+        return self.steps[-1].read
 
     def summary(self) -> str:
         if self.steps is not None:
@@ -278,7 +384,8 @@ class TransactResult(BaseModel):
                 )
                 for s in self.steps
             )
-        return f"{self.write.summary()}; {self.read.summary()}"
+        read = self.read.summary() if self.read is not None else ""
+        return f"{self.write.summary()}; {read}"
 
 
 class FlushResult(BaseModel):
@@ -290,7 +397,7 @@ class FlushResult(BaseModel):
         return messages.S_FLUSH.format(id=self.connection_id, target=self.target, n=self.bytes_discarded)
 
 
-class CaptureBootResult(BaseModel):
+class CaptureBootResult(Verbosable):
     mark_offset: int
     read: ReadResult
     bytes_before_mark: int = 0  # unread bytes that arrived before the mark: read(from="buffer_start")
@@ -302,8 +409,8 @@ class CaptureBootResult(BaseModel):
 
 class LinesResult(BaseModel):
     connection_id: str
-    dtr: bool | None
-    rts: bool | None
+    dtr: bool | None = None
+    rts: bool | None = None
 
     def summary(self) -> str:
         return messages.S_LINES.format(id=self.connection_id, dtr=self.dtr, rts=self.rts)
@@ -446,8 +553,8 @@ class CapturesResult(BaseModel):
 
 
 class ProfileResult(BaseModel):
-    profile: dict[str, Any] | None
-    revision: int | None
+    profile: dict[str, Any] | None = None
+    revision: int | None = None
     profile_persistence: str | None = None
 
     def summary(self) -> str:
@@ -482,7 +589,7 @@ def open_result(conn: Any, profile: str | None, action: str) -> OpenResult:
 
 class BaudResult(BaseModel):
     connection_id: str
-    best: int | None
+    best: int | None = None
     conclusive: bool
     reason: str
     ranked: list[dict[str, Any]]
