@@ -973,10 +973,7 @@ P_TO = "summary: end of the window (an absolute offset)."
 P_FIELDS = "summary: numeric fields to range over (e.g. hMSL, registers[0]); default: the decoded ones."
 P_REPLY = "With match: 'match' returns only the match, 'tail:N' it and N bytes before; the rest is skipped and counted."
 P_VERBOSE = "Structured result with every field (nulls, defaults, per-frame t)."
-P_RX_PARSER_26 = (
-    "{type: at_command|json_lines|shell_prompt|nmea|modbus_ascii|modbus_rtu|ubx|rtcm3|gnss|grbl|raw, "
-    "validate: drop bad-checksum frames (default false; nmea0183 preset true)}."
-)
+P_VALIDATE_DEFAULT = "validate: drop bad-checksum frames (default false; presets nmea0183, gnss, modbus_rtu: true)."
 READ_BAD_REPLY = "reply is {value}; give 'match' or 'tail:N' (N bytes before the match, 0 to {max})"
 READ_REPLY_NEEDS_MATCH = "reply needs match: it says which part of what arrived to return"
 READ_SUMMARY_ONLY = "{name} belongs to a summary read; add summary: true (or leave {name} out)"

@@ -163,9 +163,11 @@ class StreamSummary:
         return stats
 
     def _span(self, start: int, end: int) -> None:
-        if self.first_offset is None:
+        # events and rejected frames of one piece come in two lists: order by offset, not arrival
+        if self.first_offset is None or start < self.first_offset:
             self.first_offset = start
-        self.last_offset = end
+        if self.last_offset is None or end > self.last_offset:
+            self.last_offset = end
 
     def add_events(self, events: Iterable[DecodedEvent]) -> None:
         """Frames a read would return (a frame marked bad counts as bad too) and framing errors."""
@@ -197,13 +199,16 @@ class StreamSummary:
         reason = bad_reason(event)
         self.bad += 1
         self.bad_reasons[reason] = self.bad_reasons.get(reason, 0) + 1
-        if len(self._bad_kept) < MAX_BAD_KEPT:
-            if isinstance(event, FramingError):
-                self._bad_kept.append({"offset": event.offset, "reason": reason, "error": event.message[:80]})
-            else:
-                self._bad_kept.append(
-                    {"offset": event.start, "type": key, "reason": reason, "excerpt": excerpt(event.data)}
-                )
+        kept = self._bad_kept
+        offset = event.offset if isinstance(event, FramingError) else event.start
+        if len(kept) >= MAX_BAD_KEPT and offset >= kept[-1]["offset"]:
+            return  # the first bad frames of the window are named, by offset
+        if isinstance(event, FramingError):
+            kept.append({"offset": offset, "reason": reason, "error": event.message[:80]})
+        else:
+            kept.append({"offset": offset, "type": key, "reason": reason, "excerpt": excerpt(event.data)})
+        kept.sort(key=lambda b: int(b["offset"]))
+        del kept[MAX_BAD_KEPT:]
 
     def _ranges(self, stats: _TypeStats, parsed: dict[str, Any]) -> None:
         ranges = stats.ranges

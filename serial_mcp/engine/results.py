@@ -194,16 +194,16 @@ class Frame(BaseModel):
     def line(self, view: str = "both") -> str:
         """One frame for the one-line text: its kind (and message type) and checksum verdict first,
         so a model reading only text can tell good frames from bad; then what the parser understood
-        (``fix=3D lat=… sv=11``, ``registers=[…]``), else the raw frame (or, with frames=parsed,
-        its parsed fields)."""
+        (``fix=3D lat=… sv=11``, ``registers=[…]``), else the raw frame; with frames=parsed, the
+        parsed fields as JSON."""
         kind = frame_values.label_of(self.parsed)
         verdict = {True: " ok", False: " BAD", None: ""}[self.checksum_valid]
         head = f"#{self.index}{' ' + kind if kind else ''}{verdict}"
         values = frame_values.render(frame_values.values_of(self.parsed))
-        if values:
-            body = values
-        elif view == "parsed" and self.parsed:
+        if view == "parsed" and self.parsed:  # asked for the parsed fields themselves
             body = json.dumps(self.parsed, ensure_ascii=False, separators=(",", ":"))
+        elif values:
+            body = values
         elif self.parsed and self.parsed.get("protocol") in ("ubx", "rtcm3"):
             body = f"len={self.parsed.get('length')}"  # binary: its name says more than its hex
         else:

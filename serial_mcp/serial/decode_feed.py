@@ -8,8 +8,8 @@ sessions and ports) goes on, and stops between pieces once the read has frames e
 deadline has passed, returning how many bytes it consumed. A summary read (issue 26) gives the
 Feeder a :class:`~serial_mcp.core.summary.StreamSummary`: each piece's frames are folded into it
 where they were decoded (in the worker for a large chunk) and none is returned. Only the reading
-coroutine uses the decoder (a cursor's decoder is held with the cursor), and a cancelled read waits for the piece
-under way, so the decoder is never used by two threads at once.
+coroutine uses the decoder (a cursor's decoder is held with the cursor), and a cancelled read waits
+for the piece under way, so the decoder is never used by two threads at once.
 """
 
 from __future__ import annotations

@@ -19,7 +19,9 @@ import math
 import time
 from typing import Any
 
+from serial_mcp import messages
 from serial_mcp.core.summary import StreamSummary
+from serial_mcp.errors import InvalidArgument
 from serial_mcp.serial import decode_feed
 from serial_mcp.serial.connection import Connection
 from serial_mcp.serial.reader import (
@@ -48,10 +50,14 @@ async def read_summary(
                 cur.drop_decoder()
                 cur.decoder, cur.decoder_key = spec.new_decoder(cur.offset), spec.key
             decoder, pending, fed, from_offset = cur.decoder, cur.pending, cur.fed, cur.offset
-            cur.pending = []
     else:
         from_offset = resolve_start(conn, req) if start is None else start
         decoder, pending, fed = spec.new_decoder(from_offset), [], from_offset
+    if req.to is not None and req.to < from_offset:
+        raise InvalidArgument(messages.READ_SUMMARY_BAD_TO.format(to=req.to, start=from_offset))
+    if on_cursor:
+        with conn.lock:
+            cur.pending = []  # counted below: consumed by this read
     decoder.rejected = []
     skipped_before = decoder.bytes_skipped
     decoder_fold = decode_feed.fold
