@@ -986,3 +986,7 @@ S_SUMMARY_RATE = " in {s} s ({rate}/s)"
 S_SUMMARY_BAD_FRAMES = "; bad: {items}"
 S_REPLY_SKIPPED = " skipped {n} byte(s) before it"
 S_DROPPED_NAMED = " dropped {n} bad frame(s): {items}"
+R_COUNTS = (
+    "{frames, bad, bad_reasons, bytes_skipped, first_offset, last_offset, seconds, rate_per_s, "
+    "types: {'<kind> <type>': {n, bad, last, last_offset, ranges: {field: {min, max, mean, last}}}}, bad_frames}"
+)

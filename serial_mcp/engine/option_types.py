@@ -38,7 +38,9 @@ Match = Annotated[dict[str, Any] | str | None, Field(description=messages.P_MATC
 EncOut = Annotated[Enc | None, Field(description=messages.P_ENCODING_OUT)]
 Protocol = Annotated[str | None, Field(description=messages.P_PROTOCOL)]
 RxFraming = Annotated[dict[str, Any] | None, Field(description=messages.P_RX_FRAMING)]
-RxParser = Annotated[dict[str, Any] | None, Field(description=f"{messages.P_RX_PARSER} {messages.P_VALIDATE_DEFAULT}")]
+RxParser = Annotated[
+    dict[str, Any] | None, Field(description=f"{messages.P_RX_PARSER} {messages.P_VALIDATE_DEFAULT}")
+]
 Respond = Annotated[dict[str, Any] | None, Field(description=messages.P_RESPOND)]
 StripAnsi = Annotated[bool, Field(description=messages.P_STRIP_ANSI)]
 Screen = Annotated[dict[str, Int] | None, Field(description=messages.P_SCREEN)]

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any, Literal
 
-from pydantic import BaseModel, PrivateAttr
+from pydantic import BaseModel, Field, PrivateAttr, model_validator
 
 from serial_mcp import messages
 from serial_mcp.core import frame_values
@@ -27,7 +27,38 @@ def structured(result: BaseModel) -> dict[str, Any]:
     unless the call asked for ``verbose`` (then every field with a value). A field left out means
     its default, so the model read back from the lean form is the same result."""
     verbose = isinstance(result, Verbosable) and result.is_verbose
-    return result.model_dump(mode="json", exclude_none=True, exclude_defaults=not verbose)
+    out = result.model_dump(mode="json", exclude_none=True, exclude_defaults=not verbose)
+    if not verbose:
+        for read in _reads_in(out):
+            lean_read(read)
+        if isinstance(result, TransactResult):  # the call's own connection; its tx total is get_status's
+            out["write"].pop("connection_id", None)
+            out["write"].pop("tx_bytes", None)
+            if result.read is not None and result.mark_offset == result.read.from_offset:
+                out.pop("mark_offset", None)
+    return out
+
+
+def _reads_in(out: dict[str, Any]) -> list[dict[str, Any]]:
+    """The read results inside a dumped result: itself (read), its ``read`` (transact,
+    capture_boot) and each step's."""
+    reads = [out] if "stop_reason" in out and "from_offset" in out else []
+    if isinstance(out.get("read"), dict):
+        reads.append(out["read"])
+    reads += [s["read"] for s in out.get("steps", []) if isinstance(s.get("read"), dict)]
+    return reads
+
+
+def lean_read(read: dict[str, Any]) -> None:
+    """Leave out of a dumped read what ``ReadResult`` derives again when it is read back:
+    ``matched`` (a ``match_index`` says it), a byte match's ``match_offset`` and each frame's
+    ``index`` (its place in ``frames``)."""
+    for frame in read.get("frames", []):
+        frame.pop("index", None)
+    if "match_index" in read:
+        read.pop("matched", None)
+        if "frames" not in read and read.get("match_offset") == read["from_offset"] + read["match_index"]:
+            del read["match_offset"]
 
 
 class Verbosable(BaseModel):
@@ -183,9 +214,9 @@ class StatusResult(BaseModel):
 
 
 class Frame(BaseModel):
-    index: int
+    index: int = 0
     data: str
-    encoding: str
+    encoding: str = "utf8"
     offset: int
     t: float | None = None
     parsed: dict[str, Any] | None = None
@@ -212,9 +243,9 @@ class Frame(BaseModel):
 
 
 class BadFrame(BaseModel):
-    """A frame the parser's ``validate`` dropped: where it would have been (``index`` among the
-    frames, ``offset``), why (``checksum``, ``invalid``) and how it starts."""
-
+    # A frame the parser's ``validate`` dropped: where it would have been (``index`` among the
+    # frames, ``offset``), why (``checksum``, ``invalid``) and how it starts. (A comment, not a
+    # docstring: a model's docstring is published in its schema.)
     index: int
     offset: int
     reason: str
@@ -228,22 +259,36 @@ class ReadResult(Verbosable):
     stop_reason: str
     from_offset: int
     next_offset: int
-    bytes_lost: int
-    buffered_remaining: int
+    bytes_lost: int = 0
+    buffered_remaining: int = 0
     matched: bool = False
     match_index: int | None = None
     match_offset: int | None = None
     cursor: str | None = None
     state: str = "open"
     frames: list[Frame] | None = None
-    frames_dropped: int | None = None
-    bytes_skipped: int | None = None  # framed reads: bytes between frames that belong to none
+    frames_dropped: int = 0
+    bytes_skipped: int = 0  # framed reads: bytes between frames that belong to none; reply: before it
     error: str | None = None
     responded: int | None = None
     ansi_stripped: int | None = None
     screen: list[str] | None = None
-    counts: dict[str, Any] | None = None  # read(summary=true): the window's summary (core/summary.py)
+    # read(summary=true): the window's summary (core/summary.py); its shape in the description
+    counts: dict[str, Any] | None = Field(default=None, description=messages.R_COUNTS)
     bad_frames: list[BadFrame] | None = None  # framed reads: the first frames validate dropped
+
+    @model_validator(mode="after")
+    def _derived(self) -> ReadResult:
+        """What a lean result leaves out because it follows from what it keeps (see
+        ``lean_read``): a match index means matched, and a byte match's offset is the read's
+        start plus its index."""
+        for i, frame in enumerate(self.frames or []):
+            frame.index = i  # a frame's index is its place in the list
+        if self.match_index is not None:
+            self.matched = True
+            if self.frames is None and self.match_offset is None:
+                self.match_offset = self.from_offset + self.match_index
+        return self
 
     def summary(self) -> str:
         lost = messages.S_LOST.format(n=self.bytes_lost) if self.bytes_lost else ""
@@ -333,9 +378,9 @@ def summary_line(r: ReadResult, lost: str) -> str:
 
 
 class WriteResult(BaseModel):
-    connection_id: str
+    connection_id: str = ""  # "" in a lean transact result: the call's own connection
     bytes_written: int
-    tx_bytes: int
+    tx_bytes: int = 0
     # timeout: the device stopped taking data; stalled: it took no byte for the stall time
     stop_reason: Literal["complete", "timeout", "stalled"] = "complete"
 
@@ -359,9 +404,15 @@ class StepResult(BaseModel):
 class TransactResult(Verbosable):
     write: WriteResult
     read: ReadResult | None = None  # None with steps: each step has its own (issue 26: not repeated)
-    mark_offset: int
+    mark_offset: int = -1  # a lean result leaves it out when the read starts there (the usual case)
     steps: list[StepResult] | None = None  # a dialog: each step's own result, in order
     steps_ok: bool | None = None
+
+    @model_validator(mode="after")
+    def _mark(self) -> TransactResult:
+        if self.mark_offset < 0:
+            self.mark_offset = self.reply.from_offset
+        return self
 
     @property
     def reply(self) -> ReadResult:
