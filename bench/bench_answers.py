@@ -216,9 +216,10 @@ def main() -> None:
     after = anyio.run(_run, "after")
     print(f"{'task':<36} {'calls':>11} {'text bytes':>19} {'structured bytes':>21}")
     for b, a in zip(before, after, strict=True):
-        print(
-            f"{a['task']:<36} {b['calls']:>5} -> {a['calls']:<3} {b['text']:>9,} -> {a['text']:<7,} {b['structured']:>10,} -> {a['structured']:<8,}"
-        )
+        calls = f"{b['calls']:>5} -> {a['calls']:<3}"
+        text = f"{b['text']:>9,} -> {a['text']:<7,}"
+        structured = f"{b['structured']:>10,} -> {a['structured']:<8,}"
+        print(f"{a['task']:<36} {calls} {text} {structured}")
     print()
     for a in after:
         print(f"after {a['task'][:1]}: {a['answer']}")

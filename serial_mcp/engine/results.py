@@ -130,6 +130,7 @@ class OpenResult(BaseModel):
     profile_action: str | None = None
     mirror: str | None = None
     protocol: str | None = None  # the preset the connection's reads and writes use by default
+    responders: list[dict[str, Any]] | None = None  # issue 26: the standing rules armed at open
 
     def summary(self) -> str:
         prof = (
@@ -138,8 +139,18 @@ class OpenResult(BaseModel):
             else ""
         )
         proto = messages.S_OPEN_PROTOCOL.format(protocol=self.protocol) if self.protocol else ""
+        rules = (
+            messages.S_OPEN_RULES.format(
+                rules=", ".join(f"{r['on']!r} x{r['times']}" for r in self.responders)
+            )
+            if self.responders
+            else ""
+        )
         return (
-            messages.S_OPEN.format(id=self.connection_id, port=self.port, baud=self.baud_rate) + proto + prof
+            messages.S_OPEN.format(id=self.connection_id, port=self.port, baud=self.baud_rate)
+            + proto
+            + prof
+            + rules
         )
 
 
@@ -210,7 +221,15 @@ class StatusResult(BaseModel):
                 error=f", last error: {self.last_error}" if self.last_error else "",
             )
             + extra
+            + _cursor_lost(self)
         )
+
+
+def _cursor_lost(status: StatusResult) -> str:
+    cursor = status.cursors.get("default")
+    if cursor is None or not cursor.lost:
+        return ""
+    return messages.S_STATUS_CURSOR_LOST.format(n=cursor.lost, evicted=status.bytes_evicted)
 
 
 class Frame(BaseModel):
@@ -275,6 +294,7 @@ class ReadResult(Verbosable):
     screen: list[str] | None = None
     # read(summary=true): the window's summary (core/summary.py); its shape in the description
     counts: dict[str, Any] | None = Field(default=None, description=messages.R_COUNTS)
+    answered: list[dict[str, Any]] | None = None  # standing rules that answered in this window: {on, offset}
     bad_frames: list[BadFrame] | None = None  # framed reads: the first frames validate dropped
 
     @model_validator(mode="after")
@@ -291,6 +311,11 @@ class ReadResult(Verbosable):
         return self
 
     def summary(self) -> str:
+        return self._text() + "".join(
+            messages.S_STANDING_ANSWERED.format(on=a["on"], offset=a["offset"]) for a in self.answered or []
+        )
+
+    def _text(self) -> str:
         lost = messages.S_LOST.format(n=self.bytes_lost) if self.bytes_lost else ""
         if self.counts is not None:
             return summary_line(self, lost)
@@ -401,6 +426,15 @@ class StepResult(BaseModel):
     mode: str | None = None  # raw-paste | raw
 
 
+def _mpy_text(stdout: str, stderr: str | None) -> str:
+    """A micropython step's text; one that raised leads with its exception (the last line)."""
+    text = messages.S_MPY.format(out=_q(stdout), err=_q(stderr or ""))
+    if not stderr:
+        return text
+    last = stderr.strip().splitlines()[-1] if stderr.strip() else stderr
+    return messages.S_MPY_RAISED.format(error=_q(last[:120])) + "; " + text
+
+
 class TransactResult(Verbosable):
     write: WriteResult
     read: ReadResult | None = None  # None with steps: each step has its own (issue 26: not repeated)
@@ -429,7 +463,7 @@ class TransactResult(Verbosable):
             return f"{head}; " + " | ".join(
                 f"{s.step}: "
                 + (
-                    messages.S_MPY.format(out=_q(s.stdout), err=_q(s.stderr or ""))
+                    _mpy_text(s.stdout, s.stderr)
                     if s.stdout is not None
                     else s.read.summary()
                 )
@@ -571,17 +605,13 @@ class RecordResult(BaseModel):
         if self.path is None:
             return messages.S_NOT_RECORDING.format(id=self.connection_id)
         state = "recording" if self.recording else f"stopped ({self.stopped_reason or 'stopped'})"
-        hint = " " + messages.VIEW_HINT.format(path=self.absolute_path) if self.absolute_path else ""
-        return (
-            messages.S_RECORD.format(
-                id=self.connection_id,
-                state=state,
-                path=self.absolute_path or self.path,
-                n=self.events_written,
-                b=self.bytes_written,
-            )
-            + hint
-        )
+        return messages.S_RECORD.format(
+            id=self.connection_id,
+            state=state,
+            path=self.absolute_path or self.path,
+            n=self.events_written,
+            b=self.bytes_written,
+        ) + messages.S_RECORD_REPLAY.format(name=self.path)
 
 
 class CaptureItem(BaseModel):
@@ -599,8 +629,13 @@ class CapturesResult(BaseModel):
     captures: list[CaptureItem]
 
     def summary(self) -> str:
-        names = ", ".join(c.name for c in self.captures) or "-"
-        return messages.S_CAPTURES.format(n=len(self.captures), dir=self.directory, names=names)
+        names = ", ".join(
+            messages.S_CAPTURE_ITEM.format(
+                name=c.name, size=c.size, duration=f", {c.duration:.1f} s" if c.duration is not None else ""
+            )
+            for c in self.captures
+        )
+        return messages.S_CAPTURES.format(n=len(self.captures), dir=self.directory, names=names or "-")
 
 
 class ProfileResult(BaseModel):
@@ -635,6 +670,7 @@ def open_result(conn: Any, profile: str | None, action: str) -> OpenResult:
         profile_action=action,
         mirror=conn.mirror.path if conn.mirror is not None else None,
         protocol=conn.options.protocol,
+        responders=[r.status() for r in conn.responders if getattr(r, "standing", False)] or None,
     )
 
 

@@ -305,12 +305,15 @@ def read_result(
     if o.frames is not None:
         times = o.frame_times or [None] * len(o.frames)
         frames = []
+        # one encoding per read (issue 26): a read whose frames are not all text gives them all in hex,
+        # not utf8 for one frame and hex for the next
+        frame_encoding = encoding if encoding != "utf8" or all(_is_text(f.data) for f in o.frames) else "hex"
         for i, (f, t) in enumerate(zip(o.frames, times, strict=True)):
             fdata = f.data
             if strip_ansi:
                 fdata, n = ansi.strip_ansi(fdata)
                 stripped += n
-            ftext, fenc = encode_output(fdata, encoding)
+            ftext, fenc = encode_output(fdata, frame_encoding)
             frames.append(
                 models.Frame(
                     index=i,
@@ -347,9 +350,33 @@ def read_result(
         frames_view=view if frames is not None and view not in (None, "both") else None,
         counts=o.summary,
         bad_frames=_named_bad(o) if o.rejected else None,
+        answered=_standing_answers(conn, o.from_offset - (o.bytes_skipped or 0), o.next_offset),
     )
     result.set_verbose(verbose)
     return result
+
+
+def _is_text(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+MAX_ANSWERS_SHOWN = 8
+
+
+def _standing_answers(conn: Connection, start: int, end: int) -> list[dict[str, Any]] | None:
+    """The standing rules' answers to a match inside ``[start, end)`` (issue 26: made visible)."""
+    found = [
+        {"on": r.on, "offset": e["match_offset"]}
+        for r in list(conn.responders)
+        if r.standing
+        for e in list(r.events)
+        if start <= e.get("match_offset", -1) < end
+    ]
+    return found[:MAX_ANSWERS_SHOWN] or None
 
 
 def _named_bad(o: reader.ReadOutcome) -> list[models.BadFrame]:
