@@ -993,7 +993,7 @@ R_COUNTS = (
 S_OPEN_RULES = "; standing rules armed: {rules}"
 S_STATUS_CURSOR_LOST = "; the default cursor lost {n} byte(s) (evicted from the ring before it read them; {evicted} evicted in all)"
 S_RECORD_REPLAY = ". Replay it with open(port='replay://{name}')"
-S_RECORD_STOPPED_AT = " (stopped: {reason})"
 S_CAPTURE_ITEM = "{name} ({size} B{duration})"
 S_MPY_RAISED = "the script raised: {error}"
 S_STANDING_ANSWERED = "; responder {on!r} answered at offset {offset}"
+S_FRAMES_SKIPPED = " skipped {n} frame(s) before the match"

@@ -129,10 +129,12 @@ def _ubx(fields: dict[str, Any], out: dict[str, Value]) -> None:
     for attr, key, show in _UBX_PICK:
         if key not in out and attr in fields:
             _put(out, key, show(fields[attr]))
-    if "year" in fields and "hour" in fields and fields.get("validUTC", 1):  # NAV-TIMEUTC, NAV-PVT
+    valid = fields.get("validUTC", fields.get("validDate", 0) and fields.get("validTime", 0))
+    if "year" in fields and "hour" in fields and valid:  # NAV-TIMEUTC, NAV-PVT
+        seconds = "sec" if "sec" in fields else "second"
         try:
             out["utc"] = "{:04d}-{:02d}-{:02d}T{:02d}:{:02d}:{:02d}".format(
-                *(int(fields[k]) for k in ("year", "month", "day", "hour", "min", "sec"))
+                *(int(fields[k]) for k in ("year", "month", "day", "hour", "min", seconds))
             )
         except (KeyError, TypeError, ValueError):
             pass
@@ -235,6 +237,10 @@ def values_of(parsed: dict[str, Any] | None) -> dict[str, Value]:
         fields = parsed.get("fields")
         if isinstance(fields, dict):
             _ubx(fields, out)
+    elif protocol == "rtcm3":
+        fields = parsed.get("fields")
+        if isinstance(fields, dict) and isinstance(fields.get("NSat"), int):  # MSM: satellites observed
+            out["sv"] = fields["NSat"]
     elif protocol == "modbus":
         _modbus(parsed, out)
     elif protocol == "at":

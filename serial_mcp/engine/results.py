@@ -13,6 +13,7 @@ from pydantic import BaseModel, Field, PrivateAttr, model_validator
 
 from serial_mcp import messages
 from serial_mcp.core import frame_values
+from serial_mcp.engine import summary_text
 
 _LITERAL = json.JSONEncoder(ensure_ascii=False)  # json.dumps builds an encoder per call for these options
 
@@ -20,45 +21,6 @@ _LITERAL = json.JSONEncoder(ensure_ascii=False)  # json.dumps builds an encoder 
 def _q(text: str) -> str:
     """A payload as a JSON string literal: escapes CR/LF so the summary stays one line."""
     return _LITERAL.encode(text)
-
-
-def structured(result: BaseModel) -> dict[str, Any]:
-    """A result as structuredContent (issue 26: lean): no field that is null or at its default,
-    unless the call asked for ``verbose`` (then every field with a value). A field left out means
-    its default, so the model read back from the lean form is the same result."""
-    verbose = isinstance(result, Verbosable) and result.is_verbose
-    out = result.model_dump(mode="json", exclude_none=True, exclude_defaults=not verbose)
-    if not verbose:
-        for read in _reads_in(out):
-            lean_read(read)
-        if isinstance(result, TransactResult):  # the call's own connection; its tx total is get_status's
-            out["write"].pop("connection_id", None)
-            out["write"].pop("tx_bytes", None)
-            if result.read is not None and result.mark_offset == result.read.from_offset:
-                out.pop("mark_offset", None)
-    return out
-
-
-def _reads_in(out: dict[str, Any]) -> list[dict[str, Any]]:
-    """The read results inside a dumped result: itself (read), its ``read`` (transact,
-    capture_boot) and each step's."""
-    reads = [out] if "stop_reason" in out and "from_offset" in out else []
-    if isinstance(out.get("read"), dict):
-        reads.append(out["read"])
-    reads += [s["read"] for s in out.get("steps", []) if isinstance(s.get("read"), dict)]
-    return reads
-
-
-def lean_read(read: dict[str, Any]) -> None:
-    """Leave out of a dumped read what ``ReadResult`` derives again when it is read back:
-    ``matched`` (a ``match_index`` says it), a byte match's ``match_offset`` and each frame's
-    ``index`` (its place in ``frames``)."""
-    for frame in read.get("frames", []):
-        frame.pop("index", None)
-    if "match_index" in read:
-        read.pop("matched", None)
-        if "frames" not in read and read.get("match_offset") == read["from_offset"] + read["match_index"]:
-            del read["match_offset"]
 
 
 class Verbosable(BaseModel):
@@ -287,6 +249,7 @@ class ReadResult(Verbosable):
     state: str = "open"
     frames: list[Frame] | None = None
     frames_dropped: int = 0
+    frames_skipped: int = 0  # reply="match"|"tail:N" on a framed read: frames consumed, not returned
     bytes_skipped: int = 0  # framed reads: bytes between frames that belong to none; reply: before it
     error: str | None = None
     responded: int | None = None
@@ -318,7 +281,9 @@ class ReadResult(Verbosable):
     def _text(self) -> str:
         lost = messages.S_LOST.format(n=self.bytes_lost) if self.bytes_lost else ""
         if self.counts is not None:
-            return summary_line(self, lost)
+            return summary_text.summary_line(
+                self.counts, self.from_offset, self.next_offset, self.stop_reason, lost
+            )
         if self.frames is not None:
             shown = "; ".join(f.line(self.frames_view or "both") for f in self.frames)
             return messages.S_READ_FRAMES.format(
@@ -328,6 +293,7 @@ class ReadResult(Verbosable):
                 stop=self.stop_reason,
                 lost=lost,
                 dropped=_dropped(self.frames_dropped, self.bad_frames)
+                + (messages.S_FRAMES_SKIPPED.format(n=self.frames_skipped) if self.frames_skipped else "")
                 + (messages.S_SKIPPED.format(n=self.bytes_skipped) if self.bytes_skipped else ""),
                 error=f" error: {self.error}" if self.error else "",
                 frames=shown,
@@ -351,55 +317,6 @@ def _dropped(n: int | None, named: list[BadFrame] | None) -> str:
         return messages.S_DROPPED.format(n=n)
     items = ", ".join(f"#{b.index}@{b.offset} {b.reason} {_q(b.excerpt)}" for b in named)
     return messages.S_DROPPED_NAMED.format(n=n, items=items + (" …" if n > len(named) else ""))
-
-
-def _ranges_text(ranges: dict[str, dict[str, float]]) -> str:
-    """The numeric fields that varied, as ``[sv 13..18, alt 41.2..43.1]``."""
-    moved = [f"{name} {r['min']}..{r['max']}" for name, r in ranges.items() if r["min"] != r["max"]]
-    return f" [{', '.join(moved)}]" if moved else ""
-
-
-def _last_text(last: Any) -> str:
-    """A type's last frame in a summary's text: its values, or the start of a text frame."""
-    if isinstance(last, dict):
-        return " last " + " ".join(f"{k}={v}" for k, v in last.items())
-    return f" last {_q(last)}" if isinstance(last, str) else ""
-
-
-def summary_line(r: ReadResult, lost: str) -> str:
-    """A summary read's text: totals, then each message type's count and last values."""
-    s = r.counts or {}
-    bad = s.get("bad", 0)
-    reasons = ", ".join(f"{k} {v}" for k, v in s.get("bad_reasons", {}).items())
-    rate = (
-        messages.S_SUMMARY_RATE.format(s=s["seconds"], rate=s["rate_per_s"]) if "rate_per_s" in s else ""
-    )
-    types = "; ".join(
-        f"{key} {t['n']}"
-        + (f" ({t['bad']} bad)" if t.get("bad") else "")
-        + _last_text(t.get("last"))
-        + _ranges_text(t.get("ranges", {}))
-        for key, t in s.get("types", {}).items()
-    )
-    text = messages.S_SUMMARY.format(
-        start=r.from_offset,
-        end=r.next_offset,
-        stop=r.stop_reason,
-        lost=lost,
-        frames=s.get("frames", 0),
-        bad=messages.S_SUMMARY_BAD.format(n=bad, reasons=reasons) if bad else "",
-        rate=rate,
-        skipped=messages.S_SKIPPED.format(n=s["bytes_skipped"]) if s.get("bytes_skipped") else "",
-        types=types or "-",
-    )
-    named = s.get("bad_frames")
-    if named:
-        items = ", ".join(
-            f"{b.get('type', '')}@{b['offset']} {b['reason']} {_q(b.get('excerpt') or b.get('error', ''))}"
-            for b in named
-        )
-        text += messages.S_SUMMARY_BAD_FRAMES.format(items=items + (" …" if bad > len(named) else ""))
-    return text
 
 
 class WriteResult(BaseModel):

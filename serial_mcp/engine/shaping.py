@@ -343,6 +343,7 @@ def read_result(
         state=conn.state,
         frames=frames,
         frames_dropped=o.frames_dropped or 0,
+        frames_skipped=o.frames_skipped,
         bytes_skipped=o.bytes_skipped or 0,
         error=o.error,
         responded=None if responder is None else responder.sent,

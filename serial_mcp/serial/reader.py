@@ -23,6 +23,8 @@ from serial_mcp.errors import ErrorCode, InvalidArgument, SerialMcpError, Short
 from serial_mcp.serial import decode_feed
 from serial_mcp.serial.connection import Connection
 from serial_mcp.serial.pattern_search import search_in_worker, search_inline
+from serial_mcp.serial.reply_window import reply_cut as _reply_cut
+from serial_mcp.serial.reply_window import reply_start as _reply_start
 
 DEFAULT_TIMEOUT_MS = 1000
 MAX_TIMEOUT_MS = 600_000
@@ -199,6 +201,7 @@ class ReadOutcome(NamedTuple):
     match_frame: int | None = None  # index of the frame that matched
     summary: dict[str, Any] | None = None  # a summary read: the window's summary (core/summary.py)
     rejected: list[DecodedFrame] | None = None  # framed reads: the first bad frames validate dropped
+    frames_skipped: int = 0  # a framed reply read: frames consumed before the ones returned
 
 
 def resolve_start(conn: Connection, req: ReadRequest) -> int:
@@ -345,17 +348,6 @@ async def _read(conn: Connection, req: ReadRequest, start: int | None) -> ReadOu
     )
 
 
-NO_MATCH_TAIL = 256  # reply="match" and the pattern never came: the last bytes show where it stalled
-
-
-def _reply_start(data: bytes, span: Span | None, before: int) -> int:
-    """Where the returned part of a ``reply`` read starts: ``before`` bytes ahead of the match,
-    or the last ``max(before, NO_MATCH_TAIL)`` bytes when nothing matched."""
-    if span is not None:
-        return max(0, span.start - before)
-    return max(0, len(data) - max(before, NO_MATCH_TAIL))
-
-
 def _advance_cursor(conn: Connection, req: ReadRequest, start: int | None, next_offset: int) -> str | None:
     """A plain cursor read consumes what it returned; transact (explicit start) moves it past the reply."""
     if req.from_ != "cursor":
@@ -464,6 +456,12 @@ async def _read_framed(
             cur.offset, cur.fed, cur.pending = next_offset, fed, pending
     advanced = _advance_cursor(conn, req, start, next_offset) if not on_cursor else req.cursor
     conn.bytes_lost_total += lost
+    frames_skipped = 0
+    if req.reply is not None and req.matcher is not None and frames:  # only the match (and N bytes before)
+        frames_skipped = _reply_cut(frames, match_index, req.reply)
+        del frames[:frames_skipped]
+        if match_index is not None:
+            match_index -= frames_skipped
     times = [conn.time_at(f.end - 1) for f in frames]
     return ReadOutcome(
         data=b"",
@@ -481,4 +479,6 @@ async def _read_framed(
         error=error,
         match_frame=match_index,
         rejected=rejected or None,
+        frames_skipped=frames_skipped,
     )
+
