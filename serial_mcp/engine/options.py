@@ -121,6 +121,7 @@ class ReadWindow(NoOptions):
     rx_parser: t.RxParser = None
     max_frames: t.MaxFrames = None
     verbose: t.Verbose = False  # issue 26: every field of the result, nulls and defaults too
+    reply: t.Reply = None  # issue 26: with match, return only the match (and N bytes before it)
 
 
 @dataclass(frozen=True, kw_only=True, config=CONFIG)
@@ -130,7 +131,6 @@ class CursorView(ReadWindow):
     cursor: t.Cursor = None
     strip_ansi: t.StripAnsi = False
     frames: t.Frames = None
-    reply: t.Reply = None  # issue 26: with match, return only the match (and N bytes before it)
 
 
 READ_WINDOW = frozenset(f.name for f in dataclasses.fields(CursorView))

@@ -66,7 +66,7 @@ def read_request(
     if resolved is None:
         resolved = codecs(conn, opts.protocol, opts.rx_framing, None, opts.rx_parser)
     timeout_ms = opts.timeout_ms if opts.timeout_ms is not None else default_timeout_ms
-    reply = parse_reply(opts.reply, opts.match) if isinstance(opts, CursorView) else None
+    reply = parse_reply(opts.reply, opts.match)
     return reader.build_read_request(
         from_=from_,
         cursor=caller.cursor(opts.cursor if isinstance(opts, CursorView) else None),

@@ -97,3 +97,14 @@ async def test_reply_is_checked(env: tuple[Client, FakeOpener]) -> None:
     for bad in ("all", "tail:", "tail:-1", "tail:x", "tail:999999"):
         e = await error(c, "read", {"connection_id": cid, "match": "x", "reply": bad})
         assert e["code"] == "invalid_argument" and "tail:N" in e["message"], e
+
+
+async def test_capture_boot_waits_for_the_prompt_and_returns_only_it(env: tuple[Client, FakeOpener]) -> None:
+    c, _ = env
+    cid = (await call(c, "open", {"port": "dev"}))["connection_id"]
+    r = await call(
+        c,
+        "capture_boot",
+        {"connection_id": cid, "send": "reset\r", "match": "=> ", "reply": "tail:13", "timeout_ms": 5000},
+    )
+    assert r["read"]["data"] == "Hit any key\r\n=> " and r["read"]["bytes_skipped"] == len(BOOT) - 16

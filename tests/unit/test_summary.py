@@ -65,7 +65,14 @@ async def _settle(c: Client, cid: str, total: int) -> None:
     r = await call(
         c,
         "read",
-        {"connection_id": cid, "from": 0, "protocol": "raw", "encoding": "hex", "max_bytes": total, "timeout_ms": 10_000},
+        {
+            "connection_id": cid,
+            "from": 0,
+            "protocol": "raw",
+            "encoding": "hex",
+            "max_bytes": total,
+            "timeout_ms": 10_000,
+        },
     )
     assert r["next_offset"] == total
 
@@ -205,3 +212,24 @@ async def test_summary_ranges_named_fields_and_refuses_what_does_not_apply() -> 
         assert "match" in e["message"]
         e = await error(c, "read", {"connection_id": cid, "summary": True, "from": 10, "to": 5})
         assert "to is 5" in e["message"]
+
+
+@pytest.mark.anyio
+async def test_a_summary_times_its_window_and_gives_the_rate() -> None:
+    """first_t/last_t are the arrival times of the window's first and last frame (from the ring)."""
+    opener = FakeOpener()
+    dev = opener.add("dev")
+    async with Client(build_server(ConnectionManager(opener))) as c:
+        cid = (await call(c, "open", {"port": "dev", "protocol": "nmea0183"}))["connection_id"]
+        first, second = nmea(SENTENCES[0]) * 5, nmea(SENTENCES[1]) * 5
+        dev.feed(first)
+        await _settle(c, cid, len(first))
+        await anyio.sleep(0.05)  # a gap in the stream, so the window has a duration to measure
+        dev.feed(second)
+        await _settle(c, cid, len(first) + len(second))
+        counts = (await call(c, "read", {"connection_id": cid, "summary": True, "timeout_ms": 0}))["counts"]
+        assert counts["last_t"] > counts["first_t"]
+        assert abs(counts["seconds"] - (counts["last_t"] - counts["first_t"])) <= 0.002  # each rounded to ms
+        assert counts["frames"] == 10 and counts["rate_per_s"] > 0
+        total = len(first) + len(second)
+        assert counts["first_offset"] == 0 and total - 2 <= counts["last_offset"] < total
