@@ -55,13 +55,9 @@ async def read_summary(
         decoder, pending, fed = spec.new_decoder(from_offset), [], from_offset
     if req.to is not None and req.to < from_offset:
         raise InvalidArgument(messages.READ_SUMMARY_BAD_TO.format(to=req.to, start=from_offset))
-    if on_cursor:
-        with conn.lock:
-            cur.pending = []  # counted below: consumed by this read
     decoder.rejected = []
     skipped_before = decoder.bytes_skipped
-    decoder_fold = decode_feed.fold
-    decoder_fold(decoder, list(pending), summary)  # decoded by an earlier read, never returned
+    decode_feed.fold(decoder, list(pending), summary)  # decoded by an earlier read, not returned
     end = req.to
     deadline = time.monotonic() + req.timeout_ms / 1000
     feeder = decode_feed.Feeder(decoder, summary)
@@ -117,7 +113,6 @@ async def read_summary(
         buffered_remaining=max(0, conn.rx_end() - next_offset),
         match=None,
         cursor=req.cursor if on_cursor else None,
-        bytes_skipped=decoder.bytes_skipped - skipped_before,
         summary=_timed(conn, summary.as_dict(decoder.bytes_skipped - skipped_before)),
     )
 

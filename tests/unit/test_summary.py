@@ -233,3 +233,17 @@ async def test_a_summary_times_its_window_and_gives_the_rate() -> None:
         assert counts["frames"] == 10 and counts["rate_per_s"] > 0
         total = len(first) + len(second)
         assert counts["first_offset"] == 0 and total - 2 <= counts["last_offset"] < total
+
+
+def test_named_fields_pick_list_elements_and_decoded_message_fields() -> None:
+    from serial_mcp.core.decode import DecodedFrame
+    from serial_mcp.core.parsers.modbus_rtu import ModbusRtuParser
+
+    parser = ModbusRtuParser()
+    summary = StreamSummary(["registers[1]", "address"])
+    for i, value in enumerate((100, 250, 175)):
+        body = bytes([7, 3, 4, 0, 1]) + value.to_bytes(2, "big")
+        summary.add_events([DecodedFrame(body, i * 10, i * 10 + 7, True, parser.parse(body).fields)])
+    t = summary.as_dict()["types"]["modbus fc03"]
+    assert t["n"] == 3 and t["ranges"]["registers[1]"] == {"min": 100, "max": 250, "mean": 175.0, "last": 175}
+    assert t["ranges"]["address"]["last"] == 7 and t["last"]["registers"] == [1, 175]
