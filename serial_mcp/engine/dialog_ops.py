@@ -135,7 +135,7 @@ async def run_steps(
                 common, f"steps[{i}]", steps=None, keys=None, data=data, encoding=encoding, **overrides
             )
             last = await io_ops.transact(svc, caller, connection_id, one)
-            written, read = last.write.bytes_written, last.reply
+            written, read = last.write.bytes_written, last.read
             mark = last.mark_offset if mark is None else mark
         else:
             read = await io_ops.read(svc, caller, connection_id, _read_options(common, overrides, i))
@@ -157,7 +157,7 @@ async def run_steps(
     )
     outcome = results.TransactResult(
         write=write,
-        read=None,  # issue 26: the last step's read is in steps, not repeated here
+        read=final,  # the last step's (issue 26: a lean result does not repeat it)
         mark_offset=mark if mark is not None else final.from_offset,
         steps=done,
         steps_ok=all(s.ok for s in done) and len(done) == len(parsed),

@@ -28,8 +28,10 @@ def structured(result: BaseModel) -> dict[str, Any]:
         if isinstance(result, TransactResult):  # the call's own connection; its tx total is get_status's
             out["write"].pop("connection_id", None)
             out["write"].pop("tx_bytes", None)
-            if result.read is not None and result.mark_offset == result.read.from_offset:
+            if result.mark_offset == result.read.from_offset:
                 out.pop("mark_offset", None)
+            if result.steps is not None:  # the last step's read, in steps already
+                out.pop("read", None)
     return out
 
 
@@ -49,6 +51,8 @@ def lean_read(read: dict[str, Any]) -> None:
     ``index`` (its place in ``frames``)."""
     for frame in read.get("frames", []):
         frame.pop("index", None)
+    if "frames" not in read and "counts" not in read:
+        read.setdefault("data", "")  # a byte read always says what it read, even nothing
     if "match_index" in read:
         read.pop("matched", None)
         if "frames" not in read and read.get("match_offset") == read["from_offset"] + read["match_index"]:

@@ -354,24 +354,30 @@ def _mpy_text(stdout: str, stderr: str | None) -> str:
 
 class TransactResult(Verbosable):
     write: WriteResult
-    read: ReadResult | None = None  # None with steps: each step has its own (issue 26: not repeated)
+    read: ReadResult  # with steps, the last step's: a lean result leaves it out there (not repeated)
     mark_offset: int = -1  # a lean result leaves it out when the read starts there (the usual case)
     steps: list[StepResult] | None = None  # a dialog: each step's own result, in order
     steps_ok: bool | None = None
 
+    @model_validator(mode="before")
+    @classmethod
+    def _last_step_read(cls, data: Any) -> Any:
+        """A lean dialog result has no top-level ``read``: it is the last step's."""
+        if isinstance(data, dict) and "read" not in data and data.get("steps"):
+            last = data["steps"][-1]
+            return {**data, "read": last.get("read") if isinstance(last, dict) else last.read}
+        return data
+
     @model_validator(mode="after")
     def _mark(self) -> TransactResult:
         if self.mark_offset < 0:
-            self.mark_offset = self.reply.from_offset
+            self.mark_offset = self.read.from_offset
         return self
 
     @property
     def reply(self) -> ReadResult:
-        """What was read: ``read``, or with steps the last step's read."""
-        if self.read is not None:
-            return self.read
-        assert self.steps, "a transact result has a read or steps"
-        return self.steps[-1].read
+        """What was read (with steps, the last step's read): the same as ``read``."""
+        return self.read
 
     def summary(self) -> str:
         if self.steps is not None:
@@ -386,8 +392,7 @@ class TransactResult(Verbosable):
                 )
                 for s in self.steps
             )
-        read = self.read.summary() if self.read is not None else ""
-        return f"{self.write.summary()}; {read}"
+        return f"{self.write.summary()}; {self.read.summary()}"
 
 
 class FlushResult(BaseModel):

@@ -111,7 +111,7 @@ async def test_every_tool_result_validates_against_its_output_schema(tmp_path: A
         jsonschema.validate(opened.structured_content, schemas["open"])
         checked["open"] = 1
         dev.feed(GGA + BAD_GGA + GGA)
-        for name, args in _plan(opened.structured_content["connection_id"]):  # type: ignore[index]
+        for name, args in _plan(opened.structured_content["connection_id"]):
             r = await client.call_tool(name, args)
             if r.is_error:
                 failed[name] = str(r.content[0])
@@ -134,7 +134,7 @@ async def test_a_default_transacts_structured_content_is_at_most_twice_its_text(
     opener = FakeOpener()
     opener.add("/dev/ttyFAKE0", responder=lambda data: ATI_REPLY if data == b"ATI\r" else None)
     async with Client(_server_with(opener)) as client:
-        cid = (await client.call_tool("open", {"port": "/dev/ttyFAKE0"})).structured_content["connection_id"]  # type: ignore[index]
+        cid = (await client.call_tool("open", {"port": "/dev/ttyFAKE0"})).structured_content["connection_id"]
         for args in ({"data": "ATI\r", "match": "OK"}, {"data": "ATI\r", "idle_ms": 200}):
             r = await client.call_tool("transact", {"connection_id": cid, "timeout_ms": 2000, **args})
             text = r.content[0].text  # type: ignore[union-attr]

@@ -99,7 +99,8 @@ async def test_every_tool_and_argument_is_classified(tmp_path: Path) -> None:
                  "protocol", "rx_framing", "tx_framing", "rx_parser", "reconnect", "pace", "record",
                  "profile_mode", "low_latency", "share"},
         "read": {"connection_id", "from", "cursor", "timeout_ms", "idle_ms", "max_bytes", "match", "encoding",
-                 "protocol", "rx_framing", "rx_parser", "max_frames", "strip_ansi", "screen", "frames"},
+                 "protocol", "rx_framing", "rx_parser", "max_frames", "strip_ansi", "screen", "frames",
+                 "summary", "to", "fields", "reply", "verbose"},  # issue 26: they shape what a read returns
     }
     for tool, harmless in reviewed.items():
         unclassified = tools[tool] - harmless - {a for t, a in writing_args if t == tool}

@@ -95,8 +95,8 @@ async def test_a_step_that_sends_nothing_keeps_the_transacts_frames_view() -> No
         out = await conn.transact(
             steps=[{"expect": "GPGGA"}], protocol="nmea0183", frames="raw", timeout_ms=3000
         )
-        assert out.read is None  # issue 26: with steps, the last step's read is not repeated
-        frames = out.steps[-1].read.frames if out.steps else None
+        assert out.steps and out.read is out.steps[-1].read  # the last step's (not repeated on the wire)
+        frames = out.read.frames
         assert frames and all(f.parsed is None for f in frames), frames  # raw: no parsed fields
 
 

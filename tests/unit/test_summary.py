@@ -179,7 +179,7 @@ async def test_a_summary_is_bounded_whatever_the_stream() -> None:
         r = await c.call_tool(
             "read", {"connection_id": cid, "summary": True, "from": 0, "to": len(stream), "timeout_ms": 0}
         )
-        counts = r.structured_content["counts"]  # type: ignore[index]
+        counts = r.structured_content["counts"]
         assert counts["frames"] == 1000 and counts["bad"] == 2000
         assert len(counts["types"]) == MAX_TYPES + 1 and "other" in counts["types"]  # the rest, counted
         assert sum(t["n"] for t in counts["types"].values()) == 1000
@@ -199,7 +199,7 @@ async def test_summary_ranges_named_fields_and_refuses_what_does_not_apply() -> 
         dev.feed(b"".join(gga))
         await _settle(c, cid, sum(map(len, gga)))
         r = await c.call_tool("read", {"connection_id": cid, "summary": True, "from": 0, "timeout_ms": 0})
-        t = r.structured_content["counts"]["types"]["nmea GPGGA"]  # type: ignore[index]
+        t = r.structured_content["counts"]["types"]["nmea GPGGA"]
         assert t["ranges"]["alt"] == {"min": 540.5, "max": 549.5, "mean": 545.0, "last": 549.5}
         assert t["ranges"]["sv"]["min"] == 8 and t["ranges"]["sv"]["max"] == 10
         assert t["last"]["fix"] == "gps" and t["last"]["lat"] == 48.1173
