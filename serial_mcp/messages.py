@@ -1109,3 +1109,37 @@ ESP_FILTER_LEVEL = "print_filter item {item!r}: level {level!r} is not one of N,
 CLI_PRINT_FILTER = "esp-idf-monitor's --print_filter for ESP-IDF logs, e.g. 'wifi:W *:E' (implies the esp_log parser)"
 CLI_FILTERED = "{n} line(s) hidden by --print-filter {filter!r}"
 CLI_PRINT_FILTER_PARSER = "--print-filter filters ESP-IDF log lines and needs the esp_log parser, not {parser!r}; drop --rx-parser/--protocol or give --rx-parser '{{\"type\": \"esp_log\"}}'."
+
+# --- issue 26: answers, not bytes ---------------------------------------------------------------
+P_SUMMARY = (
+    "Count instead of returning frames: per message type n/bad, last values, ranges; bad frames by reason. "
+    "Window: from..to, or all that arrives within timeout_ms."
+)
+P_TO = "summary: end of the window (an absolute offset)."
+P_FIELDS = "summary: numeric fields to range over (e.g. hMSL, registers[0]); default: the decoded ones."
+P_REPLY = "With match: 'match' returns only the match, 'tail:N' it and N bytes before; the rest is skipped and counted."
+P_VERBOSE = "Structured result with every field (nulls, defaults, per-frame t)."
+P_VALIDATE_DEFAULT = "validate: drop bad-checksum frames (default false; presets nmea0183, gnss, modbus_rtu: true)."
+READ_BAD_REPLY = "reply is {value}; give 'match' or 'tail:N' (N bytes before the match, 0 to {max})"
+READ_REPLY_NEEDS_MATCH = "reply needs match: it says which part of what arrived to return"
+READ_SUMMARY_ONLY = "{name} belongs to a summary read; add summary: true (or leave {name} out)"
+READ_SUMMARY_BAD_TO = "to is {to}, before the window's start {start}; give an offset at or after it"
+READ_SUMMARY_FIELDS = "fields: give at most {max} field names (strings), e.g. ['hMSL', 'registers[0]']"
+READ_SUMMARY_WITH = "summary reads count frames; {name} does not apply to them (leave it out)"
+S_SUMMARY = "summary [{start}..{end}) stop={stop}{lost}: {frames} frame(s){bad}{rate}{skipped}; {types}"
+S_SUMMARY_BAD = ", {n} bad ({reasons})"
+S_SUMMARY_RATE = " in {s} s ({rate}/s)"
+S_SUMMARY_BAD_FRAMES = "; bad: {items}"
+S_REPLY_SKIPPED = " skipped {n} byte(s) before it"
+S_DROPPED_NAMED = " dropped {n} bad frame(s): {items}"
+R_COUNTS = (
+    "{frames, bad, bad_reasons, bytes_skipped, first_offset, last_offset, seconds, rate_per_s, "
+    "types: {'<kind> <type>': {n, bad, last, last_offset, ranges: {field: {min, max, mean, last}}}}, bad_frames}"
+)
+S_OPEN_RULES = "; standing rules armed: {rules}"
+S_STATUS_CURSOR_LOST = "; the default cursor lost {n} byte(s) (evicted from the ring before it read them; {evicted} evicted in all)"
+S_RECORD_REPLAY = ". Replay it with open(port='replay://{name}')"
+S_CAPTURE_ITEM = "{name} ({size} B{duration})"
+S_MPY_RAISED = "the script raised: {error}"
+S_STANDING_ANSWERED = "; responder {on!r} answered at offset {offset}"
+S_FRAMES_SKIPPED = " skipped {n} frame(s) before the match"

@@ -81,10 +81,10 @@ def run_send(
             )
 
         result = await _on_port(policy, port, baud_rate, call, writes=True)
-        ok = result.read.matched if expect is not None else True
+        ok = result.reply.matched if expect is not None else True
         if not as_json:
-            _show_read(result.read, out)
-        _say_if_cut(result.read, expect, limit)
+            _show_read(result.reply, out)
+        _say_if_cut(result.reply, expect, limit)
         return result, EXIT_OK if ok else EXIT_NO_MATCH
 
     return _run(go, as_json, out)

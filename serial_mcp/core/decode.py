@@ -61,7 +61,9 @@ def combine_validity(framing: bool | None, parser: bool | None) -> bool | None:
 class StreamDecoder:
     """Frame decoder + parser for one stream position; feed bytes, get decoded frames."""
 
-    __slots__ = ("_decoder", "_lines_of", "_parser", "frames_dropped", "frames_filtered", "validate")
+    __slots__ = (
+        "_decoder", "_lines_of", "_parser", "frames_dropped", "frames_filtered", "rejected", "validate",
+    )  # fmt: skip
 
     def __init__(self, rx_framing: object, rx_parser: object | None = None, offset: int = 0) -> None:
         self._decoder = build_decoder(rx_framing, offset)
@@ -69,6 +71,10 @@ class StreamDecoder:
         self.validate = self._parser.validate if self._parser is not None else False
         self.frames_dropped = 0
         self.frames_filtered = 0  # frames the parser hid (a print filter), not bad ones
+        # issue 26: set to a list and each frame ``validate`` drops is appended to it too (marked
+        # bad), so a read can name its bad frames and a summary count them by type; the reader
+        # drains it. None (the default) costs nothing.
+        self.rejected: list[DecodedFrame] | None = None
         decoder = self._decoder
         self._lines_of: Callable[[bytes], tuple[list[bytes], int, list[FramingError]] | None] | None = (
             decoder.feed_lines
@@ -100,11 +106,26 @@ class StreamDecoder:
             if route is not None:
                 lines, start, errors = route
                 out: list[DecodedEvent] = []
-                if lines:
+                if lines and self.rejected is not None and self.validate:
+                    self._keep_rejected(lines, start, out)
+                elif lines:
                     self.frames_dropped += parse_lines(lines, start, out, DecodedFrame, self.validate)
                 out += errors
                 return out
         return self._process(self._decoder.feed(data))
+
+    def _keep_rejected(self, lines: list[bytes], start: int, out: list[DecodedEvent]) -> None:
+        """The fast route with bad sentences kept aside (in ``rejected``) rather than dropped."""
+        parsed: list[DecodedFrame] = []
+        parse_lines(lines, start, parsed, DecodedFrame, False)
+        rejected = self.rejected
+        assert rejected is not None
+        for frame in parsed:
+            if frame.checksum_valid is False:
+                rejected.append(frame)
+                self.frames_dropped += 1
+            else:
+                out.append(frame)
 
     def silence(self) -> list[DecodedEvent]:
         """The line went quiet (Modbus RTU: 3.5 characters, see ``modbus_rtu.silence_seconds``):
@@ -154,6 +175,10 @@ class StreamDecoder:
                 valid = parsed.checksum_valid
             if validate and valid is False:
                 self.frames_dropped += 1
+                if self.rejected is not None:
+                    self.rejected.append(
+                        DecodedFrame(event.data, event.start, event.end, False, parsed.fields)
+                    )
                 continue
             out.append(DecodedFrame(event.data, event.start, event.end, valid, parsed.fields, parsed.final))
         return out
@@ -178,6 +203,8 @@ class StreamDecoder:
                 valid = parsed_valid
             if validate and valid is False:
                 dropped += 1
+                if self.rejected is not None:
+                    self.rejected.append(DecodedFrame(data, event.start, event.end, False, fields))
                 continue
             append(DecodedFrame(data, event.start, event.end, valid, fields))
         self.frames_dropped += dropped

@@ -118,6 +118,8 @@ async def run_steps(
     found: list[dict[str, Any]] = []  # detected events new to the caller, listed once on the dialog
     for i, step in enumerate(parsed):
         overrides: dict[str, Any] = {"match": step.get("expect"), "respond": step.get("respond")}
+        if step.get("reply") is not None:
+            overrides["reply"] = step["reply"]
         for key in ("timeout_ms", "idle_ms"):
             if step.get(key) is not None:
                 overrides[key] = step[key]
@@ -152,17 +154,21 @@ async def run_steps(
         if not ok:
             break
     final = done[-1].read
+    # the write's tx_bytes is the port's count now: a micropython step writes outside transact
+    tx_bytes = svc.connection(caller, connection_id, "write").tx.tx_bytes
     write = results.WriteResult(
-        connection_id=final_connection(last, connection_id), bytes_written=total_written, tx_bytes=_tx(last)
+        connection_id=final_connection(last, connection_id), bytes_written=total_written, tx_bytes=tx_bytes
     )
-    return results.TransactResult(
+    outcome = results.TransactResult(
         write=write,
-        read=final,
+        read=final,  # the last step's (issue 26: a lean result does not repeat it)
         mark_offset=mark if mark is not None else final.from_offset,
         steps=done,
         steps_ok=all(s.ok for s in done) and len(done) == len(parsed),
         events=found or None,
     )
+    outcome.set_verbose(common.verbose)
+    return outcome
 
 
 def _read_options(common: TransactOptions, overrides: dict[str, Any], index: int) -> ReadOptions:
@@ -175,10 +181,6 @@ def _read_options(common: TransactOptions, overrides: dict[str, Any], index: int
 
 def final_connection(last: results.TransactResult | None, connection_id: str) -> str:
     return last.write.connection_id if last is not None else connection_id
-
-
-def _tx(last: results.TransactResult | None) -> int:
-    return last.write.tx_bytes if last is not None else 0
 
 
 async def _micropython_step(

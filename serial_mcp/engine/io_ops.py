@@ -42,13 +42,21 @@ async def read(svc: Services, caller: Caller, connection_id: str, opts: ReadOpti
     """Read what arrived (from the caller's cursor unless ``opts.from_`` says otherwise)."""
     respond_ops.check(svc, "read", opts.respond)
     conn = svc.connection(caller, connection_id, "write" if opts.respond is not None else "read")
-    req = shaping.read_request(conn, caller, opts, from_=opts.from_, encoding=opts.encoding)
+    req = shaping.read_request(
+        conn, caller, opts, from_=opts.from_, encoding=opts.encoding, **_summary_of(opts)
+    )
     term = shaping.screen_for(conn, req.cursor, opts.screen) if opts.screen is not None else None
     start = reader.resolve_start(conn, req) if opts.respond is not None else None  # a rule sees unread bytes
     async with respond_ops.armed(svc, "read", conn, opts.respond, start) as responder:
         outcome = await reader.read(conn, req)
     result = shaping.read_result(
-        conn, outcome, req.encoding, responder, strip_ansi=opts.strip_ansi, view=opts.frames
+        conn,
+        outcome,
+        req.encoding,
+        responder,
+        strip_ansi=opts.strip_ansi,
+        view=opts.frames,
+        verbose=opts.verbose,
     )
     if outcome.cursor is not None:
         result.cursor = caller.shown_cursor(outcome.cursor)
@@ -57,6 +65,26 @@ async def read(svc: Services, caller: Caller, connection_id: str, opts: ReadOpti
         result.screen = term.rows()
     result.events = await event_ops.new_events(conn, req.cursor, outcome.next_offset)
     return result
+
+
+MAX_SUMMARY_FIELDS = 8
+
+
+def _summary_of(opts: ReadOptions) -> dict[str, Any]:
+    """``summary``/``to``/``fields`` as the read request takes them, checked: ``to`` and
+    ``fields`` only with ``summary``, and a summary neither matches nor returns a screen."""
+    if not opts.summary:
+        for name in ("to", "fields"):
+            if getattr(opts, name) is not None:
+                raise InvalidArgument(messages.READ_SUMMARY_ONLY.format(name=name))
+        return {}
+    for name in ("match", "screen", "reply", "respond"):
+        if getattr(opts, name) is not None:
+            raise InvalidArgument(messages.READ_SUMMARY_WITH.format(name=name))
+    fields = opts.fields or []
+    if len(fields) > MAX_SUMMARY_FIELDS or not all(isinstance(f, str) and 0 < len(f) <= 64 for f in fields):
+        raise InvalidArgument(messages.READ_SUMMARY_FIELDS.format(max=MAX_SUMMARY_FIELDS))
+    return {"summary": tuple(fields), "to": opts.to}
 
 
 async def write(svc: Services, caller: Caller, connection_id: str, opts: WriteOptions) -> results.WriteResult:
@@ -116,16 +144,24 @@ async def transact(
     finally:
         conn.tx.lock.release()
     read_part = shaping.read_result(
-        conn, outcome, req.encoding, responder, strip_ansi=opts.strip_ansi, view=opts.frames
+        conn,
+        outcome,
+        req.encoding,
+        responder,
+        strip_ansi=opts.strip_ansi,
+        view=opts.frames,
+        verbose=opts.verbose,
     )
     if read_part.cursor is not None:
         read_part.cursor = caller.shown_cursor(read_part.cursor)
-    return results.TransactResult(
+    result = results.TransactResult(
         write=results.WriteResult(connection_id=conn.id, bytes_written=n, tx_bytes=conn.tx.tx_bytes),
         read=read_part,
         mark_offset=mark,
         events=await event_ops.new_events(conn, req.cursor, outcome.next_offset),
     )
+    result.set_verbose(opts.verbose)
+    return result
 
 
 async def _exchange(
@@ -200,12 +236,14 @@ async def capture_boot(
             if trigger is not None:
                 await shaping.write(conn, trigger, None)
         outcome = await reader.read(conn, req, start=mark)  # a private cursor: nothing shared moves
-    return results.CaptureBootResult(
+    result = results.CaptureBootResult(
         mark_offset=mark,
-        read=shaping.read_result(conn, outcome, req.encoding, responder),
+        read=shaping.read_result(conn, outcome, req.encoding, responder, verbose=opts.verbose),
         bytes_before_mark=before,
         events=await event_ops.new_events(conn, req.cursor, outcome.next_offset),
     )
+    result.set_verbose(opts.verbose)
+    return result
 
 
 def _unread_before(conn: Connection, caller: Caller, mark: int) -> int:

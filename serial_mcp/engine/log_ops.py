@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import weakref
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -185,6 +186,7 @@ async def record(
         if dead is not None and not dead.active:  # it stopped by itself (disk full): make way
             await conn.stop_recording(dead.stopped_reason or "stopped")
         rec = start_recording(conn, svc.captures, path, note)
+        _finished.pop(conn, None)
         if duration_ms is not None:
             _stop_later(conn, rec, duration_ms / 1000)
             result = _record_result(conn, rec, active=True)
@@ -195,6 +197,10 @@ async def record(
         if rec is None:
             raise SerialMcpError(ErrorCode.NOT_RECORDING, messages.NOT_RECORDING.format(id=conn.id))
         return _record_result(conn, rec, active=False)
+    if conn.recorder is None and conn in _finished:  # stopped by its duration: its file and reason
+        result = _record_result(conn, _finished[conn], active=False)
+        result.stopped_reason = result.stopped_reason or "duration"  # (its file may still be closing)
+        return result
     return _record_result(conn, conn.recorder, active=conn.recorder is not None)
 
 
@@ -207,11 +213,14 @@ def _stop_later(conn: Connection, rec: Recorder, delay: float) -> None:
             task = loop.create_task(conn.stop_recording("duration"))
             _timers.add(task)
             task.add_done_callback(_timers.discard)
+            _finished[conn] = rec  # record(status) still tells of it, until the next start
 
     loop.call_later(delay, stop)
 
 
 _timers: set[asyncio.Task[Any]] = set()
+# issue 26: the recording a duration_ms stopped, per connection (forgotten with the connection)
+_finished: weakref.WeakKeyDictionary[Connection, Recorder] = weakref.WeakKeyDictionary()
 
 
 async def list_captures(

@@ -40,13 +40,21 @@ Match = Annotated[dict[str, Any] | str | None, Field(description=messages.P_MATC
 EncOut = Annotated[Enc | None, Field(description=messages.P_ENCODING_OUT)]
 Protocol = Annotated[str | None, Field(description=messages.P_PROTOCOL)]
 RxFraming = Annotated[dict[str, Any] | None, Field(description=messages.P_RX_FRAMING)]
-RxParser = Annotated[dict[str, Any] | None, Field(description=messages.P_RX_PARSER)]
+RxParser = Annotated[
+    dict[str, Any] | None, Field(description=f"{messages.P_RX_PARSER} {messages.P_VALIDATE_DEFAULT}")
+]
 Respond = Annotated[dict[str, Any] | None, Field(description=messages.P_RESPOND)]
 StripAnsi = Annotated[bool, Field(description=messages.P_STRIP_ANSI)]
 Screen = Annotated[dict[str, Int] | None, Field(description=messages.P_SCREEN)]
 Frames = Annotated[FramesView | None, Field(description=messages.P_FRAMES_VIEW)]
 EventKind = Literal["crash", "reset", "boot", "boot_loop", "stage"]
 Until = Annotated[list[EventKind] | None, Field(description=messages.P_UNTIL)]  # issue 24
+# issue 26: summaries, replies that return only the match, lean results
+Summary = Annotated[bool, Field(description=messages.P_SUMMARY)]
+To = Annotated[Int | None, Field(description=messages.P_TO, ge=0)]
+SummaryFields = Annotated[list[str] | None, Field(description=messages.P_FIELDS)]
+Reply = Annotated[str | None, Field(description=messages.P_REPLY)]
+Verbose = Annotated[bool, Field(description=messages.P_VERBOSE)]
 
 # --- writing -----------------------------------------------------------------------------------
 Data = Annotated[str, Field(description=messages.P_DATA)]

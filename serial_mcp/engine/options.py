@@ -121,6 +121,8 @@ class ReadWindow(NoOptions):
     rx_parser: t.RxParser = None
     max_frames: t.MaxFrames = None
     until: t.Until = None
+    verbose: t.Verbose = False  # issue 26: every field of the result, nulls and defaults too
+    reply: t.Reply = None  # issue 26: with match, return only the match (and N bytes before it)
 
 
 @dataclass(frozen=True, kw_only=True, config=CONFIG)
@@ -143,6 +145,9 @@ class ReadOptions(CursorView):
     encoding: t.EncOut = None
     respond: t.Respond = None
     screen: t.Screen = None
+    summary: t.Summary = False  # issue 26: the window's summary instead of its frames
+    to: t.To = None
+    fields: t.SummaryFields = None
 
 
 @dataclass(frozen=True, kw_only=True, config=CONFIG)
@@ -199,6 +204,7 @@ class DialogStep(NoOptions):
     respond: dict[str, Any] | None = None
     micropython: str | None = None
     interrupt: Annotated[bool, Strict()] | None = None
+    reply: str | None = None  # issue 26: as transact's reply, for this step's expect
 
 
 @dataclass(frozen=True, kw_only=True, config=CONFIG)

@@ -9,9 +9,11 @@ from __future__ import annotations
 import json
 from typing import Any, Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field, PrivateAttr, model_validator
 
 from serial_mcp import messages
+from serial_mcp.core import frame_values
+from serial_mcp.engine import summary_text
 from serial_mcp.serial.event_watch import text_lines
 
 _LITERAL = json.JSONEncoder(ensure_ascii=False)  # json.dumps builds an encoder per call for these options
@@ -30,6 +32,17 @@ class LabPlace(BaseModel):
     acquired_by: str | None = None  # labgrid's host/user of the holder
     acquired_since: str | None = None
     host: str | None = None  # the exporter of its serial port
+class Verbosable(BaseModel):
+    """A result whose call may ask for every field (``verbose``)."""
+
+    _verbose: bool = PrivateAttr(default=False)
+
+    @property
+    def is_verbose(self) -> bool:
+        return self._verbose
+
+    def set_verbose(self, on: bool) -> None:
+        self._verbose = on
 
 
 class Port(BaseModel):
@@ -93,6 +106,7 @@ class OpenResult(BaseModel):
     mirror: str | None = None
     mirror_url: str | None = None  # rfc2217://127.0.0.1:PORT when open(mirror="rfc2217")
     protocol: str | None = None  # the preset the connection's reads and writes use by default
+    responders: list[dict[str, Any]] | None = None  # issue 26: the standing rules armed at open
 
     def summary(self) -> str:
         prof = (
@@ -102,11 +116,19 @@ class OpenResult(BaseModel):
         )
         proto = messages.S_OPEN_PROTOCOL.format(protocol=self.protocol) if self.protocol else ""
         url = messages.S_RFC2217_MIRROR.format(url=self.mirror_url) if self.mirror_url else ""
+        rules = (
+            messages.S_OPEN_RULES.format(
+                rules=", ".join(f"{r['on']!r} x{r['times']}" for r in self.responders)
+            )
+            if self.responders
+            else ""
+        )
         return (
             messages.S_OPEN.format(id=self.connection_id, port=self.port, baud=self.baud_rate)
             + proto
             + prof
             + url
+            + rules
         )
 
 
@@ -141,10 +163,10 @@ class StatusResult(BaseModel):
     cursors: dict[str, CursorStatus]
     bytes_lost_total: int
     bytes_evicted: int
-    cts: bool | None
-    dsr: bool | None
-    ri: bool | None
-    cd: bool | None
+    cts: bool | None = None
+    dsr: bool | None = None
+    ri: bool | None = None
+    cd: bool | None = None
     dtr: bool | None = None
     rts: bool | None = None
     reconnect_attempts: int = 0
@@ -152,7 +174,7 @@ class StatusResult(BaseModel):
     reconnect: dict[str, Any] | None = None
     low_latency: bool | None = None
     defaults: dict[str, Any] = {}
-    last_error: str | None
+    last_error: str | None = None
     opened_at: str
     # armed respond rules: {on, sent, times, standing}, and failed (answers dropped) when any were
     responders: list[dict[str, Any]] | None = None
@@ -185,63 +207,108 @@ class StatusResult(BaseModel):
             )
             + extra
             + events_status(self.events)
+            + _cursor_lost(self)
         )
 
 
+def _cursor_lost(status: StatusResult) -> str:
+    cursor = status.cursors.get("default")
+    if cursor is None or not cursor.lost:
+        return ""
+    return messages.S_STATUS_CURSOR_LOST.format(n=cursor.lost, evicted=status.bytes_evicted)
+
+
 class Frame(BaseModel):
-    index: int
+    index: int = 0
     data: str
-    encoding: str
+    encoding: str = "utf8"
     offset: int
     t: float | None = None
     parsed: dict[str, Any] | None = None
     checksum_valid: bool | None = None
 
     def line(self, view: str = "both") -> str:
-        """One frame for the one-line text: its kind and checksum verdict first, so a model reading
-        only text can tell good frames from bad; then the raw frame or its parsed fields."""
-        kind = ""
-        if self.parsed:
-            kind = str(
-                self.parsed.get("kind") or self.parsed.get("type") or self.parsed.get("protocol") or ""
-            )
+        """One frame for the one-line text: its kind (and message type) and checksum verdict first,
+        so a model reading only text can tell good frames from bad; then what the parser understood
+        (``fix=3D lat=… sv=11``, ``registers=[…]``), else the raw frame; with frames=parsed, the
+        parsed fields as JSON."""
+        kind = frame_values.label_of(self.parsed)
         verdict = {True: " ok", False: " BAD", None: ""}[self.checksum_valid]
         head = f"#{self.index}{' ' + kind if kind else ''}{verdict}"
-        if view == "parsed" and self.parsed:
+        values = frame_values.render(frame_values.values_of(self.parsed))
+        if view == "parsed" and self.parsed:  # asked for the parsed fields themselves
             body = json.dumps(self.parsed, ensure_ascii=False, separators=(",", ":"))
+        elif values:
+            body = values
+        elif self.parsed and self.parsed.get("protocol") in ("ubx", "rtcm3"):
+            body = f"len={self.parsed.get('length')}"  # binary: its name says more than its hex
         else:
             body = _q(self.data)
         return f"{head}: {body}"
 
 
-class ReadResult(BaseModel):
-    data: str
-    encoding: str
+class BadFrame(BaseModel):
+    # A frame the parser's ``validate`` dropped: where it would have been (``index`` among the
+    # frames, ``offset``), why (``checksum``, ``invalid``) and how it starts. (A comment, not a
+    # docstring: a model's docstring is published in its schema.)
+    index: int
+    offset: int
+    reason: str
+    excerpt: str
+
+
+class ReadResult(Verbosable):
+    data: str = ""
+    encoding: str = "utf8"
     frames_view: str | None = None  # frames= of the call: parsed | raw | both
     stop_reason: str
     from_offset: int
     next_offset: int
-    bytes_lost: int
-    buffered_remaining: int
+    bytes_lost: int = 0
+    buffered_remaining: int = 0
     matched: bool = False
     match_index: int | None = None
     match_offset: int | None = None
     cursor: str | None = None
     state: str = "open"
     frames: list[Frame] | None = None
-    frames_dropped: int | None = None
-    bytes_skipped: int | None = None  # framed reads: bytes between frames that belong to none
+    frames_dropped: int = 0
+    frames_skipped: int = 0  # reply="match"|"tail:N" on a framed read: frames consumed, not returned
+    bytes_skipped: int = 0  # framed reads: bytes between frames that belong to none; reply: before it
     error: str | None = None
     responded: int | None = None
     ansi_stripped: int | None = None
     screen: list[str] | None = None
     events: list[dict[str, Any]] | None = None  # issue 24: events new to this caller (text: a line each)
+    # read(summary=true): the window's summary (core/summary.py); its shape in the description
+    counts: dict[str, Any] | None = Field(default=None, description=messages.R_COUNTS)
+    answered: list[dict[str, Any]] | None = None  # standing rules that answered in this window: {on, offset}
+    bad_frames: list[BadFrame] | None = None  # framed reads: the first frames validate dropped
+
+    @model_validator(mode="after")
+    def _derived(self) -> ReadResult:
+        """What a lean result leaves out because it follows from what it keeps (see
+        ``lean_read``): a match index means matched, and a byte match's offset is the read's
+        start plus its index."""
+        for i, frame in enumerate(self.frames or []):
+            frame.index = i  # a frame's index is its place in the list
+        if self.match_index is not None:
+            self.matched = True
+            if self.frames is None and self.match_offset is None:
+                self.match_offset = self.from_offset + self.match_index
+        return self
 
     def summary(self) -> str:
-        return text_lines(self.events) + self._summary()
+        return text_lines(self.events) + self._text() + "".join(
+            messages.S_STANDING_ANSWERED.format(on=a["on"], offset=a["offset"]) for a in self.answered or []
+        )
 
-    def _summary(self) -> str:
+    def _text(self) -> str:
         lost = messages.S_LOST.format(n=self.bytes_lost) if self.bytes_lost else ""
+        if self.counts is not None:
+            return summary_text.summary_line(
+                self.counts, self.from_offset, self.next_offset, self.stop_reason, lost
+            )
         if self.frames is not None:
             shown = "; ".join(f.line(self.frames_view or "both") for f in self.frames)
             return messages.S_READ_FRAMES.format(
@@ -250,17 +317,19 @@ class ReadResult(BaseModel):
                 end=self.next_offset,
                 stop=self.stop_reason,
                 lost=lost,
-                dropped=(messages.S_DROPPED.format(n=self.frames_dropped) if self.frames_dropped else "")
+                dropped=_dropped(self.frames_dropped, self.bad_frames)
+                + (messages.S_FRAMES_SKIPPED.format(n=self.frames_skipped) if self.frames_skipped else "")
                 + (messages.S_SKIPPED.format(n=self.bytes_skipped) if self.bytes_skipped else ""),
                 error=f" error: {self.error}" if self.error else "",
                 frames=shown,
             )
+        skipped = messages.S_REPLY_SKIPPED.format(n=self.bytes_skipped) if self.bytes_skipped else ""
         return messages.S_READ.format(
             n=self.next_offset - self.from_offset,
             start=self.from_offset,
             end=self.next_offset,
             stop=self.stop_reason,
-            lost=lost,
+            lost=lost + skipped,
             enc="" if self.encoding == "utf8" else f" {self.encoding}",
             data=_q(self.data),
         )
@@ -285,12 +354,19 @@ def events_status(events: dict[str, Any] | None) -> str:
     if events.get("bytes_not_scanned"):
         text += messages.S_EVENTS_NOT_SCANNED.format(n=events["bytes_not_scanned"])
     return text
+def _dropped(n: int | None, named: list[BadFrame] | None) -> str:
+    if not n:
+        return ""
+    if not named:
+        return messages.S_DROPPED.format(n=n)
+    items = ", ".join(f"#{b.index}@{b.offset} {b.reason} {_q(b.excerpt)}" for b in named)
+    return messages.S_DROPPED_NAMED.format(n=n, items=items + (" …" if n > len(named) else ""))
 
 
 class WriteResult(BaseModel):
-    connection_id: str
+    connection_id: str = ""  # "" in a lean transact result: the call's own connection
     bytes_written: int
-    tx_bytes: int
+    tx_bytes: int = 0
     # timeout: the device stopped taking data; stalled: it took no byte for the stall time
     stop_reason: Literal["complete", "timeout", "stalled"] = "complete"
 
@@ -311,13 +387,42 @@ class StepResult(BaseModel):
     mode: str | None = None  # raw-paste | raw
 
 
-class TransactResult(BaseModel):
+def _mpy_text(stdout: str, stderr: str | None) -> str:
+    """A micropython step's text; one that raised leads with its exception (the last line)."""
+    text = messages.S_MPY.format(out=_q(stdout), err=_q(stderr or ""))
+    if not stderr:
+        return text
+    last = stderr.strip().splitlines()[-1] if stderr.strip() else stderr
+    return messages.S_MPY_RAISED.format(error=_q(last[:120])) + "; " + text
+
+
+class TransactResult(Verbosable):
     write: WriteResult
-    read: ReadResult
-    mark_offset: int
+    read: ReadResult  # with steps, the last step's: a lean result leaves it out there (not repeated)
+    mark_offset: int = -1  # a lean result leaves it out when the read starts there (the usual case)
     steps: list[StepResult] | None = None  # a dialog: each step's own result, in order
     steps_ok: bool | None = None
     events: list[dict[str, Any]] | None = None  # issue 24: as ReadResult.events
+
+    @model_validator(mode="before")
+    @classmethod
+    def _last_step_read(cls, data: Any) -> Any:
+        """A lean dialog result has no top-level ``read``: it is the last step's."""
+        if isinstance(data, dict) and "read" not in data and data.get("steps"):
+            last = data["steps"][-1]
+            return {**data, "read": last.get("read") if isinstance(last, dict) else last.read}
+        return data
+
+    @model_validator(mode="after")
+    def _mark(self) -> TransactResult:
+        if self.mark_offset < 0:
+            self.mark_offset = self.read.from_offset
+        return self
+
+    @property
+    def reply(self) -> ReadResult:
+        """What was read (with steps, the last step's read): the same as ``read``."""
+        return self.read
 
     def summary(self) -> str:
         return text_lines(self.events) + self._summary()
@@ -329,7 +434,7 @@ class TransactResult(BaseModel):
             return f"{head}; " + " | ".join(
                 f"{s.step}: "
                 + (
-                    messages.S_MPY.format(out=_q(s.stdout), err=_q(s.stderr or ""))
+                    _mpy_text(s.stdout, s.stderr)
                     if s.stdout is not None
                     else s.read.summary()
                 )
@@ -347,7 +452,7 @@ class FlushResult(BaseModel):
         return messages.S_FLUSH.format(id=self.connection_id, target=self.target, n=self.bytes_discarded)
 
 
-class CaptureBootResult(BaseModel):
+class CaptureBootResult(Verbosable):
     mark_offset: int
     read: ReadResult
     bytes_before_mark: int = 0  # unread bytes that arrived before the mark: read(from="buffer_start")
@@ -363,8 +468,8 @@ class CaptureBootResult(BaseModel):
 
 class LinesResult(BaseModel):
     connection_id: str
-    dtr: bool | None
-    rts: bool | None
+    dtr: bool | None = None
+    rts: bool | None = None
 
     def summary(self) -> str:
         return messages.S_LINES.format(id=self.connection_id, dtr=self.dtr, rts=self.rts)
@@ -474,17 +579,13 @@ class RecordResult(BaseModel):
         if self.path is None:
             return messages.S_NOT_RECORDING.format(id=self.connection_id)
         state = "recording" if self.recording else f"stopped ({self.stopped_reason or 'stopped'})"
-        hint = " " + messages.VIEW_HINT.format(path=self.absolute_path) if self.absolute_path else ""
-        return (
-            messages.S_RECORD.format(
-                id=self.connection_id,
-                state=state,
-                path=self.absolute_path or self.path,
-                n=self.events_written,
-                b=self.bytes_written,
-            )
-            + hint
-        )
+        return messages.S_RECORD.format(
+            id=self.connection_id,
+            state=state,
+            path=self.absolute_path or self.path,
+            n=self.events_written,
+            b=self.bytes_written,
+        ) + messages.S_RECORD_REPLAY.format(name=self.path)
 
 
 class CaptureItem(BaseModel):
@@ -502,13 +603,18 @@ class CapturesResult(BaseModel):
     captures: list[CaptureItem]
 
     def summary(self) -> str:
-        names = ", ".join(c.name for c in self.captures) or "-"
-        return messages.S_CAPTURES.format(n=len(self.captures), dir=self.directory, names=names)
+        names = ", ".join(
+            messages.S_CAPTURE_ITEM.format(
+                name=c.name, size=c.size, duration=f", {c.duration:.1f} s" if c.duration is not None else ""
+            )
+            for c in self.captures
+        )
+        return messages.S_CAPTURES.format(n=len(self.captures), dir=self.directory, names=names or "-")
 
 
 class ProfileResult(BaseModel):
-    profile: dict[str, Any] | None
-    revision: int | None
+    profile: dict[str, Any] | None = None
+    revision: int | None = None
     profile_persistence: str | None = None
     mirror_url: str | None = None  # configure(defaults={"mirror": "rfc2217"}) on a connection
 
@@ -541,12 +647,13 @@ def open_result(conn: Any, profile: str | None, action: str) -> OpenResult:
         mirror=conn.mirror.path if conn.mirror is not None else None,
         mirror_url=conn.rfc2217.url if conn.rfc2217 is not None else None,
         protocol=conn.options.protocol,
+        responders=[r.status() for r in conn.responders if getattr(r, "standing", False)] or None,
     )
 
 
 class BaudResult(BaseModel):
     connection_id: str
-    best: int | None
+    best: int | None = None
     conclusive: bool
     reason: str
     ranked: list[dict[str, Any]]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 from datetime import UTC, datetime
 from typing import Any
 
@@ -14,6 +15,7 @@ from serial_mcp.core.framing.config import build_encoder
 from serial_mcp.core.pace import Pace, parse_pace
 from serial_mcp.core.presets import Resolved, effective
 from serial_mcp.core.screen import MAX_COLS, MAX_ROWS, MIN_SIZE, TerminalScreen
+from serial_mcp.core.summary import bad_reason, excerpt
 from serial_mcp.engine import results as models
 from serial_mcp.engine.access import Caller
 from serial_mcp.engine.options import CursorView, ReadWindow
@@ -57,12 +59,15 @@ def read_request(
     encoding: str | None = None,
     default_timeout_ms: int | None = None,
     resolved: Resolved | None = None,
+    summary: tuple[str, ...] | None = None,
+    to: int | None = None,
 ) -> reader.ReadRequest:
     """The validated read of ``opts`` (the read window of read, transact or capture_boot): the one
     place its options become a ``ReadRequest``; a window without a cursor reads from ``from_``."""
     if resolved is None:
         resolved = codecs(conn, opts.protocol, opts.rx_framing, None, opts.rx_parser)
     timeout_ms = opts.timeout_ms if opts.timeout_ms is not None else default_timeout_ms
+    reply = parse_reply(opts.reply, opts.match)
     return reader.build_read_request(
         from_=from_,
         cursor=caller.cursor(opts.cursor if isinstance(opts, CursorView) else None),
@@ -74,7 +79,27 @@ def read_request(
         decode=decode_spec(resolved),
         max_frames=opts.max_frames,
         until=opts.until,
+        summary=summary,
+        to=to,
+        reply=reply,
     )
+
+
+MAX_REPLY_TAIL = 65536
+
+
+def parse_reply(reply: str | None, match: Any) -> int | None:
+    """``reply``: ``"match"`` → 0, ``"tail:N"`` → N bytes kept before the match; None → the whole read."""
+    if reply is None:
+        return None
+    if match is None:
+        raise InvalidArgument(messages.READ_REPLY_NEEDS_MATCH)
+    if reply == "match":
+        return 0
+    head, _, count = reply.partition(":")
+    if head == "tail" and count.isascii() and count.isdigit() and int(count) <= MAX_REPLY_TAIL:
+        return int(count)
+    raise InvalidArgument(messages.READ_BAD_REPLY.format(value=Short(reply), max=MAX_REPLY_TAIL))
 
 
 def payload(data: str, encoding: str | None, tx_framing: Any = None) -> bytes:
@@ -270,6 +295,7 @@ def read_result(
     *,
     strip_ansi: bool = False,
     view: str | None = None,
+    verbose: bool = False,
 ) -> models.ReadResult:
     """Shape a read; ``view`` (frames=): ``raw`` drops parsed fields, ``parsed`` drops the raw text of
     frames that were parsed (the cheap forms), ``both`` (default) keeps both."""
@@ -284,19 +310,22 @@ def read_result(
     if o.frames is not None:
         times = o.frame_times or [None] * len(o.frames)
         frames = []
+        # one encoding per read (issue 26): a read whose frames are not all text gives them all in hex,
+        # not utf8 for one frame and hex for the next
+        frame_encoding = encoding if encoding != "utf8" or all(_is_text(f.data) for f in o.frames) else "hex"
         for i, (f, t) in enumerate(zip(o.frames, times, strict=True)):
             fdata = f.data
             if strip_ansi:
                 fdata, n = ansi.strip_ansi(fdata)
                 stripped += n
-            ftext, fenc = encode_output(fdata, encoding)
+            ftext, fenc = encode_output(fdata, frame_encoding)
             frames.append(
                 models.Frame(
                     index=i,
                     data="" if view == "parsed" and f.parsed else ftext,
                     encoding=fenc,
                     offset=f.start,
-                    t=t,
+                    t=t if verbose else None,  # per-frame arrival time only on request
                     parsed=None if view == "raw" else f.parsed,
                     checksum_valid=f.checksum_valid,
                 )
@@ -318,14 +347,57 @@ def read_result(
         cursor=o.cursor,
         state=conn.state,
         frames=frames,
-        frames_dropped=o.frames_dropped,
-        bytes_skipped=o.bytes_skipped or None,
+        frames_dropped=o.frames_dropped or 0,
+        frames_skipped=o.frames_skipped,
+        bytes_skipped=o.bytes_skipped or 0,
         error=o.error,
         responded=None if responder is None else responder.sent,
         ansi_stripped=stripped if strip_ansi else None,
         frames_view=view if frames is not None and view not in (None, "both") else None,
+        counts=o.summary,
+        bad_frames=_named_bad(o) if o.rejected else None,
+        answered=_standing_answers(conn, o.from_offset - (o.bytes_skipped or 0), o.next_offset),
     )
+    result.set_verbose(verbose)
     return result
+
+
+def _is_text(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+MAX_ANSWERS_SHOWN = 8
+
+
+def _standing_answers(conn: Connection, start: int, end: int) -> list[dict[str, Any]] | None:
+    """The standing rules' answers to a match inside ``[start, end)`` (issue 26: made visible)."""
+    found = [
+        {"on": r.on, "offset": e["match_offset"]}
+        for r in list(conn.responders)
+        if r.standing
+        for e in list(r.events)
+        if start <= e.get("match_offset", -1) < end
+    ]
+    return found[:MAX_ANSWERS_SHOWN] or None
+
+
+def _named_bad(o: reader.ReadOutcome) -> list[models.BadFrame]:
+    """The bad frames a framed read dropped (the first few): where each would have been among the
+    frames, its offset, why it is bad and how it starts."""
+    starts = [f.start for f in o.frames or []]
+    return [
+        models.BadFrame(
+            index=bisect.bisect_left(starts, f.start),
+            offset=f.start,
+            reason=bad_reason(f),
+            excerpt=excerpt(f.data),
+        )
+        for f in o.rejected or []
+    ]
 
 
 def screen_for(conn: Connection, cursor: str, spec: dict[str, int]) -> TerminalScreen:

@@ -32,9 +32,10 @@ def slim(schema: Any, *, keep_null: bool) -> Any:
             continue  # results always carry every field; listing them again costs tokens, adds nothing
         if key == "properties" and isinstance(value, dict):
             out[key] = {
-                name: slim(v, keep_null=keep_null)
+                name: slim(v, keep_null=keep_null and name not in DECLARED)
                 for name, v in value.items()
-                if not (keep_null and _nullable(v))  # outputs list what is always there
+                # outputs list what is always there, and the DECLARED extras (never null: lean)
+                if not (keep_null and _nullable(v)) or name in DECLARED
             }
             continue
         out[key] = slim(value, keep_null=keep_null)
@@ -52,6 +53,14 @@ def slim(schema: Any, *, keep_null: bool) -> Any:
         else:
             out["anyOf"] = rest + ([{"type": "null"}] if keep_null else [])
     return out
+
+
+# issue 26: optional result fields an agent acts on, listed in the output schema even though they
+# are not always there. Results are lean (a null field is never sent), so each is declared with
+# its non-null type; a nested model they use is a shared ``$defs`` entry.
+DECLARED = frozenset(
+    {"frames", "frames_dropped", "bytes_skipped", "cursor", "match_index", "counts", "bad_frames", "parsed"}
+)
 
 
 def _nullable(prop: Any) -> bool:

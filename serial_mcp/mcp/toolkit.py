@@ -22,6 +22,7 @@ from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import MCPServer
 
 from serial_mcp import messages
+from serial_mcp.engine import lean
 from serial_mcp.errors import ErrorCode, SerialMcpError, capped
 from serial_mcp.mcp import callers, tool_arguments
 
@@ -48,7 +49,7 @@ def structured_result(result: Any) -> Any:
         return result
     return types.CallToolResult(
         content=[types.TextContent(type="text", text=summary())],
-        structured_content=result.model_dump(mode="json"),
+        structured_content=lean.structured(result),
     )
 
 

@@ -25,6 +25,8 @@ from serial_mcp.serial.connection import Connection
 from serial_mcp.serial.lending import released_error
 from serial_mcp.serial.pattern_search import search_in_worker, search_inline
 from serial_mcp.serial.read_until import past_line_end, until_cut, until_kinds
+from serial_mcp.serial.reply_window import reply_cut as _reply_cut
+from serial_mcp.serial.reply_window import reply_start as _reply_start
 
 DEFAULT_TIMEOUT_MS = 1000
 MAX_TIMEOUT_MS = 600_000
@@ -44,8 +46,10 @@ StopReason = Literal[
     "overrun",
     "framing_error",
     "event",
+    "to",  # a summary reached its window's end (issue 26)
 ]
 DEFAULT_MAX_FRAMES = 100
+REJECTED_KEPT = 8  # bad frames a framed read names (their count stays exact in frames_dropped)
 MAX_MAX_FRAMES = 10_000
 FEED_CHUNK = 64 * 1024
 DEFAULT_RX_FRAMING: dict[str, Any] = {"type": "line", "ending": "auto"}
@@ -115,6 +119,9 @@ class ReadRequest(NamedTuple):
     decode: DecodeSpec | None = None
     max_frames: int = DEFAULT_MAX_FRAMES
     until: frozenset[str] | None = None  # event kinds that end the read (issue 24)
+    summary: tuple[str, ...] | None = None  # a summary read (issue 26): the numeric fields named
+    to: int | None = None  # a summary's window ends at this offset
+    reply: int | None = None  # reply="match" (0) / "tail:N": return the match and N bytes before it
 
     @property
     def effective_idle_ms(self) -> int | None:
@@ -144,6 +151,9 @@ def build_read_request(
     decode: DecodeSpec | None = None,
     max_frames: int | None = None,
     until: Any = None,
+    summary: tuple[str, ...] | None = None,
+    to: int | None = None,
+    reply: int | None = None,
 ) -> ReadRequest:
     """Validate every read argument up front (``transact`` calls this before it writes anything)."""
     if from_ is None:
@@ -173,7 +183,9 @@ def build_read_request(
         raise InvalidArgument(messages.READ_BAD_MAX_FRAMES.format(value=Short(mf), max=MAX_MAX_FRAMES))
     matcher = Matcher.from_spec(match) if match is not None else None
     kinds = until_kinds(until)
-    return ReadRequest(from_, cursor or DEFAULT_CURSOR, t, idle_ms, mb, matcher, enc, decode, mf, kinds)
+    return ReadRequest(
+        from_, cursor or DEFAULT_CURSOR, t, idle_ms, mb, matcher, enc, decode, mf, kinds, summary, to, reply
+    )
 
 
 class ReadOutcome(NamedTuple):
@@ -193,6 +205,9 @@ class ReadOutcome(NamedTuple):
     bytes_skipped: int | None = None  # framed reads: bytes that went into no frame (garbage, resync)
     error: str | None = None
     match_frame: int | None = None  # index of the frame that matched
+    summary: dict[str, Any] | None = None  # a summary read: the window's summary (core/summary.py)
+    rejected: list[DecodedFrame] | None = None  # framed reads: the first bad frames validate dropped
+    frames_skipped: int = 0  # a framed reply read: frames consumed before the ones returned
 
 
 def resolve_start(conn: Connection, req: ReadRequest) -> int:
@@ -260,7 +275,16 @@ async def read(conn: Connection, req: ReadRequest, start: int | None = None) -> 
         return await _read(conn, req, start)
 
 
+wait_or_stop = _wait_or_stop  # for summary_read
+
+
 async def _read(conn: Connection, req: ReadRequest, start: int | None) -> ReadOutcome:
+    if req.summary is not None:
+        from serial_mcp.serial.summary_read import read_summary
+
+        spec = req.decode or build_decode_spec(DEFAULT_RX_FRAMING, None)
+        assert spec is not None
+        return await read_summary(conn, req, spec, start)
     if req.decode is not None:
         return await _read_framed(conn, req, req.decode, start)
     if req.from_ == "cursor" and start is None:
@@ -318,15 +342,25 @@ async def _read(conn: Connection, req: ReadRequest, start: int | None) -> ReadOu
         data = data[: utf8_complete_length(data)]  # a torn character stays buffered for the next read
     next_offset = from_offset + len(data)
     advanced = _advance_cursor(conn, req, start, next_offset)
+    skipped = 0
+    if req.reply is not None and req.matcher is not None:  # reply="match"/"tail:N": the rest is counted
+        skipped = _reply_start(data, span, req.reply)
+        data = data[skipped:]
+        if req.encoding == "utf8":
+            while skipped < next_offset - from_offset and data[:1] and 0x80 <= data[0] < 0xC0:
+                data, skipped = data[1:], skipped + 1  # never start inside a character
+        if span is not None:
+            span = Span(span.start - skipped, span.end - skipped)
     return ReadOutcome(
         data=data,
-        from_offset=from_offset,
+        from_offset=from_offset + skipped,
         next_offset=next_offset,
         bytes_lost=lost,
         stop_reason=stop,
         buffered_remaining=max(0, conn.rx_end() - next_offset),
         match=span,
         cursor=advanced,
+        bytes_skipped=skipped or None,
     )
 
 
@@ -362,6 +396,8 @@ async def _read_framed(
         decoder, pending, fed = spec.new_decoder(from_offset), [], from_offset
     dropped_before = decoder.frames_dropped
     skipped_before = decoder.bytes_skipped
+    rejected: list[DecodedFrame] = []
+    decoder.rejected = rejected  # frames validate drops, named in the result (the first few)
     deadline = time.monotonic() + req.timeout_ms / 1000
     idle = req.effective_idle_ms
     silence = spec.silence_s(conn.settings.baud_rate)
@@ -434,6 +470,9 @@ async def _read_framed(
                 wake_in = silence - quiet
         stop = await _wait_or_stop(conn, fed, deadline, idle, bool(frames), wake_in)
         feeder.rested()
+        del rejected[REJECTED_KEPT:]
+    decoder.rejected = None
+    del rejected[REJECTED_KEPT:]
 
     next_offset = (
         frames[-1].end if pending and frames else (from_offset if pending else decoder.pending_start)
@@ -444,6 +483,12 @@ async def _read_framed(
             cur.offset, cur.fed, cur.pending = next_offset, fed, pending
     advanced = _advance_cursor(conn, req, start, next_offset) if not on_cursor else req.cursor
     conn.bytes_lost_total += lost
+    frames_skipped = 0
+    if req.reply is not None and req.matcher is not None and frames:  # only the match (and N bytes before)
+        frames_skipped = _reply_cut(frames, match_index, req.reply)
+        del frames[:frames_skipped]
+        if match_index is not None:
+            match_index -= frames_skipped
     times = [conn.time_at(f.end - 1) for f in frames]
     return ReadOutcome(
         data=b"",
@@ -460,4 +505,7 @@ async def _read_framed(
         bytes_skipped=decoder.bytes_skipped - skipped_before,
         error=error,
         match_frame=match_index,
+        rejected=rejected or None,
+        frames_skipped=frames_skipped,
     )
+

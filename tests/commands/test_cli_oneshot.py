@@ -146,15 +146,19 @@ async def test_json_is_what_the_tool_returns() -> None:
     from serial_mcp.mcp.server import build_server
     from serial_mcp.serial.manager import ConnectionManager
     from serial_mcp.serial.openers import default_opener
-    from tests.tool_calls import call
+    from tests.tool_calls import call, lean_call
 
     async with Client(build_server(ConnectionManager(default_opener()))) as c:
         opened = await call(c, "open", {"port": "sim://modem"})
         args = {"connection_id": opened["connection_id"], "data": "AT+CSQ\r", "match": "OK"}
-        tool = await call(c, "transact", args)
+        tool = await lean_call(c, "transact", args)  # as the tool sends it (lean, issue 26)
     r = cli("send", "sim://modem", r"AT+CSQ\r", "--expect", "OK", "--json")
     assert r.returncode == 0, r.stderr
-    assert json.loads(r.stdout) == tool
+    from serial_mcp.engine.lean import structured
+    from serial_mcp.engine.results import TransactResult
+
+    # the CLI prints every field; made lean (issue 26) it is exactly what the tool sends
+    assert structured(TransactResult.model_validate(json.loads(r.stdout))) == tool
 
 
 def test_record_refuses_a_bad_capture_name_before_opening_the_port(tmp_path: Path) -> None:

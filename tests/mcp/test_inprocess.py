@@ -13,6 +13,7 @@ from serial_mcp.mcp.server import build_server
 from serial_mcp.serial.fake import FakeOpener
 from serial_mcp.serial.manager import ConnectionManager
 from serial_mcp.serial.ports import PortInfo
+from tests.tool_calls import full
 
 pytestmark = pytest.mark.anyio
 
@@ -66,7 +67,7 @@ async def call(c: Client, name: str, args: dict[str, Any]) -> dict[str, Any]:
     assert isinstance(r.structured_content, dict), r.structured_content
     text = r.content[0].text  # type: ignore[union-attr]
     assert "\n" not in text, "the human text is one line"
-    return r.structured_content
+    return full(name, r.structured_content)  # lean results (issue 26) read back whole
 
 
 async def error(c: Client, name: str, args: dict[str, Any]) -> dict[str, Any]:

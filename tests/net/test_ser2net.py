@@ -28,6 +28,7 @@ from serial_mcp.serial.manager import ConnectionManager
 from serial_mcp.serial.system_open import SystemOpener
 from tests.net.conftest import Ser2Net
 from tests.pty.devices import AtResponder, Handler, echo
+from tests.tool_calls import full
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
@@ -269,7 +270,7 @@ async def call(c: Client, name: str, args: dict[str, Any]) -> dict[str, Any]:
     r = await c.call_tool(name, args)
     assert not r.is_error, r.content
     assert isinstance(r.structured_content, dict), r.structured_content
-    return r.structured_content
+    return full(name, r.structured_content)  # lean results (issue 26) read back whole
 
 
 @pytest.mark.parametrize("scheme", SCHEMES)

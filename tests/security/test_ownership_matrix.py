@@ -63,7 +63,8 @@ READING_TOOLS: dict[str, tuple[set[str], dict[str, Any]]] = {
     "get_status": ({"connection_id"}, {"connection_id": CID}),
     "read": (
         {"connection_id", "from", "cursor", "timeout_ms", "idle_ms", "max_bytes", "match", "encoding",
-         "protocol", "rx_framing", "rx_parser", "max_frames", "strip_ansi", "screen", "frames", "until"},
+         "protocol", "rx_framing", "rx_parser", "max_frames", "strip_ansi", "screen", "frames", "until",
+         "summary", "to", "fields", "reply", "verbose"},  # issue 26: they shape what a read returns
         {"connection_id": CID, "cursor": "b-own", "timeout_ms": 0, "screen": {"cols": 40, "rows": 10}},
     ),
     "get_log": ({"connection_id", "encoding", "limit", "payloads", "since"}, {"connection_id": CID, "limit": 5}),

@@ -95,6 +95,7 @@ async def test_a_step_that_sends_nothing_keeps_the_transacts_frames_view() -> No
         out = await conn.transact(
             steps=[{"expect": "GPGGA"}], protocol="nmea0183", frames="raw", timeout_ms=3000
         )
+        assert out.steps and out.read is out.steps[-1].read  # the last step's (not repeated on the wire)
         frames = out.read.frames
         assert frames and all(f.parsed is None for f in frames), frames  # raw: no parsed fields
 

@@ -52,9 +52,10 @@ async def test_frame_torn_across_reads_is_decoded_whole(env: tuple[Client, FakeO
     first = await call(c, "read", {"connection_id": cid, "timeout_ms": 50})
     assert first["frames"] == [] and first["stop_reason"] == "timeout"
     dev.feed(GGA[20:])
-    second = await call(c, "read", {"connection_id": cid, "timeout_ms": 2000})
+    second = await call(c, "read", {"connection_id": cid, "timeout_ms": 2000, "verbose": True})
     assert len(second["frames"]) == 1, second
     frame = second["frames"][0]
+    # per-frame t only on request (issue 26: verbose)
     assert frame["data"] == GGA[:-2].decode() and frame["offset"] == 0 and frame["t"] is not None
     assert frame["parsed"]["sentence"] == "GGA" and frame["parsed"]["talker"] == "GP"
     assert frame["checksum_valid"] is True

@@ -1,0 +1,249 @@
+"""The summary of a decoded stream: counts per kind and message type, bad frames by reason, the
+last frame of each type and the range of its numeric values (sans-IO, bounded).
+
+``read(summary=true)`` feeds every event of its window here instead of returning frames, so an
+agent asking "which UBX messages arrive, and where is the receiver?" gets one short answer, not
+half a megabyte of frames. Whatever the stream's length the summary stays a few KB: at most
+:data:`MAX_TYPES` message types (the rest are counted under ``other``), :data:`MAX_FIELDS` numeric
+fields per type and :data:`MAX_BAD_KEPT` bad frames named. The work per frame is a dictionary
+update and the few values :func:`frame_values.values_of` picks, which is small beside decoding it.
+
+Counts are exact and are those a frame-by-frame read of the same bytes gives: ``frames`` the
+frames it returns, ``bad`` those with a bad checksum (dropped with the parser's ``validate``, or
+returned marked bad) plus framing errors, ``bytes_skipped`` the bytes that went into no frame.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from serial_mcp.core.decode import DecodedEvent, DecodedFrame
+from serial_mcp.core.frame_values import Value, message_type, protocol_of, values_of
+from serial_mcp.core.framing.base import FramingError
+
+__all__ = ["MAX_BAD_KEPT", "MAX_FIELDS", "MAX_TYPES", "StreamSummary", "bad_reason", "excerpt", "type_key"]
+
+MAX_TYPES: Final = 32
+MAX_FIELDS: Final = 8
+MAX_BAD_KEPT: Final = 8
+MAX_NAMED_FIELDS: Final = 8  # fields= the caller may name
+EXCERPT: Final = 40  # characters of a bad frame shown
+LAST_FIELDS: Final = 8  # decoded fields of a type's last binary frame kept
+OTHER: Final = "other"
+
+
+def type_key(parsed: dict[str, Any] | None) -> str:
+    """``ubx NAV-PVT``, ``nmea GPGGA``, ``rtcm3 1077``, ``modbus fc03``, ``at final OK``, ``frame``."""
+    if not parsed:
+        return "frame"
+    protocol, kind = protocol_of(parsed), message_type(parsed)
+    return protocol if kind == protocol else f"{protocol} {kind}"
+
+
+def excerpt(data: bytes) -> str:
+    """The start of a frame as text: printable ASCII as is, anything else as hex."""
+    head = data[:EXCERPT]
+    if all(32 <= b < 127 or b in (9, 10, 13) for b in head):
+        text = head.decode("ascii").strip("\r\n")
+    else:
+        text = head[: EXCERPT // 2].hex()
+    return text + ("…" if len(data) > len(head) else "")
+
+
+def last_of(frame: DecodedFrame) -> dict[str, Any] | str:
+    """A type's last frame, short: the values the parser understood, else the first
+    :data:`LAST_FIELDS` decoded fields of a binary message, else the start of the frame."""
+    values = values_of(frame.parsed)
+    if values:
+        return dict(values)
+    inner = (frame.parsed or {}).get("fields")
+    if isinstance(inner, dict) and inner:
+        return {k: v for k, v in list(inner.items())[:LAST_FIELDS] if not k.startswith("reserved")}
+    return excerpt(frame.data)
+
+
+def bad_reason(event: DecodedEvent) -> str:
+    """Why a frame or error is bad: ``checksum``, ``length`` (too long), ``invalid`` (too short
+    for its protocol), or ``framing`` (an escape or other fault the framing reported)."""
+    if isinstance(event, FramingError):
+        return "length" if "long" in event.message else "framing"
+    if event.parsed and event.parsed.get("kind") == "invalid":
+        return "invalid"
+    return "checksum"
+
+
+@dataclass(slots=True)
+class _Range:
+    low: float
+    high: float
+    total: float
+    n: int
+    last: float
+
+    def add(self, value: float) -> None:
+        self.low = min(self.low, value)
+        self.high = max(self.high, value)
+        self.total += value
+        self.n += 1
+        self.last = value
+
+    def as_dict(self) -> dict[str, float]:
+        return {"min": self.low, "max": self.high, "mean": round(self.total / self.n, 7), "last": self.last}
+
+
+@dataclass(slots=True)
+class _TypeStats:
+    good: int = 0
+    bad: int = 0
+    last: DecodedFrame | None = None
+    ranges: dict[str, _Range] = field(default_factory=dict)
+
+
+def _numbers(values: dict[str, Value]) -> Iterable[tuple[str, float]]:
+    for key, value in values.items():
+        if key and isinstance(value, int | float) and not isinstance(value, bool):
+            yield key, value
+
+
+def _named(parsed: dict[str, Any], names: Sequence[str]) -> Iterable[tuple[str, float]]:
+    """The caller's ``fields``: looked up in the decoded message (UBX/RTCM3 ``fields``), then the
+    parsed frame itself; ``registers[3]`` picks one element of a list."""
+    inner = parsed.get("fields")
+    for name in names:
+        base, _, index = name.partition("[")
+        value: Any = None
+        for source in (inner, parsed):
+            if isinstance(source, dict) and base in source:
+                value = source[base]
+                break
+        if index and isinstance(value, list):
+            try:
+                value = value[int(index.rstrip("]"))]
+            except (ValueError, IndexError):
+                value = None
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            yield name, value
+
+
+class StreamSummary:
+    """Feed it a window's events (:meth:`add_events`, :meth:`add_rejected`); :meth:`as_dict` is
+    the summary. Only the reading coroutine (or the decode worker it waits for) touches it."""
+
+    __slots__ = (
+        "_bad_kept",
+        "_fields",
+        "_types",
+        "bad",
+        "bad_reasons",
+        "first_offset",
+        "frames",
+        "last_offset",
+    )
+
+    def __init__(self, fields: Sequence[str] = ()) -> None:
+        self._fields = tuple(fields)[:MAX_NAMED_FIELDS]
+        self._types: dict[str, _TypeStats] = {}
+        self._bad_kept: list[dict[str, Any]] = []
+        self.frames = 0
+        self.bad = 0
+        self.bad_reasons: dict[str, int] = {}
+        self.first_offset: int | None = None
+        self.last_offset: int | None = None
+
+    def _stats(self, key: str) -> _TypeStats:
+        stats = self._types.get(key)
+        if stats is None:
+            if len(self._types) >= MAX_TYPES:
+                key = OTHER
+                stats = self._types.get(key)
+            if stats is None:
+                stats = self._types[key] = _TypeStats()
+        return stats
+
+    def _span(self, start: int, end: int) -> None:
+        # events and rejected frames of one piece come in two lists: order by offset, not arrival
+        if self.first_offset is None or start < self.first_offset:
+            self.first_offset = start
+        if self.last_offset is None or end > self.last_offset:
+            self.last_offset = end
+
+    def add_events(self, events: Iterable[DecodedEvent]) -> None:
+        """Frames a read would return (a frame marked bad counts as bad too) and framing errors."""
+        for event in events:
+            if isinstance(event, FramingError):
+                self._bad(event, "framing")
+                continue
+            self._span(event.start, event.end)
+            parsed = event.parsed
+            stats = self._stats(type_key(parsed))
+            self.frames += 1
+            stats.good += 1
+            stats.last = event
+            if event.checksum_valid is False:
+                self._bad(event, type_key(parsed))
+                stats.bad += 1
+            if parsed:
+                self._ranges(stats, parsed)
+
+    def add_rejected(self, frames: Iterable[DecodedFrame]) -> None:
+        """Frames the parser's ``validate`` dropped (a read counts them in ``frames_dropped``)."""
+        for frame in frames:
+            self._span(frame.start, frame.end)
+            key = type_key(frame.parsed)
+            self._stats(key).bad += 1
+            self._bad(frame, key)
+
+    def _bad(self, event: DecodedEvent, key: str) -> None:
+        reason = bad_reason(event)
+        self.bad += 1
+        self.bad_reasons[reason] = self.bad_reasons.get(reason, 0) + 1
+        kept = self._bad_kept
+        offset = event.offset if isinstance(event, FramingError) else event.start
+        if len(kept) >= MAX_BAD_KEPT and offset >= kept[-1]["offset"]:
+            return  # the first bad frames of the window are named, by offset
+        if isinstance(event, FramingError):
+            kept.append({"offset": offset, "reason": reason, "error": event.message[:80]})
+        else:
+            kept.append({"offset": offset, "type": key, "reason": reason, "excerpt": excerpt(event.data)})
+        kept.sort(key=lambda b: int(b["offset"]))
+        del kept[MAX_BAD_KEPT:]
+
+    def _ranges(self, stats: _TypeStats, parsed: dict[str, Any]) -> None:
+        ranges = stats.ranges
+        pairs = _named(parsed, self._fields) if self._fields else _numbers(values_of(parsed))
+        for name, value in pairs:
+            span = ranges.get(name)
+            if span is not None:
+                span.add(value)
+            elif len(ranges) < MAX_FIELDS:
+                ranges[name] = _Range(value, value, value, 1, value)
+
+    def as_dict(self, bytes_skipped: int = 0) -> dict[str, Any]:
+        """The summary: totals, then per type ``n`` (and ``bad``), the last frame's values (or an
+        excerpt of it) and ``ranges`` of its numeric fields; ``bad_frames`` names the first few."""
+        types: dict[str, Any] = {}
+        for key, stats in sorted(self._types.items(), key=lambda kv: -(kv[1].good + kv[1].bad)):
+            entry: dict[str, Any] = {"n": stats.good}
+            if stats.bad:
+                entry["bad"] = stats.bad
+            last = stats.last
+            if last is not None:
+                entry["last"] = last_of(last)
+                entry["last_offset"] = last.start
+            if stats.ranges:
+                entry["ranges"] = {k: r.as_dict() for k, r in stats.ranges.items()}
+            types[key] = entry
+        out: dict[str, Any] = {"frames": self.frames, "bad": self.bad}
+        if self.bad_reasons:
+            out["bad_reasons"] = dict(self.bad_reasons)
+        if bytes_skipped:
+            out["bytes_skipped"] = bytes_skipped
+        if self.first_offset is not None:
+            out["first_offset"] = self.first_offset
+            out["last_offset"] = self.last_offset
+        out["types"] = types
+        if self._bad_kept:
+            out["bad_frames"] = list(self._bad_kept)
+        return out

@@ -1,0 +1,132 @@
+"""``read(summary=true)``: decode a window of the stream and return its summary, not its frames.
+
+The window is the read's: from ``from`` (the cursor by default) to ``to`` (an offset: a window of
+the ring, answered at once when it is all there) or, without ``to``, everything that arrives until
+``timeout_ms`` passes ("the next 10 seconds"); bytes that arrived by then are all counted, even
+when decoding them takes longer. Decoding goes through the same
+:class:`~serial_mcp.serial.decode_feed.Feeder` as a framed read (large chunks in the decode worker,
+in pieces), which folds each piece into a :class:`~serial_mcp.core.summary.StreamSummary` where it
+was decoded; nothing per frame is kept, so the answer is a few KB whatever the window's length.
+
+On a cursor the summary consumes what it counted, like a read: frames a framed read had decoded and
+not yet returned are counted first, and the cursor ends after the last complete frame (a torn one
+stays for the next read). Nothing consumed is left out of the counts.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Any
+
+from serial_mcp import messages
+from serial_mcp.core.summary import StreamSummary
+from serial_mcp.errors import InvalidArgument
+from serial_mcp.serial import decode_feed
+from serial_mcp.serial.connection import Connection
+from serial_mcp.serial.reader import (
+    FEED_CHUNK,
+    DecodeSpec,
+    ReadOutcome,
+    ReadRequest,
+    StopReason,
+    resolve_start,
+    wait_or_stop,
+)
+
+__all__ = ["read_summary"]
+
+
+async def read_summary(
+    conn: Connection, req: ReadRequest, spec: DecodeSpec, start: int | None
+) -> ReadOutcome:
+    """Summarise ``[start, req.to)`` (or until the timeout); see the module docstring."""
+    on_cursor = req.from_ == "cursor" and start is None
+    summary = StreamSummary(req.summary or ())
+    if on_cursor:
+        with conn.lock:
+            cur = conn.cursors.get(req.cursor, conn.ring.start_offset)
+            if cur.decoder is None or cur.decoder_key != spec.key:
+                cur.drop_decoder()
+                cur.decoder, cur.decoder_key = spec.new_decoder(cur.offset), spec.key
+            decoder, pending, fed, from_offset = cur.decoder, cur.pending, cur.fed, cur.offset
+    else:
+        from_offset = resolve_start(conn, req) if start is None else start
+        decoder, pending, fed = spec.new_decoder(from_offset), [], from_offset
+    if req.to is not None and req.to < from_offset:
+        raise InvalidArgument(messages.READ_SUMMARY_BAD_TO.format(to=req.to, start=from_offset))
+    decoder.rejected = []
+    skipped_before = decoder.bytes_skipped
+    decode_feed.fold(decoder, list(pending), summary)  # decoded by an earlier read, not returned
+    end = req.to
+    deadline = time.monotonic() + req.timeout_ms / 1000
+    feeder = decode_feed.Feeder(decoder, summary)
+    silence = spec.silence_s(conn.settings.baud_rate)
+    told_quiet_at: int | None = None
+    lost = 0
+    stop: StopReason | None = None
+    try:
+        while stop is None:
+            if end is None and time.monotonic() >= deadline:
+                end = conn.rx_end()  # what arrived by the deadline is counted, whatever decoding costs
+            if end is not None and fed >= end:
+                stop = "to" if req.to is not None and fed >= req.to else "timeout"
+                break
+            want = FEED_CHUNK if end is None else min(FEED_CHUNK, end - fed)
+            rr = conn.read_ring(fed, want)
+            if rr.bytes_lost:  # evicted before it was read: counted as lost, the decoder restarts
+                lost += rr.bytes_lost
+                decoder.reset(rr.from_offset)
+                if summary.first_offset is None:
+                    from_offset = rr.from_offset
+            fed = rr.next_offset
+            if rr.data:
+                _, used = await feeder.feed(rr.data, math.inf, 1)  # a window is decoded whole
+                fed = rr.from_offset + used
+                continue
+            if rr.bytes_lost:
+                continue
+            wake_in: float | None = None
+            if silence is not None and decoder.pending_start < fed and told_quiet_at != fed:
+                last = conn.snapshot().last_rx_time
+                quiet = 0.0 if last is None else time.time() - last
+                if quiet >= silence:
+                    told_quiet_at = fed
+                    decode_feed.fold(decoder, decoder.silence(), summary)
+                    continue
+                wake_in = silence - quiet
+            stop = await wait_or_stop(conn, fed, deadline, req.idle_ms, summary.frames > 0, wake_in)
+            feeder.rested()
+    finally:
+        decoder.rejected = None
+    next_offset = max(decoder.pending_start, from_offset)
+    if on_cursor:
+        with conn.lock:
+            cur.offset, cur.fed, cur.pending = next_offset, fed, []
+    conn.bytes_lost_total += lost
+    return ReadOutcome(
+        data=b"",
+        from_offset=from_offset,
+        next_offset=next_offset,
+        bytes_lost=lost,
+        stop_reason=stop,
+        buffered_remaining=max(0, conn.rx_end() - next_offset),
+        match=None,
+        cursor=req.cursor if on_cursor else None,
+        summary=_timed(conn, summary.as_dict(decoder.bytes_skipped - skipped_before)),
+    )
+
+
+def _timed(conn: Connection, out: dict[str, Any]) -> dict[str, Any]:
+    """The summary with the arrival time of its first and last frame and the rate between them."""
+    first, last = out.get("first_offset"), out.get("last_offset")
+    if first is None or last is None:
+        return out
+    t0, t1 = conn.time_at(first), conn.time_at(max(first, last - 1))
+    if t0 is not None and t1 is not None:
+        out["first_t"], out["last_t"] = round(t0, 3), round(t1, 3)
+        span = t1 - t0
+        out["seconds"] = round(span, 3)
+        if span > 0:
+            out["rate_per_s"] = round((out["frames"] + out["bad"]) / span, 2)
+    return out
