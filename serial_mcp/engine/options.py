@@ -170,7 +170,7 @@ class TransactOptions(CursorView):
     """``transact``: write, then read the reply from a mark taken before the write; or, with
     ``steps``, a whole dialog."""
 
-    described_elsewhere: ClassVar[frozenset[str]] = READ_WINDOW
+    described_elsewhere: ClassVar[frozenset[str]] = READ_WINDOW | {"tx_framing"}  # tx_framing: as in write
 
     data: t.Data = dataclasses.field(default="", kw_only=False)
     encoding: t.EncBoth = None
@@ -252,6 +252,8 @@ SERIAL_FIELDS = names(SerialFields)
 class OpenOptions(SerialFields):
     """``open``: the port's settings, defaults for its reads and writes, and what runs beside it."""
 
+    # the connection's defaults for reads and writes: described on read and write (D_OPEN says so)
+    described_elsewhere: ClassVar[frozenset[str]] = frozenset({"rx_framing", "rx_parser", "tx_framing"})
     port: t.Port = dataclasses.field(kw_only=False)
     rx_buffer_size: t.RxBuffer = None
     protocol: t.Protocol = None
