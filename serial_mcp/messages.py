@@ -963,3 +963,9 @@ ELF_TOO_LARGE = "the ELF is {size} bytes, over the {max}-byte limit; give the ap
 ELF_NOT_ELF = "this is not an ELF file (it starts {start!r}, not b'\\x7fELF'); give the firmware's .elf from its build directory, not the .bin or .hex image."
 ELF_UNREADABLE = "the ELF could not be read ({error}); it may be truncated or damaged: rebuild it, or give the .elf from the build directory."
 EVENTS_BOOT_PATTERNS_TOO_BIG = "boot_patterns together with the built-in crash and boot signatures are over the regex budget ({error}); give fewer or shorter patterns."
+
+# --- issue 27.7: XMODEM machines as transition tables ---------------------------------------------
+XMODEM_PROTOCOL_ERROR = (
+    "the transfer hit {event} while {state}, which the protocol does not allow ({why}); it was cancelled. "
+    "Retry the transfer; if it recurs, capture the line and report it."
+)
