@@ -67,8 +67,12 @@ class ReceiverInput(Enum):
     OUT_OF_SYNC = "a block out of sequence"
 
 
-_BYTES = {SOH: ReceiverInput.BLOCK_START, STX: ReceiverInput.BLOCK_START, EOT: ReceiverInput.EOT}
-_BYTES[CAN] = ReceiverInput.CAN
+_BYTES = {
+    SOH: ReceiverInput.BLOCK_START,
+    STX: ReceiverInput.BLOCK_START,
+    EOT: ReceiverInput.EOT,
+    CAN: ReceiverInput.CAN,
+}
 
 
 class _Receiver(TransferMachine):
