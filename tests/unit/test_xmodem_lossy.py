@@ -4,11 +4,20 @@ The property: within a bounded number of steps both machines end, and either the
 arrives (the receiver reports it, byte for byte) or both sides report an error; a side that
 says "ok" never does so for a file the other side lacks, and no corrupted data is ever accepted.
 
-The line drops, duplicates and truncates writes and corrupts single bytes. A corrupted byte
-never becomes another control byte (SOH, STX, EOT, ACK, NAK, CAN, C): XMODEM protects its
-blocks with a check but not its one-byte replies and EOT, so a line that turns a NAK into an
-ACK, or a block's SOH into EOT, defeats the protocol itself (Christensen's overview says as
-much) and is not a fault these machines can be asked to survive.
+The line drops and truncates writes, corrupts single bytes, and hands a write to the reader in
+two pieces (as a port's reads split what was written). A corrupted byte never becomes another
+control byte (SOH, STX, EOT, ACK, NAK, CAN, C): XMODEM protects its blocks with a check but not
+its one-byte replies and EOT, so a line that turns a NAK into an ACK, or a block's SOH into
+EOT, defeats the protocol itself and is not a fault these machines can be asked to survive.
+
+Two faults are left out on purpose, because the protocol cannot tell them apart from normal
+traffic: a whole write delivered twice, and a reply delayed past the peer's timeout. Either
+makes the receiver answer a packet twice, and XMODEM's ACK carries no block number, so when the
+two answers arrive in separate reads the sender counts the second as the ACK of its next packet
+(``test_an_answer_to_a_duplicated_packet_is_taken_for_the_next_ones`` shows the case this
+test found). Within one read the machines already drop such stale replies; across reads the
+defence is the purge the specifications ask for, in the driver that owns the port (skip what
+arrived before a new packet was written), not in these machines.
 
 Time is simulated as the real driver (``serial.transfer.run_transfer``) keeps it: a machine's
 deadline is ``timeout`` seconds after its last input or timeout, and each side's clock may run
@@ -19,6 +28,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -45,14 +55,14 @@ NOISE = [b for b in range(256) if b not in CONTROL]
 #: No transfer below needs more than a few thousand steps; reaching this is a hang.
 MAX_STEPS = 20_000
 
-# A fault applied to one write: keep it, drop it, send it twice, cut it short (keep this
-# fraction), or replace the byte at a position (modulo the length) with non-control noise.
+# A fault applied to one write: keep it, drop it, cut it short (keep this fraction), replace the
+# byte at a position (modulo the length) with non-control noise, or deliver it in two reads.
 Fault = tuple[str, int, int]
 FAULT = st.one_of(
     st.just(("keep", 0, 0)),
     st.just(("drop", 0, 0)),
-    st.just(("duplicate", 0, 0)),
     st.tuples(st.just("truncate"), st.integers(0, 99), st.just(0)),
+    st.tuples(st.just("split"), st.integers(1, 1100), st.just(0)),
     st.tuples(st.just("corrupt"), st.integers(0, 1100), st.sampled_from(NOISE)),
 )
 
@@ -61,8 +71,6 @@ def apply(fault: Fault, chunk: bytes) -> bytes:
     kind, a, b = fault
     if kind == "drop":
         return b""
-    if kind == "duplicate":
-        return chunk + chunk
     if kind == "truncate":
         return chunk[: len(chunk) * a // 100]
     if kind == "corrupt":
@@ -83,11 +91,15 @@ class Side:
     drift: float  # this side's clock rate: its timeouts last timeout * drift seconds
     last: float = 0.0  # when its current wait started
 
-    def write(self) -> bytes:
+    def write(self) -> list[bytes]:
+        """What this side wrote, as the pieces in which the other side reads it."""
         out = self.machine.next_output()
-        if out and self.faults:
-            out = apply(self.faults.pop(0), out)
-        return out
+        fault = self.faults.pop(0) if out and self.faults else ("keep", 0, 0)
+        if fault[0] == "split":  # read in two pieces, nothing lost
+            cut = fault[1] % len(out)
+            return [piece for piece in (out[:cut], out[cut:]) if piece]
+        out = apply(fault, out)
+        return [out] if out else []
 
 
 @dataclass
@@ -105,12 +117,12 @@ class LossyLine:
             assert self.steps <= MAX_STEPS, f"no end after {MAX_STEPS} steps: {self.transcript[-20:]}"
             moved = False
             for src, dst in ((self.sender, self.receiver), (self.receiver, self.sender)):
-                chunk = src.write()
-                if chunk and not dst.machine.done:
-                    moved = True
-                    self.transcript.append(f"{'S' if src is self.sender else 'R'}> {chunk[:8].hex()}")
-                    dst.machine.receive_bytes(chunk)
-                    dst.last = self.now
+                for chunk in src.write():
+                    if not dst.machine.done:
+                        moved = True
+                        self.transcript.append(f"{'S' if src is self.sender else 'R'}> {chunk[:8].hex()}")
+                        dst.machine.receive_bytes(chunk)
+                        dst.last = self.now
             if moved:
                 continue
             # The line is quiet: the earliest deadline of a side still running passes.
@@ -176,3 +188,23 @@ def test_lossy_line_delivers_the_exact_file_or_both_sides_report_an_error(
         assert delivered, context
     if kind.startswith("ymodem") and received.ok:
         assert [f.name for f in received.files] == [f.name for f in files], context
+
+
+@pytest.mark.xfail(strict=True, reason="XMODEM ACKs carry no block number: needs a purge in the driver")
+def test_an_answer_to_a_duplicated_packet_is_taken_for_the_next_ones() -> None:
+    """Found by the property above with whole writes duplicated: the YMODEM header arrives twice,
+    the receiver answers both (ACK C, ACK C), the sender reads the answers separately and takes
+    the second ACK for that of its EOT, then reports a file sent that the receiver never got."""
+    sender, receiver = YmodemSender([YmodemFile("f0", b"")]), YmodemReceiver()
+    sender.receive_bytes(receiver.next_output())  # C
+    header = sender.next_output()
+    receiver.receive_bytes(header + header)
+    answers = receiver.next_output()
+    assert answers == bytes([ACK, CRC_REQUEST, ACK, CRC_REQUEST])
+    for read in (answers[:2], answers[2:]):
+        sender.receive_bytes(read)
+    for _ in range(3):  # let the two finish the exchange
+        receiver.receive_bytes(sender.next_output())
+        sender.receive_bytes(receiver.next_output())
+    got = receiver.result.files if receiver.result else ()
+    assert not (sender.result is not None and sender.result.ok and not got), (sender.result, receiver.state)
