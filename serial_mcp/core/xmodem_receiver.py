@@ -64,6 +64,7 @@ class ReceiverInput(Enum):
     HEADER = "a YMODEM header (block 0)"
     NEXT = "the expected block"
     REPEAT = "a repeat of the last block"
+    EARLY_REPEAT = "a repeat of the last block that came before our answer to it went out"
     OUT_OF_SYNC = "a block out of sequence"
 
 
@@ -180,7 +181,12 @@ class _Receiver(TransferMachine):
             return ReceiverInput.HEADER if number == 0 else ReceiverInput.OUT_OF_SYNC
         if number == self._expected:
             return ReceiverInput.NEXT
-        return ReceiverInput.REPEAT if number == self._last else ReceiverInput.OUT_OF_SYNC
+        if number != self._last:
+            return ReceiverInput.OUT_OF_SYNC
+        # Before our answer to the original is written, the sender cannot have missed it: this copy
+        # is the line's or a timer's, and answering it too would leave a stale ACK that the sender
+        # could read as the answer to its next packet.
+        return ReceiverInput.EARLY_REPEAT if self._out else ReceiverInput.REPEAT
 
     def _block(self) -> tuple[int, bytes]:
         """The number and payload of the (checked) block in the buffer."""
@@ -287,6 +293,13 @@ class _Receiver(TransferMachine):
             self._out.append(CRC_REQUEST)  # a repeated header: ask for the data again
         return self._wait()
 
+    def _drop_early_repeat(self, events: list[Event]) -> ReceiverState:
+        """A copy of the block just answered, in the same read: count it, answer once."""
+        number, _ = self._block()
+        self._retries += 1
+        events.append(Retry(number, messages.XMODEM_REASON_DUPLICATE, 1))
+        return self._wait()
+
     def _accept(self, events: list[Event]) -> ReceiverState:
         self._eot_nakked = False
         number, payload = self._block()
@@ -337,7 +350,7 @@ class _Receiver(TransferMachine):
 
 _S, _I = ReceiverState, ReceiverInput
 _BETWEEN_BLOCKS = (_I.BLOCK_START, _I.EOT, _I.CAN, _I.NOISE)
-_BLOCKS = (_I.BAD_NUMBER, _I.BAD_CHECK, _I.HEADER, _I.NEXT, _I.REPEAT, _I.OUT_OF_SYNC)
+_BLOCKS = (_I.BAD_NUMBER, _I.BAD_CHECK, _I.HEADER, _I.NEXT, _I.REPEAT, _I.EARLY_REPEAT, _I.OUT_OF_SYNC)
 _Action = Callable[[_Receiver, list[Event]], ReceiverState]
 
 
@@ -368,6 +381,7 @@ RECEIVER_TABLE: Table[_Receiver, ReceiverState] = {
     (_S.IN_BLOCK, _I.HEADER): _rule(_Receiver._on_header, *_ASKED),
     (_S.IN_BLOCK, _I.NEXT): _rule(_Receiver._accept, *_ASKED),
     (_S.IN_BLOCK, _I.REPEAT): _rule(_Receiver._on_repeat, _S.WAIT),
+    (_S.IN_BLOCK, _I.EARLY_REPEAT): _rule(_Receiver._drop_early_repeat, _S.WAIT),
     (_S.IN_BLOCK, _I.OUT_OF_SYNC): _rule(_Receiver._out_of_sync, _S.DONE),
     **{(s, i): _NOT_A_BLOCK for s in (_S.START, _S.WAIT, _S.PURGE) for i in _BLOCKS},
     **{(_S.DONE, i): Ignore("the transfer is over") for i in _I},
