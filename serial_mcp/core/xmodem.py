@@ -43,6 +43,10 @@ Decisions where the specifications leave room:
 * Purge: bytes that arrived after a bad block or a reply that was already answered are
   stale, so the rest of that chunk is dropped; noise where a block should start drops
   everything until the next timeout, then NAKs (the spec's "wait for the line to clear").
+* A copy of a block or EOT read together with the one it repeats (so before the answer went
+  out) is counted as a retry but not answered again: the sender cannot have missed an answer
+  not yet sent, and an ACK carries no block number, so a second one could be read as the
+  answer to the sender's next packet (a file reported sent that never arrived).
 
 Each machine is a transition table, as in h11: a mapping ``(state, input) -> entry`` where the
 input is a reply byte (ACK, NAK, C, noise), a byte outside a block (block start, EOT, CAN,

@@ -56,6 +56,7 @@ class ReceiverInput(Enum):
 
     BLOCK_START = "the start of a block (SOH or STX)"
     EOT = "an end of file (EOT)"
+    EOT_COPY = "an EOT read together with a packet not yet answered on the wire"
     CAN = "a lone CAN"
     NOISE = "a byte that is neither a block nor EOT"
     TIMEOUT = "a timeout"
@@ -150,7 +151,10 @@ class _Receiver(TransferMachine):
                 events.append(self._peer_cancelled())
                 break
             self._byte = byte
-            self._handle(_BYTES.get(byte, ReceiverInput.NOISE), events)
+            received = _BYTES.get(byte, ReceiverInput.NOISE)
+            if received is ReceiverInput.EOT and self._out and self._state is ReceiverState.WAIT:
+                received = ReceiverInput.EOT_COPY  # see _drop_early_repeat
+            self._handle(received, events)
         return events
 
     def on_timeout(self) -> list[Event]:
@@ -300,6 +304,13 @@ class _Receiver(TransferMachine):
         events.append(Retry(number, messages.XMODEM_REASON_DUPLICATE, 1))
         return self._wait()
 
+    def _drop_eot_copy(self, events: list[Event]) -> ReceiverState:
+        """An EOT in the same read as a packet just answered: the sender cannot have seen the
+        answer yet, so this is a copy; answering it too would leave a stale reply."""
+        self._retries += 1
+        events.append(Retry(-1, messages.XMODEM_REASON_DUPLICATE, 1))
+        return ReceiverState.WAIT
+
     def _accept(self, events: list[Event]) -> ReceiverState:
         self._eot_nakked = False
         number, payload = self._block()
@@ -349,7 +360,7 @@ class _Receiver(TransferMachine):
 # --- the transition table --------------------------------------------------------------------------
 
 _S, _I = ReceiverState, ReceiverInput
-_BETWEEN_BLOCKS = (_I.BLOCK_START, _I.EOT, _I.CAN, _I.NOISE)
+_BETWEEN_BLOCKS = (_I.BLOCK_START, _I.EOT, _I.EOT_COPY, _I.CAN, _I.NOISE)
 _BLOCKS = (_I.BAD_NUMBER, _I.BAD_CHECK, _I.HEADER, _I.NEXT, _I.REPEAT, _I.EARLY_REPEAT, _I.OUT_OF_SYNC)
 _Action = Callable[[_Receiver, list[Event]], ReceiverState]
 
@@ -364,11 +375,13 @@ _NOT_A_BLOCK = Refuse("only a block being received can be complete")
 RECEIVER_TABLE: Table[_Receiver, ReceiverState] = {
     (_S.START, _I.BLOCK_START): _rule(_Receiver._begin_block, _S.IN_BLOCK),
     (_S.START, _I.EOT): _rule(_Receiver._on_eot, *_ASKED),  # an empty XMODEM transfer
+    (_S.START, _I.EOT_COPY): Refuse("before the first block nothing has been answered"),
     (_S.START, _I.CAN): Ignore("a lone CAN is line noise"),
     (_S.START, _I.NOISE): Ignore("a banner or the echoed command before the first block"),
     (_S.START, _I.TIMEOUT): _rule(_Receiver._start_timeout, _S.START, _S.DONE),
     (_S.WAIT, _I.BLOCK_START): _rule(_Receiver._begin_block, _S.IN_BLOCK),
     (_S.WAIT, _I.EOT): _rule(_Receiver._on_eot, *_ASKED),
+    (_S.WAIT, _I.EOT_COPY): _rule(_Receiver._drop_eot_copy, _S.WAIT),
     (_S.WAIT, _I.CAN): Ignore("a lone CAN is line noise"),
     (_S.WAIT, _I.NOISE): _rule(_Receiver._purge, _S.PURGE),
     (_S.WAIT, _I.TIMEOUT): _rule(_Receiver._quiet, *_ASKED),

@@ -13,8 +13,9 @@ EOT, defeats the protocol itself and is not a fault these machines can be asked 
 Whole writes also arrive twice. The first version of this test found that a receiver which
 answered both copies of a block read at once (ACK, ACK) let a sender that read the two answers
 separately take the second for the ACK of its next packet and report a file sent that never
-arrived; a receiver now answers a copy that came before its answer to the original went out
-only once (``test_a_copy_read_with_its_original_is_answered_once``). One fault is left out:
+arrived; a receiver now answers a block or EOT that came before its answer to the original
+went out only once (``test_a_copy_read_with_its_original_is_answered_once``,
+``test_an_eot_copy_read_with_the_eot_it_repeats_is_answered_once``). One fault is left out:
 a reply delayed past the peer's timeout. Then the sender resends, both copies are answered, and
 an ACK carries no block number, so nothing on either side can tell a late answer from a fresh
 one; this is why the sender's timeout (15 s) is longer than the receiver's (10 s).
@@ -231,3 +232,28 @@ def test_a_copy_read_with_its_original_is_answered_once(kind: str) -> None:
         sender.receive_bytes(receiver.next_output())
     assert sender.result is not None and sender.result.ok
     assert receiver.result is not None and receiver.result.ok and len(receiver.result.files) == 1
+
+
+def test_an_eot_copy_read_with_the_eot_it_repeats_is_answered_once() -> None:
+    """Found next by the property: YMODEM's second EOT arrives twice in one read; answered twice
+    (ACK C, ACK C), the sender took the second ACK for that of the next file's header."""
+    sender, receiver = YmodemSender([YmodemFile("f0", b""), YmodemFile("f1", b"")]), YmodemReceiver()
+    sender.receive_bytes(receiver.next_output())  # C
+    receiver.receive_bytes(sender.next_output())  # header f0
+    sender.receive_bytes(receiver.next_output())  # ACK C
+    receiver.receive_bytes(sender.next_output())  # EOT
+    sender.receive_bytes(receiver.next_output())  # NAK: the first EOT is refused on purpose
+    eot = sender.next_output()
+    assert eot == bytes([EOT])
+    events = receiver.receive_bytes(eot + eot)
+    answer = receiver.next_output()
+    assert answer == bytes([ACK, CRC_REQUEST])
+    assert [e.block for e in events if isinstance(e, Retry)] == [-1]
+    for byte in answer:
+        sender.receive_bytes(bytes([byte]))
+    for _ in range(6):
+        receiver.receive_bytes(sender.next_output())
+        sender.receive_bytes(receiver.next_output())
+    assert sender.result is not None and sender.result.ok
+    assert receiver.result is not None and receiver.result.ok
+    assert [f.name for f in receiver.result.files] == ["f0", "f1"]
