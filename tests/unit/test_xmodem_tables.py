@@ -171,3 +171,15 @@ def test_the_machines_report_their_state() -> None:
         ReceiverState.WAIT,
         SenderState.DONE,
     ]
+
+
+def test_an_action_that_leaves_its_rule_is_caught() -> None:
+    """A rule names the states its action may lead to; an action that goes elsewhere is a bug in
+    the machine and stops it loudly instead of running on in a state the table did not plan."""
+    sender = XmodemSender(b"x" * 300)
+    rule = XMODEM_SENDER_TABLE[(SenderState.START, SenderInput.C)]
+    assert isinstance(rule, Rule)
+    narrowed = Rule(rule.action, frozenset({SenderState.WAIT_EOT_ACK}))  # it really sends block 1
+    sender._table = {**XMODEM_SENDER_TABLE, (SenderState.START, SenderInput.C): narrowed}
+    with pytest.raises(AssertionError, match="WAIT_BLOCK_ACK"):
+        sender.receive_bytes(b"C")
