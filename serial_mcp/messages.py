@@ -1143,3 +1143,9 @@ S_CAPTURE_ITEM = "{name} ({size} B{duration})"
 S_MPY_RAISED = "the script raised: {error}"
 S_STANDING_ANSWERED = "; responder {on!r} answered at offset {offset}"
 S_FRAMES_SKIPPED = " skipped {n} frame(s) before the match"
+
+# --- issue 27.7: XMODEM machines as transition tables ---------------------------------------------
+XMODEM_PROTOCOL_ERROR = (
+    "the transfer hit {event} while {state}, which the protocol does not allow ({why}); it was cancelled. "
+    "Retry the transfer; if it recurs, capture the line and report it."
+)

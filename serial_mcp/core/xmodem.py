@@ -43,10 +43,24 @@ Decisions where the specifications leave room:
 * Purge: bytes that arrived after a bad block or a reply that was already answered are
   stale, so the rest of that chunk is dropped; noise where a block should start drops
   everything until the next timeout, then NAKs (the spec's "wait for the line to clear").
+* A copy of a block or EOT read together with the one it repeats (so before the answer went
+  out) is counted as a retry but not answered again: the sender cannot have missed an answer
+  not yet sent, and an ACK carries no block number, so a second one could be read as the
+  answer to the sender's next packet (a file reported sent that never arrived).
+
+Each machine is a transition table, as in h11: a mapping ``(state, input) -> entry`` where the
+input is a reply byte (ACK, NAK, C, noise), a byte outside a block (block start, EOT, CAN,
+noise), a complete block classified (bad number, bad check, the next one, a repeat, a header,
+out of sequence) or a timeout, and the entry is a rule (an action and the states it may lead
+to), an explicit ignore, or a refusal that ends the transfer with a protocol error. Two
+consecutive CAN abort in every state before the table is consulted. The tables are checked
+complete when their modules are imported; ``state`` says where a machine is.
 
 Layout: ``core.xmodem_wire`` (control bytes, blocks, block 0, events and results),
-``core.xmodem_machine`` (what both directions share), ``core.xmodem_sender`` and
-``core.xmodem_receiver``; this module is the one to import from.
+``core.xmodem_table`` (rules, ignores, refusals and the completeness check),
+``core.xmodem_machine`` (what both directions share), ``core.xmodem_sender`` (the XMODEM and
+YMODEM sender tables) and ``core.xmodem_receiver`` (the receiver table); this module is the
+one to import from.
 """
 
 from __future__ import annotations

@@ -3,9 +3,11 @@ CAN CAN, retry accounting, and the ways a transfer ends (done, failed, cancelled
 
 from __future__ import annotations
 
-from typing import Literal
+from enum import Enum
+from typing import Literal, TypeVar
 
 from serial_mcp import messages
+from serial_mcp.core.xmodem_table import Entry, Ignore, Refuse
 from serial_mcp.core.xmodem_wire import (
     ABORT_SEQUENCE,
     BLOCK_TIMEOUT,
@@ -19,6 +21,9 @@ from serial_mcp.core.xmodem_wire import (
 )
 
 __all__ = ["TransferMachine"]
+
+M = TypeVar("M", bound="TransferMachine")
+S = TypeVar("S", bound=Enum)
 
 
 class TransferMachine:
@@ -118,3 +123,20 @@ class TransferMachine:
         self._retries += 1
         events.append(Retry(block, reason, self._errors))
         return True
+
+    def _apply(self: M, entry: Entry[M, S], state: S, received: Enum, done: S, events: list[Event]) -> S:
+        """Carry out one table entry for ``received`` in ``state``; returns the next state."""
+        if isinstance(entry, Ignore):
+            return state
+        if isinstance(entry, Refuse):
+            text = messages.XMODEM_PROTOCOL_ERROR.format(
+                event=received.value, state=state.value, why=entry.why
+            )
+            events.append(self._fail(text))
+            return done
+        after = entry.action(self, events)
+        if after not in entry.then:  # a bug in the machine, not the peer's doing
+            raise AssertionError(f"{state} --{received}--> {after}, table allows {set(entry.then)}")
+        if (after is done) != (self._result is not None):
+            raise AssertionError(f"{state} --{received}--> {after} with result {self._result}")
+        return after

@@ -3,11 +3,13 @@ check, resend on NAK or timeout, and end the YMODEM batch (sans-IO; see ``core.x
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from enum import Enum
 from typing import Literal
 
 from serial_mcp import messages
 from serial_mcp.core.xmodem_machine import TransferMachine
+from serial_mcp.core.xmodem_table import Entry, Ignore, Refuse, Rule, Table, check_table
 from serial_mcp.core.xmodem_wire import (
     ACK,
     CAN,
@@ -30,14 +32,48 @@ from serial_mcp.core.xmodem_wire import (
 )
 from serial_mcp.errors import InvalidArgument
 
-__all__ = ["XmodemSender", "YmodemSender"]
+__all__ = ["SenderInput", "SenderState", "XmodemSender", "YmodemSender"]
 
-_S_START, _S_WAIT_ACK, _S_WAIT_C = range(3)
-_K_BLOCK, _K_EOT, _K_HEADER, _K_END = range(4)
+
+class SenderState(Enum):
+    """Where a sender is; the values are how an error message names the state."""
+
+    START = "waiting for the receiver's first request"
+    WAIT_BLOCK_ACK = "waiting for the answer to a data block"
+    WAIT_EOT_ACK = "waiting for the answer to the end of file (EOT)"
+    WAIT_HEADER_ACK = "waiting for the answer to a YMODEM header (block 0)"
+    WAIT_END_ACK = "waiting for the answer to the empty block 0 that ends the batch"
+    WAIT_DATA_REQUEST = "waiting for the receiver to ask for the file's data"
+    WAIT_HEADER_REQUEST = "waiting for the receiver to ask for the next file"
+    DONE = "finished"
+
+
+class SenderInput(Enum):
+    """What a sender can be told: a reply byte from the receiver, or that its time ran out.
+    Two consecutive CAN abort in every state before the table is consulted; a lone CAN is noise."""
+
+    ACK = "an ACK"
+    NAK = "a NAK"
+    C = "a C (CRC request)"
+    NOISE = "a byte that is not a reply"
+    TIMEOUT = "a timeout"
+
+
+_REPLIES = {ACK: SenderInput.ACK, NAK: SenderInput.NAK, CRC_REQUEST: SenderInput.C}
+_WAITING_FOR_ACK = (
+    SenderState.WAIT_BLOCK_ACK,
+    SenderState.WAIT_EOT_ACK,
+    SenderState.WAIT_HEADER_ACK,
+    SenderState.WAIT_END_ACK,
+)
 
 
 class _Sender(TransferMachine):
-    """Sends files block by block, resending on NAK or timeout (XMODEM alone, or YMODEM batch)."""
+    """Sends files block by block, resending on NAK or timeout (XMODEM alone, or YMODEM batch).
+
+    What it does with each input is in its transition table (``XMODEM_SENDER_TABLE`` or
+    ``YMODEM_SENDER_TABLE`` below); the methods here are the table's actions.
+    """
 
     def __init__(
         self,
@@ -46,21 +82,27 @@ class _Sender(TransferMachine):
         batch: bool,
         max_retries: int,
         start_retries: int,
+        table: Table[_Sender, SenderState],
     ) -> None:
         super().__init__(max_retries, start_retries)
+        self._table = table
         self._batch = batch
         self._queue = list(files)
         self._block_size = block_size
         self._crc = True
         self._acked_any = False
         self._answered = False  # Byrns: a C switches to CRC only before the first NAK or ACK
-        self._state = _S_START
-        self._kind = _K_BLOCK
+        self._state = SenderState.START
         self._packet = b""
         self._file_index = 0
         self._plan: list[tuple[int, int]] = []  # (offset, size) of each block of the current file
         self._step = 0  # index into _plan of the block awaiting its ACK
         self._eot_naks = 0
+
+    @property
+    def state(self) -> SenderState:
+        """The state of the transition table the machine is in."""
+        return SenderState.DONE if self._result is not None else self._state
 
     # file helpers
     def _current(self) -> YmodemFile | bytes:
@@ -87,40 +129,37 @@ class _Sender(TransferMachine):
         self._plan = plan
 
     # sending
-    def _send(self, kind: int, packet: bytes) -> None:
-        self._kind = kind
+    def _send(self, state: SenderState, packet: bytes) -> SenderState:
         self._packet = packet
-        self._state = _S_WAIT_ACK
         self._errors = 0
         self._eot_naks = 0
         self._out += packet
         self.timeout = SENDER_TIMEOUT
+        return state
 
-    def _send_block(self) -> None:
+    def _send_block(self) -> SenderState:
         offset, size = self._plan[self._step]
         payload = self._data()[offset : offset + size]
-        self._send(_K_BLOCK, encode_block(self._step + 1, payload, crc=self._crc, size=size))
+        block = encode_block(self._step + 1, payload, crc=self._crc, size=size)
+        return self._send(SenderState.WAIT_BLOCK_ACK, block)
 
-    def _send_data_or_eot(self) -> None:
+    def _send_data_or_eot(self, events: list[Event] | None = None) -> SenderState:
         self._step = 0
         self._make_plan()
         if self._plan:
-            self._send_block()
-        else:
-            self._send(_K_EOT, bytes([EOT]))
+            return self._send_block()
+        return self._send(SenderState.WAIT_EOT_ACK, bytes([EOT]))
 
-    def _send_header_or_end(self) -> None:
+    def _send_header_or_end(self, events: list[Event] | None = None) -> SenderState:
         if self._file_index < len(self._queue):
             file = self._current()
             assert isinstance(file, YmodemFile)
             payload = header_payload(file)
             size = 128 if len(payload) <= 128 else 1024
-            self._send(_K_HEADER, encode_block(0, payload, crc=True, size=size, pad=0))
-        else:
-            self._send(_K_END, encode_block(0, b"", crc=True, size=128, pad=0))
-
-    def _resend(self) -> None:
-        self._out += self._packet
+            return self._send(
+                SenderState.WAIT_HEADER_ACK, encode_block(0, payload, crc=True, size=size, pad=0)
+            )
+        return self._send(SenderState.WAIT_END_ACK, encode_block(0, b"", crc=True, size=128, pad=0))
 
     # input
     def receive_bytes(self, data: bytes) -> list[Event]:
@@ -133,7 +172,7 @@ class _Sender(TransferMachine):
                 events.append(self._peer_cancelled())
                 break
             queued = len(self._out)
-            self._on_byte(byte, events)
+            self._handle(_REPLIES.get(byte, SenderInput.NOISE), events)
             if len(self._out) > queued:
                 # New output answers this byte; what else arrived with it is stale (purge),
                 # except an abort, which must not be missed.
@@ -142,107 +181,229 @@ class _Sender(TransferMachine):
                 break
         return events
 
-    def _on_byte(self, byte: int, events: list[Event]) -> None:
-        """One reply byte from the receiver."""
-        if self._state == _S_START:
-            if byte == CRC_REQUEST or (byte == NAK and not self._batch):
-                self._crc = byte == CRC_REQUEST
-                if self._batch:
-                    self._send_header_or_end()
-                else:
-                    self._send_data_or_eot()
-        elif self._state == _S_WAIT_C:
-            if self._kind == _K_HEADER and byte in (CRC_REQUEST, NAK):
-                self._send_data_or_eot()  # a NAK here: the receiver's C was lost, it wants block 1
-            elif byte == CRC_REQUEST:
-                self._send_header_or_end()
-        elif byte == ACK:
-            self._answered = True
-            self._on_ack(events)
-        elif byte == NAK or (byte == CRC_REQUEST and self._c_means_nak()):
-            if byte == CRC_REQUEST and not self._answered and not self._crc:
-                self._crc = True  # a late C before any NAK/ACK: switch to CRC (Byrns 7.2.3)
-                self._send_data_or_eot()
-            elif self._kind == _K_EOT and self._eot_naks == 0:
-                self._eot_naks = 1  # YMODEM receivers NAK the first EOT on purpose
-                self._resend()
-            elif self._error(self._block_label(), messages.XMODEM_REASON_NAK, events):
-                self._resend()
-            self._answered = self._answered or byte == NAK
-
-    def _c_means_nak(self) -> bool:
-        """A C repeats the request before the first ACK (Byrns); in YMODEM also when the
-        receiver waits for a header, i.e. it never saw this header or our EOT."""
-        return not self._acked_any or (self._batch and self._kind != _K_BLOCK)
-
-    def _give_up_message(self, block: int, reason: str) -> str:
-        if self._kind == _K_EOT and self._state == _S_WAIT_ACK:
-            return messages.XMODEM_EOT_UNANSWERED.format(tries=self.max_retries + 1)
-        return super()._give_up_message(block, reason)
-
-    def _block_label(self) -> int:
-        return {_K_BLOCK: self._step + 1, _K_EOT: -1}.get(self._kind, 0)
-
-    def _on_ack(self, events: list[Event]) -> None:
-        self._acked_any = True
-        self._errors = 0
-        kind = self._kind
-        if kind == _K_BLOCK:
-            offset, size = self._plan[self._step]
-            data = self._data()
-            sent = min(size, len(data) - offset)
-            self._blocks += 1
-            self._bytes += sent
-            self._step += 1
-            events.append(Progress(self._name(), self._step, len(self._plan), offset + sent, len(data)))
-            if self._step < len(self._plan):
-                self._send_block()
-            else:
-                self._send(_K_EOT, bytes([EOT]))
-        elif kind == _K_EOT:
-            name = self._name()
-            size = len(self._data())
-            self._files.append(TransferredFile(name, size))
-            events.append(FileSent(name, size))
-            self._file_index += 1
-            if self._batch:
-                self._state = _S_WAIT_C  # for the C that asks for the next header
-            else:
-                events.append(self._finish(True))
-        elif kind == _K_HEADER:
-            file = self._current()
-            assert isinstance(file, YmodemFile)
-            events.append(FileStarted(file.name, len(file.data), file.mtime, file.mode))
-            self._state = _S_WAIT_C
-        else:  # _K_END
-            events.append(self._finish(True))
-
     def on_timeout(self) -> list[Event]:
         """Nothing arrived within ``timeout`` seconds: resend, or give up after the retry limit."""
         events: list[Event] = []
         if self._result is not None:
             return events
         self._can = False
-        if self._state == _S_START:
-            self._errors += 1
-            if self._errors >= self._start_retries:
-                events.append(self._fail(messages.XMODEM_NO_START.format(tries=self._errors)))
-            return events
-        if self._state == _S_WAIT_C:
-            if not self._error(self._block_label(), messages.XMODEM_REASON_NO_REQUEST, events):
-                self._end_batch_anyway(events)
-            return events
-        if self._error(self._block_label(), messages.XMODEM_REASON_TIMEOUT, events):
-            self._resend()
-        else:
-            self._end_batch_anyway(events)
+        self._handle(SenderInput.TIMEOUT, events)
         return events
 
-    def _end_batch_anyway(self, events: list[Event]) -> None:
-        """Every file got through but the batch end went unanswered: some receivers just stop."""
-        if self._batch and self._file_index == len(self._queue) and self._kind in (_K_END, _K_EOT):
-            self._out.clear()
-            events[-1] = self._finish(True)
+    def _handle(self, received: SenderInput, events: list[Event]) -> None:
+        entry = self._table[(self._state, received)]
+        self._state = self._apply(entry, self._state, received, SenderState.DONE, events)
+
+    # actions: the handshake
+    def _start(self, crc: bool) -> SenderState:
+        self._crc = crc
+        return self._send_header_or_end() if self._batch else self._send_data_or_eot()
+
+    def _start_crc(self, events: list[Event]) -> SenderState:
+        return self._start(True)
+
+    def _start_checksum(self, events: list[Event]) -> SenderState:
+        return self._start(False)
+
+    def _start_timeout(self, events: list[Event]) -> SenderState:
+        self._errors += 1
+        if self._errors >= self._start_retries:
+            events.append(self._fail(messages.XMODEM_NO_START.format(tries=self._errors)))
+            return SenderState.DONE
+        return SenderState.START
+
+    # actions: answers to what was sent
+    def _resend(self, reason: str, events: list[Event]) -> SenderState:
+        """Send the packet again, counting an error; DONE when the retries are used up."""
+        if self._error(self._block_label(), reason, events):
+            self._out += self._packet
+            return self._state
+        return SenderState.DONE
+
+    def _nak(self, events: list[Event]) -> SenderState:
+        self._answered = True
+        if self._state is SenderState.WAIT_EOT_ACK and self._eot_naks == 0:
+            self._eot_naks = 1  # YMODEM receivers NAK the first EOT on purpose: free
+            self._out += self._packet
+            return self._state
+        return self._resend(messages.XMODEM_REASON_NAK, events)
+
+    def _c_as_nak(self, events: list[Event]) -> SenderState:
+        """A C repeats the receiver's request (it never saw this packet): as a NAK, but a C does
+        not count as the receiver's first answer."""
+        answered = self._answered
+        state = self._nak(events)
+        self._answered = answered
+        return state
+
+    def _xmodem_c(self, events: list[Event]) -> SenderState:
+        """XMODEM: a C before the first ACK repeats the start request (Byrns), after it is noise;
+        a late C before any NAK or ACK switches a checksum start to CRC (Byrns 7.2.3)."""
+        if self._acked_any:
+            return self._state
+        if not self._answered and not self._crc:
+            self._crc = True
+            return self._send_data_or_eot()
+        return self._c_as_nak(events)
+
+    def _resend_on_timeout(self, events: list[Event]) -> SenderState:
+        return self._resend(messages.XMODEM_REASON_TIMEOUT, events)
+
+    def _end_on_timeout(self, events: list[Event]) -> SenderState:
+        """The empty block 0 went unanswered: every file got through and some receivers just stop."""
+        state = self._resend(messages.XMODEM_REASON_TIMEOUT, events)
+        return self._end_batch_anyway(events) if state is SenderState.DONE else state
+
+    def _no_request(self, events: list[Event]) -> SenderState:
+        """No C asking for what comes next: count it; after the last file, the batch is over anyway."""
+        if self._error(self._block_label(), messages.XMODEM_REASON_NO_REQUEST, events):
+            return self._state
+        if self._state is SenderState.WAIT_HEADER_REQUEST and self._file_index == len(self._queue):
+            return self._end_batch_anyway(events)
+        return SenderState.DONE
+
+    def _end_batch_anyway(self, events: list[Event]) -> SenderState:
+        self._out.clear()
+        events[-1] = self._finish(True)
+        return SenderState.DONE
+
+    def _give_up_message(self, block: int, reason: str) -> str:
+        if self._state is SenderState.WAIT_EOT_ACK:
+            return messages.XMODEM_EOT_UNANSWERED.format(tries=self.max_retries + 1)
+        return super()._give_up_message(block, reason)
+
+    def _block_label(self) -> int:
+        if self._state is SenderState.WAIT_BLOCK_ACK:
+            return self._step + 1
+        eot = self._state in (SenderState.WAIT_EOT_ACK, SenderState.WAIT_HEADER_REQUEST)
+        return -1 if eot else 0
+
+    # actions: ACKs
+    def _acked(self) -> None:
+        self._answered = True
+        self._acked_any = True
+        self._errors = 0
+
+    def _block_acked(self, events: list[Event]) -> SenderState:
+        self._acked()
+        offset, size = self._plan[self._step]
+        data = self._data()
+        sent = min(size, len(data) - offset)
+        self._blocks += 1
+        self._bytes += sent
+        self._step += 1
+        events.append(Progress(self._name(), self._step, len(self._plan), offset + sent, len(data)))
+        if self._step < len(self._plan):
+            return self._send_block()
+        return self._send(SenderState.WAIT_EOT_ACK, bytes([EOT]))
+
+    def _file_sent(self, events: list[Event]) -> None:
+        self._acked()
+        name, size = self._name(), len(self._data())
+        self._files.append(TransferredFile(name, size))
+        events.append(FileSent(name, size))
+        self._file_index += 1
+
+    def _eot_acked_done(self, events: list[Event]) -> SenderState:
+        self._file_sent(events)
+        events.append(self._finish(True))
+        return SenderState.DONE
+
+    def _eot_acked_next(self, events: list[Event]) -> SenderState:
+        self._file_sent(events)
+        return SenderState.WAIT_HEADER_REQUEST
+
+    def _header_acked(self, events: list[Event]) -> SenderState:
+        self._acked()
+        file = self._current()
+        assert isinstance(file, YmodemFile)
+        events.append(FileStarted(file.name, len(file.data), file.mtime, file.mode))
+        return SenderState.WAIT_DATA_REQUEST
+
+    def _end_acked(self, events: list[Event]) -> SenderState:
+        self._acked()
+        events.append(self._finish(True))
+        return SenderState.DONE
+
+
+# --- the transition tables -------------------------------------------------------------------------
+
+_S, _I = SenderState, SenderInput
+_DATA = frozenset({_S.WAIT_BLOCK_ACK, _S.WAIT_EOT_ACK})
+_HEADER = frozenset({_S.WAIT_HEADER_ACK, _S.WAIT_END_ACK})
+
+
+def _rule(
+    action: Callable[[_Sender, list[Event]], SenderState], *then: SenderState
+) -> Rule[_Sender, SenderState]:
+    return Rule(action, frozenset(then))
+
+
+def _retry_rules(state: SenderState, on_c: Entry[_Sender, SenderState]) -> Table[_Sender, SenderState]:
+    """Waiting for an ACK: NAK (or, where it means one, C) and a timeout resend; noise is ignored."""
+    on_timeout = _rule(_Sender._end_on_timeout, state, _S.DONE) if state is _S.WAIT_END_ACK else None
+    return {
+        (state, _I.NAK): _rule(_Sender._nak, state, _S.DONE),
+        (state, _I.C): on_c,
+        (state, _I.NOISE): Ignore("line noise: the answer may still come"),
+        (state, _I.TIMEOUT): on_timeout or _rule(_Sender._resend_on_timeout, state, _S.DONE),
+    }
+
+
+_START_TIMEOUT = _rule(_Sender._start_timeout, _S.START, _S.DONE)
+_STALE_ACK = Ignore("an ACK before anything was sent is stale")
+_OVER: Table[_Sender, SenderState] = {(_S.DONE, i): Ignore("the transfer is over") for i in _I}
+_NO_BATCH = Refuse("XMODEM sends one file and has no YMODEM header or batch end")
+_C_REPEATS = _rule(_Sender._c_as_nak, *_WAITING_FOR_ACK, _S.DONE)
+
+XMODEM_SENDER_TABLE: Table[_Sender, SenderState] = {
+    (_S.START, _I.C): _rule(_Sender._start_crc, *_DATA),
+    (_S.START, _I.NAK): _rule(_Sender._start_checksum, *_DATA),
+    (_S.START, _I.ACK): _STALE_ACK,
+    (_S.START, _I.NOISE): Ignore("a banner or echo before the receiver starts"),
+    (_S.START, _I.TIMEOUT): _START_TIMEOUT,
+    (_S.WAIT_BLOCK_ACK, _I.ACK): _rule(_Sender._block_acked, *_DATA),
+    **_retry_rules(_S.WAIT_BLOCK_ACK, _rule(_Sender._xmodem_c, *_DATA, _S.DONE)),
+    (_S.WAIT_EOT_ACK, _I.ACK): _rule(_Sender._eot_acked_done, _S.DONE),
+    **_retry_rules(_S.WAIT_EOT_ACK, _rule(_Sender._xmodem_c, *_DATA, _S.DONE)),
+    **{
+        (s, i): _NO_BATCH
+        for s in (_S.WAIT_HEADER_ACK, _S.WAIT_END_ACK, _S.WAIT_DATA_REQUEST, _S.WAIT_HEADER_REQUEST)
+        for i in _I
+    },
+    **_OVER,
+}
+
+YMODEM_SENDER_TABLE: Table[_Sender, SenderState] = {
+    (_S.START, _I.C): _rule(_Sender._start_crc, *_HEADER),
+    (_S.START, _I.NAK): Ignore("YMODEM starts with C; a NAK asks for a checksum XMODEM transfer"),
+    (_S.START, _I.ACK): _STALE_ACK,
+    (_S.START, _I.NOISE): Ignore("a banner or echo before the receiver starts"),
+    (_S.START, _I.TIMEOUT): _START_TIMEOUT,
+    (_S.WAIT_HEADER_ACK, _I.ACK): _rule(_Sender._header_acked, _S.WAIT_DATA_REQUEST),
+    **_retry_rules(_S.WAIT_HEADER_ACK, _C_REPEATS),
+    (_S.WAIT_DATA_REQUEST, _I.C): _rule(_Sender._send_data_or_eot, *_DATA),
+    # A NAK here: the receiver's C after its ACK was lost, and it wants block 1.
+    (_S.WAIT_DATA_REQUEST, _I.NAK): _rule(_Sender._send_data_or_eot, *_DATA),
+    (_S.WAIT_DATA_REQUEST, _I.ACK): Ignore("a repeated ACK of the header"),
+    (_S.WAIT_DATA_REQUEST, _I.NOISE): Ignore("line noise: the request may still come"),
+    (_S.WAIT_DATA_REQUEST, _I.TIMEOUT): _rule(_Sender._no_request, _S.WAIT_DATA_REQUEST, _S.DONE),
+    (_S.WAIT_BLOCK_ACK, _I.ACK): _rule(_Sender._block_acked, *_DATA),
+    **_retry_rules(_S.WAIT_BLOCK_ACK, Ignore("a C after the header was acknowledged asked for block 1")),
+    (_S.WAIT_EOT_ACK, _I.ACK): _rule(_Sender._eot_acked_next, _S.WAIT_HEADER_REQUEST),
+    **_retry_rules(_S.WAIT_EOT_ACK, _C_REPEATS),
+    (_S.WAIT_HEADER_REQUEST, _I.C): _rule(_Sender._send_header_or_end, *_HEADER),
+    (_S.WAIT_HEADER_REQUEST, _I.NAK): Ignore("the next file is asked for with C"),
+    (_S.WAIT_HEADER_REQUEST, _I.ACK): Ignore("a repeated ACK of the EOT"),
+    (_S.WAIT_HEADER_REQUEST, _I.NOISE): Ignore("line noise: the request may still come"),
+    (_S.WAIT_HEADER_REQUEST, _I.TIMEOUT): _rule(_Sender._no_request, _S.WAIT_HEADER_REQUEST, _S.DONE),
+    (_S.WAIT_END_ACK, _I.ACK): _rule(_Sender._end_acked, _S.DONE),
+    **_retry_rules(_S.WAIT_END_ACK, _C_REPEATS),
+    **_OVER,
+}
+
+check_table(XMODEM_SENDER_TABLE, _S, _I)
+check_table(YMODEM_SENDER_TABLE, _S, _I)
 
 
 class XmodemSender(_Sender):
@@ -260,7 +421,8 @@ class XmodemSender(_Sender):
         start_retries: int = SENDER_START_RETRIES,
     ) -> None:
         check_mode(mode)
-        super().__init__([bytes(data)], 1024 if mode == "1k" else 128, False, max_retries, start_retries)
+        block_size = 1024 if mode == "1k" else 128
+        super().__init__([bytes(data)], block_size, False, max_retries, start_retries, XMODEM_SENDER_TABLE)
 
 
 class YmodemSender(_Sender):
@@ -281,4 +443,4 @@ class YmodemSender(_Sender):
                 raise InvalidArgument(messages.XMODEM_BAD_NAME.format(name=file.name), name=file.name)
             if len(header_payload(file)) > 1024:
                 raise InvalidArgument(messages.XMODEM_NAME_TOO_LONG.format(name=file.name), name=file.name)
-        super().__init__(list(files), block_size, True, max_retries, start_retries)
+        super().__init__(list(files), block_size, True, max_retries, start_retries, YMODEM_SENDER_TABLE)
