@@ -963,3 +963,13 @@ ELF_TOO_LARGE = "the ELF is {size} bytes, over the {max}-byte limit; give the ap
 ELF_NOT_ELF = "this is not an ELF file (it starts {start!r}, not b'\\x7fELF'); give the firmware's .elf from its build directory, not the .bin or .hex image."
 ELF_UNREADABLE = "the ELF could not be read ({error}); it may be truncated or damaged: rebuild it, or give the .elf from the build directory."
 EVENTS_BOOT_PATTERNS_TOO_BIG = "boot_patterns together with the built-in crash and boot signatures are over the regex budget ({error}); give fewer or shorter patterns."
+
+# --- issue 27/28: start-up and leftovers ---------------------------------------------------------
+DECODE_NOT_REGULAR_INPUT = (
+    "cannot decode {path}: it is {kind}, not a regular file, and could be read for ever; save the"
+    " bytes to a file first (e.g. head -c 1M {path} > part.bin) and decode that."
+)
+DECODE_INPUT_TOO_BIG = (
+    "cannot decode {path}: it holds {size} bytes, more than the {max} bytes decode reads; decode a part"
+    " of it (e.g. head -c {max} {path} > part.bin)."
+)

@@ -16,7 +16,11 @@ from serial_mcp.core import offline_decode
 from serial_mcp.core.capture import decode_lines, parse_capture
 from serial_mcp.core.json_arg import json_option
 from serial_mcp.core.presets import effective
-from serial_mcp.store.capture_files import read_capture_bytes
+from serial_mcp.errors import ErrorCode, SerialMcpError
+from serial_mcp.store.capture_files import NotRegularFile, TooBig, read_regular_file
+
+# The most a decode reads: the view's cap (4x the largest capture the server records).
+MAX_INPUT_BYTES = 256 << 20
 
 
 def load_streams(raw: bytes) -> dict[str, list[tuple[float, bytes]]]:
@@ -43,6 +47,22 @@ def decode_streams(
     return offline_decode.decode_streams(streams, rx_framing, rx_parser, directions)
 
 
+def _read_input(file: str) -> bytes:
+    """A regular file of at most MAX_INPUT_BYTES: a device (``/dev/zero``), a FIFO or a socket is
+    refused, not read until memory runs out."""
+    try:
+        return read_regular_file(file, MAX_INPUT_BYTES)
+    except NotRegularFile as exc:
+        raise SerialMcpError(
+            ErrorCode.FILE_UNREADABLE, messages.DECODE_NOT_REGULAR_INPUT.format(path=file, kind=exc.kind)
+        ) from None
+    except TooBig as exc:
+        raise SerialMcpError(
+            ErrorCode.FILE_UNREADABLE,
+            messages.DECODE_INPUT_TOO_BIG.format(path=file, size=exc.size, max=exc.limit),
+        ) from None
+
+
 def run_decode(
     file: str,
     protocol: str | None,
@@ -52,7 +72,7 @@ def run_decode(
     direction: str,
     out: TextIO,
 ) -> int:
-    raw = read_capture_bytes(file)
+    raw = _read_input(file)
     resolved = effective(
         {
             "protocol": protocol,
