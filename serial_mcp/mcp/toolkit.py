@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import difflib
 import functools
 import inspect
@@ -49,6 +50,19 @@ def structured_result(result: Any) -> Any:
     return types.CallToolResult(
         content=[types.TextContent(type="text", text=summary())],
         structured_content=result.model_dump(mode="json"),
+    )
+
+
+HEAVY_ITEMS = 1000  # frames (or steps) in a result that is shaped on a worker thread
+HEAVY_CHARS = 1 << 20  # characters of data in one
+
+
+def _heavy(result: Any) -> bool:
+    """Is the result big enough that making its text and JSON would hold the event loop?"""
+    frames = getattr(result, "frames", None)
+    data = getattr(result, "data", None)
+    return (isinstance(frames, list) and len(frames) > HEAVY_ITEMS) or (
+        isinstance(data, str) and len(data) > HEAVY_CHARS
     )
 
 
@@ -97,6 +111,8 @@ class ToolRegistry:
                 except Exception as exc:  # a bug: logged with its traceback, reported without one
                     log.exception("tool %s failed", fn.__name__)
                     return error_result(ErrorCode.INTERNAL_ERROR, messages.INTERNAL_ERROR.format(error=exc))
+                if _heavy(result):  # a 4 MiB framed read: its text and dump are made beside the loop
+                    return await asyncio.to_thread(structured_result, result)
                 return structured_result(result)
 
             call.__signature__ = sig  # type: ignore[attr-defined]
