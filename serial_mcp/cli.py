@@ -217,6 +217,7 @@ def serve(cfg: config.ServerConfig) -> int:
 
     from serial_mcp.mcp.server import build_server
     from serial_mcp.mcp.stdio_serve import run_stdio
+    from serial_mcp.mcp.tool_cache import ToolCache
     from serial_mcp.serial.manager import ConnectionManager
     from serial_mcp.serial.policy import policy_opener
     from serial_mcp.store.captures import CaptureStore, Quotas
@@ -237,6 +238,7 @@ def serve(cfg: config.ServerConfig) -> int:
         read_only=policy.read_only,
         profiles=profiles,
         log_level=cfg.log_level,
+        tool_cache=ToolCache(),  # the schemas of the last launch of this same code (issue 27)
     )
     if cfg.transport == "http":
         from serial_mcp.mcp.http import build_http_app, serve_http  # only an HTTP server loads it (issue 27)

@@ -88,6 +88,18 @@ def lowlevel(server: MCPServer) -> Server[Any]:
     return low
 
 
+def tools_of(server: MCPServer) -> list[Any]:
+    """The server's registered ``Tool`` objects (the tool manager has no public accessor)."""
+    tools: list[Any] = server._tool_manager.list_tools()
+    return tools
+
+
+def add_built_tool(server: MCPServer, tool: Any) -> None:
+    """Register a ``Tool`` built without ``Tool.from_function`` (tool_cache.py: the kept schemas,
+    ~0.15 s of start-up); ``ToolManager.add_tool`` only takes a function."""
+    server._tool_manager._tools[tool.name] = tool
+
+
 def client_connection(ctx: Any) -> Any:
     """The per-client connection of a request context (legacy subscriptions; no public accessor)."""
     return ctx.session._connection

@@ -24,7 +24,7 @@ from mcp.server.mcpserver import MCPServer
 
 from serial_mcp import messages
 from serial_mcp.errors import ErrorCode, SerialMcpError, capped
-from serial_mcp.mcp import callers, tool_arguments
+from serial_mcp.mcp import callers, sdk_private, tool_arguments, tool_cache
 
 log = logging.getLogger(__name__)
 
@@ -69,8 +69,9 @@ def _heavy(result: Any) -> bool:
 class ToolRegistry:
     """Registers tool functions on an MCPServer and remembers each tool's argument names."""
 
-    def __init__(self, server: MCPServer) -> None:
+    def __init__(self, server: MCPServer, kept: dict[str, dict[str, Any]] | None = None) -> None:
         self.server = server
+        self.kept = kept  # the tools' schemas kept from an earlier launch (tool_cache), or None
         self.arg_names: dict[str, set[str]] = {}
         self.mutating: set[str] = set()  # write to a device, drive its lines or change stored settings
 
@@ -120,18 +121,21 @@ class ToolRegistry:
             self.arg_names[fn.__name__] = {
                 next((w for w, p in KEYWORD_ALIASES.items() if p == n), n) for n in names
             }
-            self.server.tool(
-                name=fn.__name__,
-                title=title,
-                description=description,
-                # Only what differs from the spec's defaults (readOnly false, idempotent false, openWorld
-                # true); destructive (default true) is stated for every tool that can change anything.
-                annotations=types.ToolAnnotations(
-                    read_only_hint=True if read_only else None,
-                    destructive_hint=None if read_only else destructive,
-                    idempotent_hint=True if idempotent else None,
-                ),
-            )(call)
+            # Only what differs from the spec's defaults (readOnly false, idempotent false, openWorld
+            # true); destructive (default true) is stated for every tool that can change anything.
+            annotations = types.ToolAnnotations(
+                read_only_hint=True if read_only else None,
+                destructive_hint=None if read_only else destructive,
+                idempotent_hint=True if idempotent else None,
+            )
+            if self.kept is not None:  # the schemas of an earlier launch; the argument model on first call
+                entry = self.kept[fn.__name__]
+                built = tool_cache.kept_tool(call, fn.__name__, title, description, annotations, entry)
+                sdk_private.add_built_tool(self.server, built)
+                return fn
+            self.server.tool(name=fn.__name__, title=title, description=description, annotations=annotations)(
+                call
+            )
             # Per-call argument work precomputed, and no second validation of the result's dump.
             tool_arguments.make_lean(self.server._tool_manager.get_tool(fn.__name__))  # type: ignore[arg-type]
             return fn
