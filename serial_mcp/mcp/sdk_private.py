@@ -100,6 +100,27 @@ def add_built_tool(server: MCPServer, tool: Any) -> None:
     server._tool_manager._tools[tool.name] = tool
 
 
+@contextlib.contextmanager
+def logging_already_configured() -> Iterator[None]:
+    """``MCPServer()`` calls the SDK's ``configure_logging``, which imports rich (~3 MiB of RSS and
+    ~40 ms of start-up) to build a handler that ``logging.basicConfig`` then drops, because the
+    root logger has one already (the CLI configures logging first). With a root handler in place,
+    skip the call: the outcome is the same, without the import."""
+    import logging
+
+    from mcp.server.mcpserver import server as _mcpserver
+
+    original = getattr(_mcpserver, "configure_logging", None)
+    if original is None or not logging.getLogger().handlers:
+        yield
+        return
+    _mcpserver.configure_logging = lambda *args, **kwargs: None  # type: ignore[attr-defined]
+    try:
+        yield
+    finally:
+        _mcpserver.configure_logging = original  # type: ignore[attr-defined]
+
+
 def client_connection(ctx: Any) -> Any:
     """The per-client connection of a request context (legacy subscriptions; no public accessor)."""
     return ctx.session._connection

@@ -53,15 +53,16 @@ def build_server(
             watcher.cancel()
             await manager.close_all()
 
-    server: MCPServer = MCPServer(
-        "serial-mcp",
-        version=__version__,
-        instructions=messages.SERVER_INSTRUCTIONS,
-        lifespan=lifespan,
-        log_level=log_level,
-        subscriptions=bus,
-        middleware=[advertise_list_changed],
-    )
+    with sdk_private.logging_already_configured():
+        server: MCPServer = MCPServer(
+            "serial-mcp",
+            version=__version__,
+            instructions=messages.SERVER_INSTRUCTIONS,
+            lifespan=lifespan,
+            log_level=log_level,
+            subscriptions=bus,
+            middleware=[advertise_list_changed],
+        )
     notifier.install(server)
     svc = Services(manager, captures, profiles, port_lister, AccessPolicy(read_only=read_only))
     resources.register(server, svc, notifier)
