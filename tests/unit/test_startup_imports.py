@@ -75,3 +75,52 @@ def test_stdio_serve_imports_no_request_specific_module(tmp_path: Path) -> None:
 def test_the_request_that_needs_a_module_loads_it(tmp_path: Path, request_code: str, module: str) -> None:
     """The deferred import is still made, by the request that needs it (the probe can tell)."""
     assert module in _modules_of_stdio_serve(tmp_path, before=request_code)
+
+
+_FIRST_USE_PROBE = """
+import asyncio, json, sys, threading
+import importlib.abc
+
+seen = {}
+
+class Watch(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name in ("pyubx2", "pyrtcm"):
+            seen[name] = threading.current_thread() is threading.main_thread()
+        return None
+
+sys.meta_path.insert(0, Watch())
+from pydantic import dataclasses as pd
+from serial_mcp.mcp import tools
+built = {}
+real_rebuild = tools.rebuild_dataclass
+def rebuild(cls, *a, **k):
+    built[cls.__name__] = threading.current_thread() is threading.main_thread()
+    return real_rebuild(cls, *a, **k)
+tools.rebuild_dataclass = rebuild
+
+from mcp import Client
+from serial_mcp.mcp.server import build_server
+from serial_mcp.serial.manager import ConnectionManager
+from serial_mcp.serial.system_open import SystemOpener
+
+async def main():
+    async with Client(build_server(ConnectionManager(SystemOpener()))) as c:
+        opened = await c.call_tool("open", {"port": "loop://", "protocol": "gnss"})
+        cid = opened.structured_content["connection_id"]
+        await c.call_tool("read", {"connection_id": cid, "timeout_ms": 10})
+asyncio.run(main())
+print(json.dumps({"built": built, "imported": seen}))
+"""
+
+
+def test_first_use_work_runs_beside_the_loop(tmp_path: Path) -> None:
+    """The options validators and the GNSS decoders, left by start-up for first use, are built and
+    imported on a worker thread (``True`` = on the loop's thread), not on the event loop."""
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": str(root), "HOME": str(tmp_path)}
+    out = subprocess.run([sys.executable, "-c", _FIRST_USE_PROBE], capture_output=True, text=True,
+                         env=env, cwd=tmp_path, timeout=120, check=True)  # fmt: skip
+    doc = json.loads(out.stdout.strip().splitlines()[-1])
+    assert doc["built"] == {"OpenOptions": False, "ReadOptions": False}
+    assert doc["imported"] == {"pyubx2": False, "pyrtcm": False}
