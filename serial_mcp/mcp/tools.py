@@ -36,6 +36,7 @@ CONTEXT = "ctx"
 REPORTS_PROGRESS = frozenset({"send_break", "file_transfer"})  # MCP progress notifications
 GNSS_PARSERS = "serial_mcp.core.parsers.gnss"
 GNSS_NAMES = frozenset({"gnss", "ubx", "rtcm3"})  # the parser types and the preset that load it
+GNSS_KEYS = ("protocol", "rx_parser", "steps")  # the arguments that can name one
 
 
 def register(reg: ToolRegistry, svc: Services) -> None:
@@ -90,7 +91,7 @@ async def first_use(model: Any, kwargs: dict[str, Any]) -> None:
     first call that names a GNSS parser or preset. Each happens once; afterwards this is two checks."""
     if not getattr(model, "__pydantic_complete__", True):
         await anyio.to_thread.run_sync(rebuild_dataclass, model)
-    if GNSS_PARSERS not in sys.modules and _names_gnss(kwargs):
+    if GNSS_PARSERS not in sys.modules and any(_names_gnss(kwargs.get(key)) for key in GNSS_KEYS):
         await anyio.to_thread.run_sync(importlib.import_module, GNSS_PARSERS)
 
 
