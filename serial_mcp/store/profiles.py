@@ -61,7 +61,6 @@ from serial_mcp.core.profile_revisions import (
 )
 from serial_mcp.errors import ErrorCode, InvalidArgument, SerialMcpError
 from serial_mcp.store.atomic import remove_stale_temps, replace_atomic
-from serial_mcp.store.profile_toml import document_text, verify_failed
 
 __all__ = [
     "DEFAULT_FIELDS",
@@ -441,6 +440,8 @@ class ProfileStore:
                     return snap
                 if "schema_version" not in new_data:
                     new_data = {"schema_version": SCHEMA_VERSION, **new_data}
+                from serial_mcp.store.profile_toml import document_text, verify_failed  # tomlkit: on a write
+
                 text = document_text(snap.raw, snap.data, new_data, self._path)
                 try:
                     profiles = profiles_from_document(new_data, self._path, known_profiles(snap))
