@@ -67,6 +67,8 @@ def build_server(
     svc = Services(manager, captures, profiles, port_lister, AccessPolicy(read_only=read_only))
     resources.register(server, svc, notifier)
     prompts.register(server, svc, (lambda: [p.name for p in profiles.list()]) if profiles else list)
+    if not sdk_private.VERIFIED:
+        tool_cache = None  # it registers tools through the SDK's insides: only on the verified SDK
     kept = tool_cache.load() if tool_cache is not None else None
     if kept is not None and set(kept) != {op.name for op in OPERATIONS}:
         kept = None  # another tool set: build
