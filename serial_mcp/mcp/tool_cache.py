@@ -17,8 +17,6 @@ from __future__ import annotations
 
 import hashlib
 import importlib.metadata
-import json
-import logging
 import sys
 from pathlib import Path
 from typing import Any, Final
@@ -29,8 +27,7 @@ from mcp.server.mcpserver.utilities.func_metadata import func_metadata
 
 from serial_mcp.mcp import sdk_private
 from serial_mcp.mcp.tool_arguments import LeanArguments
-
-log = logging.getLogger(__name__)
+from serial_mcp.store.kept_json import keep, load_kept
 
 FORMAT: Final = 1
 FILE_NAME: Final = "tool-schemas.json"
@@ -66,22 +63,9 @@ class ToolCache:
         self.key = fingerprint()
 
     def load(self) -> dict[str, dict[str, Any]] | None:
-        try:
-            doc = json.loads(self.path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return None
-        if (
-            not isinstance(doc, dict)
-            or doc.get("fingerprint") != self.key
-            or not isinstance(doc.get("tools"), dict)
-        ):
-            return None
-        tools: dict[str, dict[str, Any]] = doc["tools"]
-        return tools
+        return load_kept(self.path, self.key)
 
     def save(self, server: MCPServer) -> None:
-        from serial_mcp.store.atomic import replace_atomic
-
         tools = {
             t.name: {
                 "parameters": t.parameters,
@@ -90,12 +74,7 @@ class ToolCache:
             }
             for t in sdk_private.tools_of(server)
         }
-        doc = {"format": FORMAT, "fingerprint": self.key, "tools": tools}
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            replace_atomic(self.path, json.dumps(doc, separators=(",", ":")).encode())
-        except OSError as exc:  # a read-only home: every launch builds, as before
-            log.debug("tool schema cache not written to %s: %s", self.path, exc)
+        keep(self.path, self.key, tools)
 
 
 class DeferredArguments:

@@ -76,7 +76,7 @@ async def test_a_warm_cache_builds_no_argument_model_until_a_call(
     "spoil",
     [
         lambda doc: {**doc, "fingerprint": "0" * 64},  # other code, other versions
-        lambda doc: {**doc, "tools": {k: v for k, v in list(doc["tools"].items())[1:]}},  # a tool short
+        lambda doc: {**doc, "data": {k: v for k, v in list(doc["data"].items())[1:]}},  # a tool short
         lambda doc: "not json {",
         lambda doc: [],
     ],
