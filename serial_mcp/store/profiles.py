@@ -20,7 +20,6 @@ import copy
 import os
 import re
 import threading
-import tomllib
 from collections.abc import Callable, Collection, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
@@ -393,6 +392,8 @@ class ProfileStore:
             return cached
         if raw is None:
             return EMPTY_SNAPSHOT
+        import tomllib  # only when there is a profile file (issue 27: start-up)
+
         try:
             text = raw.decode("utf-8-sig")
             if nesting_depth(text) > MAX_FILE_NESTING:
