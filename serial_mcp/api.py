@@ -13,6 +13,7 @@ without an event loop, ``SyncEngine`` runs the engine on a private loop thread.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import inspect
 import logging
 import os
@@ -81,9 +82,28 @@ NOT_METHODS: dict[str, str] = {
 
 def _signature(op: Operation[Any, Any, Any], first: str) -> inspect.Signature:
     """``(self, <the options' parameters>)``: what help() and IDEs show for a bound operation."""
-    params = list(inspect.signature(op.options_type).parameters.values())
+    # From the fields (positional ones first, as dataclasses order them), not inspect.signature:
+    # the options classes build their validators, and so their __signature__, on first use.
+    fields = sorted(dataclasses.fields(op.options_type), key=lambda f: bool(f.kw_only))
+    params = [
+        inspect.Parameter(
+            f.name,
+            inspect.Parameter.KEYWORD_ONLY if f.kw_only else inspect.Parameter.POSITIONAL_OR_KEYWORD,
+            annotation=f.type,
+            default=_default(f),
+        )
+        for f in fields
+    ]
     me = inspect.Parameter(first, inspect.Parameter.POSITIONAL_ONLY)
     return inspect.Signature([me, *params], return_annotation=inspect.signature(op.run).return_annotation)
+
+
+def _default(field: dataclasses.Field[Any]) -> Any:
+    if field.default is not dataclasses.MISSING:
+        return field.default
+    if field.default_factory is not dataclasses.MISSING:
+        return field.default_factory()
+    return inspect.Parameter.empty
 
 
 def _describe(method: Any, op: Operation[Any, Any, Any], owner: str) -> None:

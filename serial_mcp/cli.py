@@ -232,9 +232,9 @@ def serve(cfg: config.ServerConfig) -> int:
     """Serve over stdio until the client closes stdin, or over HTTP until interrupted."""
     import anyio
 
-    from serial_mcp.mcp.http import build_http_app, serve_http
     from serial_mcp.mcp.server import build_server
     from serial_mcp.mcp.stdio_serve import run_stdio
+    from serial_mcp.mcp.tool_cache import ToolCache
     from serial_mcp.serial.manager import ConnectionManager
     from serial_mcp.serial.policy import policy_opener
     from serial_mcp.store.captures import CaptureStore, Quotas
@@ -256,8 +256,11 @@ def serve(cfg: config.ServerConfig) -> int:
         profiles=profiles,
         log_level=cfg.log_level,
         elf_scope=policy.elf_scope(),
+        tool_cache=ToolCache(),  # the schemas of the last launch of this same code (issue 27)
     )
     if cfg.transport == "http":
+        from serial_mcp.mcp.http import build_http_app, serve_http  # only an HTTP server loads it (issue 27)
+
         build_http_app(server, cfg.host, cfg.auth_token)  # refuse a bad setup before binding anything
         anyio.run(serve_http, server, cfg.host, cfg.port, cfg.auth_token, cfg.log_level)
         return 0

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -173,6 +172,8 @@ def _convert(o: Option, raw: Any, where: str) -> Any:
 
 
 def load_config_file(path: str) -> dict[str, Any]:
+    import tomllib  # only with a config file (issue 27: start-up)
+
     try:
         with open(path, "rb") as f:
             data = tomllib.load(f)

@@ -1149,3 +1149,13 @@ XMODEM_PROTOCOL_ERROR = (
     "the transfer hit {event} while {state}, which the protocol does not allow ({why}); it was cancelled. "
     "Retry the transfer; if it recurs, capture the line and report it."
 )
+
+# --- issue 27/28: start-up and leftovers ---------------------------------------------------------
+DECODE_NOT_REGULAR_INPUT = (
+    "cannot decode {path}: it is {kind}, not a regular file, and could be read for ever; save the"
+    " bytes to a file first (e.g. head -c 1M {path} > part.bin) and decode that."
+)
+DECODE_INPUT_TOO_BIG = (
+    "cannot decode {path}: it holds {size} bytes, more than the {max} bytes decode reads; decode a part"
+    " of it (e.g. head -c {max} {path} > part.bin)."
+)

@@ -17,8 +17,11 @@ from serial_mcp.core.capture import decode_lines, parse_capture
 from serial_mcp.core.events import Event, EventDetector
 from serial_mcp.core.json_arg import json_option
 from serial_mcp.core.presets import effective
-from serial_mcp.errors import InvalidArgument
-from serial_mcp.store.capture_files import read_capture_bytes
+from serial_mcp.errors import ErrorCode, InvalidArgument, SerialMcpError
+from serial_mcp.store.capture_files import NotRegularFile, TooBig, read_regular_file
+
+# The most a decode reads: the view's cap (4x the largest capture the server records).
+MAX_INPUT_BYTES = 256 << 20
 
 
 def load_streams(raw: bytes) -> dict[str, list[tuple[float, bytes]]]:
@@ -70,6 +73,22 @@ def run_events(chunks: list[tuple[float, bytes]], fmt: str, out: TextIO) -> int:
     return 0
 
 
+def _read_input(file: str) -> bytes:
+    """A regular file of at most MAX_INPUT_BYTES: a device (``/dev/zero``), a FIFO or a socket is
+    refused, not read until memory runs out."""
+    try:
+        return read_regular_file(file, MAX_INPUT_BYTES)
+    except NotRegularFile as exc:
+        raise SerialMcpError(
+            ErrorCode.FILE_UNREADABLE, messages.DECODE_NOT_REGULAR_INPUT.format(path=file, kind=exc.kind)
+        ) from None
+    except TooBig as exc:
+        raise SerialMcpError(
+            ErrorCode.FILE_UNREADABLE,
+            messages.DECODE_INPUT_TOO_BIG.format(path=file, size=exc.size, max=exc.limit),
+        ) from None
+
+
 def run_decode(
     file: str,
     protocol: str | None,
@@ -84,7 +103,7 @@ def run_decode(
 ) -> int:
     if events and print_filter is not None:  # never dropped in silence
         raise InvalidArgument(messages.CLI_EVENTS_NO_FILTER)
-    raw = read_capture_bytes(file)
+    raw = _read_input(file)
     if events:
         return run_events(load_streams(raw)["rx"], fmt, out)
     resolved = effective(

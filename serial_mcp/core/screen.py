@@ -6,8 +6,6 @@ with a read cursor, so successive reads keep drawing on the same screen like a r
 
 from __future__ import annotations
 
-import pyte
-
 from serial_mcp import messages
 from serial_mcp.errors import InvalidArgument
 
@@ -20,6 +18,8 @@ class TerminalScreen:
     def __init__(self, cols: int = 80, rows: int = 24) -> None:
         if not (MIN_SIZE <= cols <= MAX_COLS and MIN_SIZE <= rows <= MAX_ROWS):
             raise InvalidArgument(messages.SCREEN_SIZE.format(cols=MAX_COLS, rows=MAX_ROWS, min=MIN_SIZE))
+        import pyte  # on the first screen, not at start-up (issue 27)
+
         self.size = (cols, rows)
         self._screen = pyte.Screen(cols, rows)
         self._stream = pyte.ByteStream(self._screen)

@@ -6,6 +6,7 @@ everything before touching the port, and returns a typed result from ``engine/re
 
 from __future__ import annotations
 
+import functools
 from contextlib import AsyncExitStack
 from typing import Any
 
@@ -33,6 +34,7 @@ from serial_mcp.serial.touch import touch_1200
 from serial_mcp.serial.tx import MAX_WRITE_TIMEOUT_MS
 
 MAX_HOLD_MS = 10_000
+SHAPE_ASIDE_FRAMES = 1000  # a read with more frames is shaped on a worker thread
 BOOT_TIMEOUT_MS = 5000  # capture_boot's default wait: a boot takes longer than a reply
 RESET_KEYS = ("dtr", "rts", "hold_ms", "kind")
 RESET_KINDS = ("lines", "1200bps_touch")
@@ -49,15 +51,13 @@ async def read(svc: Services, caller: Caller, connection_id: str, opts: ReadOpti
     start = reader.resolve_start(conn, req) if opts.respond is not None else None  # a rule sees unread bytes
     async with respond_ops.armed(svc, "read", conn, opts.respond, start) as responder:
         outcome = await reader.read(conn, req)
-    result = shaping.read_result(
-        conn,
-        outcome,
-        req.encoding,
-        responder,
-        strip_ansi=opts.strip_ansi,
-        view=opts.frames,
-        verbose=opts.verbose,
-    )
+    shape = functools.partial(
+        shaping.read_result, conn, outcome, req.encoding, responder, strip_ansi=opts.strip_ansi,
+        view=opts.frames, verbose=opts.verbose,
+    )  # fmt: skip
+    # Thousands of frames take a tenth of a second and more to shape: beside the loop, not on it.
+    many = outcome.frames is not None and len(outcome.frames) > SHAPE_ASIDE_FRAMES
+    result = await anyio.to_thread.run_sync(shape) if many else shape()
     if outcome.cursor is not None:
         result.cursor = caller.shown_cursor(outcome.cursor)
     if term is not None:

@@ -36,7 +36,7 @@ from serial_mcp.engine import option_types as t
 from serial_mcp.errors import InvalidArgument, Short
 from serial_mcp.serial.reader import MAX_TIMEOUT_MS
 
-CONFIG = ConfigDict(extra="forbid")
+CONFIG = ConfigDict(extra="forbid", defer_build=True)
 T = TypeVar("T")
 KEYWORD_NAMES = {"from_": "from"}  # an option spelt with a trailing underscore, and its wire name
 

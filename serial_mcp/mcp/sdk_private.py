@@ -88,6 +88,39 @@ def lowlevel(server: MCPServer) -> Server[Any]:
     return low
 
 
+def tools_of(server: MCPServer) -> list[Any]:
+    """The server's registered ``Tool`` objects (the tool manager has no public accessor)."""
+    tools: list[Any] = server._tool_manager.list_tools()
+    return tools
+
+
+def add_built_tool(server: MCPServer, tool: Any) -> None:
+    """Register a ``Tool`` built without ``Tool.from_function`` (tool_cache.py: the kept schemas,
+    ~0.15 s of start-up); ``ToolManager.add_tool`` only takes a function."""
+    server._tool_manager._tools[tool.name] = tool
+
+
+@contextlib.contextmanager
+def logging_already_configured() -> Iterator[None]:
+    """``MCPServer()`` calls the SDK's ``configure_logging``, which imports rich (~3 MiB of RSS and
+    ~40 ms of start-up) to build a handler that ``logging.basicConfig`` then drops, because the
+    root logger has one already (the CLI configures logging first). With a root handler in place,
+    skip the call: the outcome is the same, without the import."""
+    import logging
+
+    from mcp.server.mcpserver import server as _mcpserver
+
+    original = getattr(_mcpserver, "configure_logging", None)
+    if original is None or not logging.getLogger().handlers:
+        yield
+        return
+    _mcpserver.configure_logging = lambda *args, **kwargs: None  # type: ignore[attr-defined]
+    try:
+        yield
+    finally:
+        _mcpserver.configure_logging = original  # type: ignore[attr-defined]
+
+
 def client_connection(ctx: Any) -> Any:
     """The per-client connection of a request context (legacy subscriptions; no public accessor)."""
     return ctx.session._connection

@@ -11,10 +11,12 @@ from mcp.server.mcpserver import MCPServer
 
 from serial_mcp import messages
 from serial_mcp.engine.access import AccessPolicy
+from serial_mcp.engine.operations import OPERATIONS
 from serial_mcp.engine.services import Services
 from serial_mcp.mcp import argument_guard, prompts, resources, sdk_private, tools
 from serial_mcp.mcp.notify import CountingBus, Notifier
 from serial_mcp.mcp.schema import slim_tool_schemas
+from serial_mcp.mcp.tool_cache import ToolCache
 from serial_mcp.mcp.toolkit import ToolRegistry
 from serial_mcp.serial.firmware_elf import ElfScope
 from serial_mcp.serial.manager import ConnectionManager
@@ -33,8 +35,11 @@ def build_server(
     profiles: ProfileStore | None = None,
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] = "WARNING",
     elf_scope: ElfScope | None = None,
+    tool_cache: ToolCache | None = None,
 ) -> MCPServer:
-    """An MCPServer whose tools drive ``manager``; tests pass a manager over a fake or PTY opener."""
+    """An MCPServer whose tools drive ``manager``; tests pass a manager over a fake or PTY opener.
+    ``tool_cache``: publish the tools' schemas kept by an earlier launch of the same code, or keep
+    this launch's (mcp/tool_cache.py; the CLI server passes one)."""
 
     captures = captures or CaptureStore(None)
     bus = CountingBus()
@@ -50,27 +55,36 @@ def build_server(
             watcher.cancel()
             await manager.close_all()
 
-    server: MCPServer = MCPServer(
-        "serial-mcp",
-        version=__version__,
-        instructions=messages.SERVER_INSTRUCTIONS,
-        lifespan=lifespan,
-        log_level=log_level,
-        subscriptions=bus,
-        middleware=[advertise_list_changed],
-    )
+    with sdk_private.logging_already_configured():
+        server: MCPServer = MCPServer(
+            "serial-mcp",
+            version=__version__,
+            instructions=messages.SERVER_INSTRUCTIONS,
+            lifespan=lifespan,
+            log_level=log_level,
+            subscriptions=bus,
+            middleware=[advertise_list_changed],
+        )
     notifier.install(server)
     svc = Services(manager, captures, profiles, port_lister, AccessPolicy(read_only=read_only))
     if elf_scope is not None:
         svc.elf_scope = elf_scope
     resources.register(server, svc, notifier)
     prompts.register(server, svc, (lambda: [p.name for p in profiles.list()]) if profiles else list)
-    reg = ToolRegistry(server)
+    if not sdk_private.VERIFIED:
+        tool_cache = None  # it registers tools through the SDK's insides: only on the verified SDK
+    kept = tool_cache.load() if tool_cache is not None else None
+    if kept is not None and set(kept) != {op.name for op in OPERATIONS}:
+        kept = None  # another tool set: build
+    reg = ToolRegistry(server, kept)
     tools.register(reg, svc)
     server.middleware.append(reg.guard())
     drop_idle_tracing(server)
     argument_guard.install(server)  # malformed arguments answered, not dropped
-    slim_tool_schemas(server)
+    if kept is None:  # kept schemas were slimmed before they were kept
+        slim_tool_schemas(server)
+        if tool_cache is not None:
+            tool_cache.save(server)
     server.notifier = notifier  # type: ignore[attr-defined]  # for tests and diagnostics
     return server
 

@@ -20,14 +20,15 @@ import contextlib
 import logging
 from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, TypeGuard
 
 import anyio
 from mcp.server.mcpserver import MCPServer
 from mcp.shared.message import SessionMessage
+from mcp_types import JSONRPCResponse
 
 from serial_mcp import messages
-from serial_mcp.mcp import era_loop, sdk_private, session_streams, stdio_pipes
+from serial_mcp.mcp import era_loop, json_slices, sdk_private, session_streams, stdio_pipes
 from serial_mcp.mcp.in_flight import InFlight
 from serial_mcp.mcp.line_screen import answer_for_rejected_line, parse_line
 
@@ -60,6 +61,20 @@ async def _first_of(
         tg.start_soon(end_on, session_over.wait)
         await in_flight.drained()
         tg.cancel_scope.cancel()
+
+
+def _is_big_reply(message: Any) -> TypeGuard[JSONRPCResponse]:
+    return isinstance(message, JSONRPCResponse) and json_slices.is_big(message.result)
+
+
+async def _big_reply_text(message: JSONRPCResponse) -> str:
+    """A big reply's JSON line (a 4 MiB framed read: ~9 MB), made in slices with a turn of the loop
+    between them (json_slices), so the loop serves other sessions meanwhile."""
+    parts = []
+    for piece in json_slices.response_pieces(message):
+        parts.append(piece)
+        await anyio.sleep(0)
+    return "".join(parts)
 
 
 @asynccontextmanager
@@ -97,14 +112,34 @@ async def screened_stdio(source: AsyncIterable[str], out: Any) -> AsyncIterator[
                 await _answered_or_gone(in_flight, out, session_over)
 
     async def write_lines() -> None:
+        # The loop-served pipe (PipeWriter) queues each line whole in one synchronous write, so a
+        # big reply made aside cannot interleave with the others; the threaded fallback could.
+        aside_ok = getattr(out, "gone", None) is not None
+
+        async def put(message: Any, text: str) -> None:
+            await out.write(text + "\n")
+            await out.flush()
+            in_flight.answered(message)
+
+        async def put_big(message: JSONRPCResponse) -> None:
+            text = await _big_reply_text(message)
+            widen: Callable[[], None] | None = getattr(out, "widen", None)
+            if widen is not None:
+                widen()
+            await put(message, text)
+
         try:
-            with contextlib.suppress(anyio.ClosedResourceError):
-                async with write_reader:
-                    async for session_message in write_reader:
-                        text = session_message.message.model_dump_json(by_alias=True, exclude_unset=True)
-                        await out.write(text + "\n")
-                        await out.flush()
-                        in_flight.answered(session_message.message)
+            async with anyio.create_task_group() as aside:
+                with contextlib.suppress(anyio.ClosedResourceError):
+                    async with write_reader:
+                        async for session_message in write_reader:
+                            message = session_message.message
+                            if not _is_big_reply(message):
+                                await put(message, message.model_dump_json(by_alias=True, exclude_unset=True))
+                            elif aside_ok:  # made aside: the replies after it need not wait for it
+                                aside.start_soon(put_big, message)
+                            else:
+                                await put_big(message)
         finally:
             session_over.set()
 

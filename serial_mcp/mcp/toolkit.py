@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import difflib
 import functools
 import inspect
@@ -24,7 +25,7 @@ from mcp.server.mcpserver import MCPServer
 from serial_mcp import messages
 from serial_mcp.engine import lean
 from serial_mcp.errors import ErrorCode, SerialMcpError, capped
-from serial_mcp.mcp import callers, tool_arguments
+from serial_mcp.mcp import callers, sdk_private, tool_arguments, tool_cache
 
 log = logging.getLogger(__name__)
 
@@ -53,11 +54,25 @@ def structured_result(result: Any) -> Any:
     )
 
 
+HEAVY_ITEMS = 1000  # frames (or steps) in a result that is shaped on a worker thread
+HEAVY_CHARS = 1 << 20  # characters of data in one
+
+
+def _heavy(result: Any) -> bool:
+    """Is the result big enough that making its text and JSON would hold the event loop?"""
+    frames = getattr(result, "frames", None)
+    data = getattr(result, "data", None)
+    return (isinstance(frames, list) and len(frames) > HEAVY_ITEMS) or (
+        isinstance(data, str) and len(data) > HEAVY_CHARS
+    )
+
+
 class ToolRegistry:
     """Registers tool functions on an MCPServer and remembers each tool's argument names."""
 
-    def __init__(self, server: MCPServer) -> None:
+    def __init__(self, server: MCPServer, kept: dict[str, dict[str, Any]] | None = None) -> None:
         self.server = server
+        self.kept = kept  # the tools' schemas kept from an earlier launch (tool_cache), or None
         self.arg_names: dict[str, set[str]] = {}
         self.mutating: set[str] = set()  # write to a device, drive its lines or change stored settings
 
@@ -98,6 +113,8 @@ class ToolRegistry:
                 except Exception as exc:  # a bug: logged with its traceback, reported without one
                     log.exception("tool %s failed", fn.__name__)
                     return error_result(ErrorCode.INTERNAL_ERROR, messages.INTERNAL_ERROR.format(error=exc))
+                if _heavy(result):  # a 4 MiB framed read: its text and dump are made beside the loop
+                    return await asyncio.to_thread(structured_result, result)
                 return structured_result(result)
 
             call.__signature__ = sig  # type: ignore[attr-defined]
@@ -105,18 +122,21 @@ class ToolRegistry:
             self.arg_names[fn.__name__] = {
                 next((w for w, p in KEYWORD_ALIASES.items() if p == n), n) for n in names
             }
-            self.server.tool(
-                name=fn.__name__,
-                title=title,
-                description=description,
-                # Only what differs from the spec's defaults (readOnly false, idempotent false, openWorld
-                # true); destructive (default true) is stated for every tool that can change anything.
-                annotations=types.ToolAnnotations(
-                    read_only_hint=True if read_only else None,
-                    destructive_hint=None if read_only else destructive,
-                    idempotent_hint=True if idempotent else None,
-                ),
-            )(call)
+            # Only what differs from the spec's defaults (readOnly false, idempotent false, openWorld
+            # true); destructive (default true) is stated for every tool that can change anything.
+            annotations = types.ToolAnnotations(
+                read_only_hint=True if read_only else None,
+                destructive_hint=None if read_only else destructive,
+                idempotent_hint=True if idempotent else None,
+            )
+            if self.kept is not None:  # the schemas of an earlier launch; the argument model on first call
+                entry = self.kept[fn.__name__]
+                built = tool_cache.kept_tool(call, fn.__name__, title, description, annotations, entry)
+                sdk_private.add_built_tool(self.server, built)
+                return fn
+            self.server.tool(name=fn.__name__, title=title, description=description, annotations=annotations)(
+                call
+            )
             # Per-call argument work precomputed, and no second validation of the result's dump.
             tool_arguments.make_lean(self.server._tool_manager.get_tool(fn.__name__))  # type: ignore[arg-type]
             return fn

@@ -11,14 +11,18 @@ runs the operation through ``operations.invoke``, exactly as the Python API does
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import inspect
+import sys
 import typing
 from collections.abc import Awaitable, Callable
 from contextvars import Token
 from typing import Annotated, Any
 
+import anyio
 from mcp.server.mcpserver import Context
 from pydantic import Field, ValidationError
+from pydantic.dataclasses import rebuild_dataclass
 from pydantic.fields import FieldInfo
 
 from serial_mcp.engine.operations import OPERATIONS, Operation, invoke
@@ -30,6 +34,9 @@ from serial_mcp.mcp.toolkit import ToolRegistry
 CONNECTION_ID = "connection_id"
 CONTEXT = "ctx"
 REPORTS_PROGRESS = frozenset({"send_break", "file_transfer"})  # MCP progress notifications
+GNSS_PARSERS = "serial_mcp.core.parsers.gnss"
+GNSS_NAMES = frozenset({"gnss", "ubx", "rtcm3"})  # the parser types and the preset that load it
+GNSS_KEYS = ("protocol", "rx_parser", "steps")  # the arguments that can name one
 
 
 def register(reg: ToolRegistry, svc: Services) -> None:
@@ -54,6 +61,7 @@ def tool_function(op: Operation[Any, Any, Any], svc: Services) -> Callable[..., 
     async def tool(**kwargs: Any) -> Any:
         target = kwargs.pop(CONNECTION_ID) if op.on_connection else None
         ctx: Context | None = kwargs.pop(CONTEXT, None)
+        await first_use(model, kwargs)
         try:
             opts = model(**kwargs)  # the SDK checked the types; this builds the engine's object
         except ValidationError as exc:
@@ -75,6 +83,26 @@ def tool_function(op: Operation[Any, Any, Any], svc: Services) -> Callable[..., 
     tool.__annotations__ = {p.name: p.annotation for p in sig.parameters.values()}  # how the SDK finds ctx
     tool.__annotations__["return"] = sig.return_annotation
     return tool
+
+
+async def first_use(model: Any, kwargs: dict[str, Any]) -> None:
+    """What start-up left for first use (issue 27), done on a worker thread so the loop stays live:
+    the options class's validator (``defer_build``), and the GNSS decoders (pyubx2, pyrtcm) for the
+    first call that names a GNSS parser or preset. Each happens once; afterwards this is two checks."""
+    if not getattr(model, "__pydantic_complete__", True):
+        await anyio.to_thread.run_sync(rebuild_dataclass, model)
+    if GNSS_PARSERS not in sys.modules and any(_names_gnss(kwargs.get(key)) for key in GNSS_KEYS):
+        await anyio.to_thread.run_sync(importlib.import_module, GNSS_PARSERS)
+
+
+def _names_gnss(value: Any, depth: int = 4) -> bool:
+    if isinstance(value, str):
+        return value in GNSS_NAMES
+    if depth and isinstance(value, dict):
+        return any(_names_gnss(v, depth - 1) for v in value.values())
+    if depth and isinstance(value, list):
+        return any(_names_gnss(v, depth - 1) for v in value[:16])
+    return False
 
 
 def _reporter(ctx: Context) -> Progress:

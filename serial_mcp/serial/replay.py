@@ -37,6 +37,7 @@ from serial_mcp.serial.replay_files import (
     replay_bases,
     replay_candidates,
 )
+from serial_mcp.serial.write_tail import WriteTail
 
 __all__ = [
     "MODES",
@@ -56,6 +57,7 @@ SCHEME: Final = "replay://"
 MAX_SPEED: Final = 1_000_000.0
 DEFAULT_MAX_FILE_BYTES: Final = 64 * 1024 * 1024
 MISMATCHES_KEPT: Final = 100  # the list keeps the first ones; ``mismatch_count`` counts them all
+CALLS_KEPT: Final = 1024  # ``calls`` keeps the last ones (a replay may serve for weeks)
 _MAX_CHUNK: Final = 65536
 _OPTIONS: Final = ("mode", "speed", "loop")
 _TRUE: Final = frozenset({"", "1", "true", "yes", "on"})
@@ -167,7 +169,9 @@ def build_script(capture: Capture, mode: ReplayMode) -> list[_Segment]:
 
 
 class ReplayPortHandle:
-    """A ``PortHandle`` that plays a parsed capture. Thread-safe; every call is recorded in ``calls``.
+    """A ``PortHandle`` that plays a parsed capture. Thread-safe; the last calls are recorded in
+    ``calls``; of the host's writes ``write_tail`` keeps a bounded tail (``written``, ``writes``)
+    and counts them all.
 
     ``finished`` is set once a full pass of the recording has been delivered by ``read_chunk``
     (with ``loop`` the replay then starts over; ``passes`` counts delivered passes).
@@ -190,8 +194,8 @@ class ReplayPortHandle:
         self.mismatches: list[ReplayMismatch] = []
         self.mismatch_count = 0
         self.on_mismatch: Callable[[ReplayMismatch], None] | None = None
-        self.written = bytearray()
-        self.writes: list[bytes] = []
+        self.write_tail = WriteTail()
+        self.written, self.writes = self.write_tail.written, self.write_tail.writes  # bounded, in place
         self.calls: list[tuple[str, Any]] = []
         self.closed = False
         self._clock = time.monotonic
@@ -308,13 +312,17 @@ class ReplayPortHandle:
             if self.closed:
                 raise OSError(errno.EBADF, messages.REPLAY_CLOSED.format(port=self.name))
             data = bytes(data)
-            self.written += data
-            self.writes.append(data)
+            self.write_tail.keep(data)
             if self._respond and data:
                 found = self._match(data, self._clock())
         if found is not None and self.on_mismatch is not None:
             self.on_mismatch(found)
         return len(data)
+
+    def _call(self, name: str, value: Any) -> None:
+        self.calls.append((name, value))
+        if len(self.calls) > 2 * CALLS_KEPT:
+            del self.calls[: len(self.calls) - CALLS_KEPT]
 
     def _match(self, data: bytes, now: float) -> ReplayMismatch | None:
         """Host bytes accumulate while they are a strict prefix of the recorded tx; then the whole
@@ -348,7 +356,7 @@ class ReplayPortHandle:
     def reset_input(self) -> None:
         """Discard bytes that are already due (as a real driver drops its buffer); later ones still come."""
         with self._cond:
-            self.calls.append(("reset_input", None))
+            self._call("reset_input", None)
             now = self._clock()
             while self._queue and self._queue[0][0] <= now:
                 _, _, last = self._queue.popleft()
@@ -357,24 +365,24 @@ class ReplayPortHandle:
 
     def reset_output(self) -> None:
         with self._cond:
-            self.calls.append(("reset_output", None))
+            self._call("reset_output", None)
 
     def apply_settings(self, settings: SerialSettings) -> None:
         with self._cond:
             self.settings = settings
-            self.calls.append(("settings", settings))
+            self._call("settings", settings)
 
     def set_dtr(self, level: bool) -> None:
         with self._cond:
-            self.calls.append(("dtr", level))
+            self._call("dtr", level)
 
     def set_rts(self, level: bool) -> None:
         with self._cond:
-            self.calls.append(("rts", level))
+            self._call("rts", level)
 
     def set_break(self, level: bool) -> None:
         with self._cond:
-            self.calls.append(("break", level))
+            self._call("break", level)
 
     def modem_lines(self) -> dict[str, bool | None]:
         """A recording holds no input-line states: all unknown."""

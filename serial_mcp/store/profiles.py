@@ -20,7 +20,6 @@ import copy
 import os
 import re
 import threading
-import tomllib
 from collections.abc import Callable, Collection, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
@@ -61,7 +60,6 @@ from serial_mcp.core.profile_revisions import (
 )
 from serial_mcp.errors import ErrorCode, InvalidArgument, SerialMcpError
 from serial_mcp.store.atomic import remove_stale_temps, replace_atomic
-from serial_mcp.store.profile_toml import document_text, verify_failed
 
 __all__ = [
     "DEFAULT_FIELDS",
@@ -394,6 +392,8 @@ class ProfileStore:
             return cached
         if raw is None:
             return EMPTY_SNAPSHOT
+        import tomllib  # only when there is a profile file (issue 27: start-up)
+
         try:
             text = raw.decode("utf-8-sig")
             if nesting_depth(text) > MAX_FILE_NESTING:
@@ -441,6 +441,8 @@ class ProfileStore:
                     return snap
                 if "schema_version" not in new_data:
                     new_data = {"schema_version": SCHEMA_VERSION, **new_data}
+                from serial_mcp.store.profile_toml import document_text, verify_failed  # tomlkit: on a write
+
                 text = document_text(snap.raw, snap.data, new_data, self._path)
                 try:
                     profiles = profiles_from_document(new_data, self._path, known_profiles(snap))

@@ -12,7 +12,6 @@ from serial_mcp.core.parsers.at_command import AtCommandParser
 from serial_mcp.core.parsers.base import Parser
 from serial_mcp.core.parsers.esp_log import EspLogParser
 from serial_mcp.core.parsers.esp_log_filter import PrintFilter
-from serial_mcp.core.parsers.gnss import GnssParser, Rtcm3Parser, UbxParser
 from serial_mcp.core.parsers.grbl import GrblParser
 from serial_mcp.core.parsers.json_lines import JsonLinesParser
 from serial_mcp.core.parsers.modbus_ascii import ModbusAsciiParser
@@ -63,6 +62,26 @@ def _esp_log(opts: Options, validate: bool) -> Parser:
     )
 
 
+# The GNSS parsers (pyubx2, pyrtcm, pynmeagps) are imported by the first read that asks for one,
+# not at start-up (issue 27).
+def _ubx(opts: Options, validate: bool) -> Parser:
+    from serial_mcp.core.parsers.gnss import UbxParser
+
+    return UbxParser(validate)
+
+
+def _rtcm3(opts: Options, validate: bool) -> Parser:
+    from serial_mcp.core.parsers.gnss import Rtcm3Parser
+
+    return Rtcm3Parser(validate)
+
+
+def _gnss(opts: Options, validate: bool) -> Parser:
+    from serial_mcp.core.parsers.gnss import GnssParser
+
+    return GnssParser(validate)
+
+
 _BUILDERS: Final[dict[str, Callable[[Options, bool], Parser]]] = {
     "at_command": lambda o, v: AtCommandParser(v),
     "json_lines": lambda o, v: JsonLinesParser(v),
@@ -72,9 +91,9 @@ _BUILDERS: Final[dict[str, Callable[[Options, bool], Parser]]] = {
     "grbl": lambda o, v: GrblParser(v),
     "raw": lambda o, v: RawParser(v),
     "modbus_rtu": lambda o, v: ModbusRtuParser(v),
-    "ubx": lambda o, v: UbxParser(v),
-    "rtcm3": lambda o, v: Rtcm3Parser(v),
-    "gnss": lambda o, v: GnssParser(v),
+    "ubx": _ubx,
+    "rtcm3": _rtcm3,
+    "gnss": _gnss,
     "esp_log": _esp_log,
 }
 
