@@ -68,7 +68,8 @@ async def test_a_warm_cache_builds_no_argument_model_until_a_call(
         assert not opened.is_error, opened
         cid = opened.structured_content["connection_id"]  # type: ignore[index]
         reply = await client.call_tool("transact", {"connection_id": cid, "data": "AT\r", "match": "OK"})
-        assert not reply.is_error and reply.structured_content["read"]["matched"] is True  # type: ignore[index]
+        # a lean result: a match index means matched (the flag itself is left out)
+        assert not reply.is_error and "match_index" in reply.structured_content["read"]  # type: ignore[index]
     assert sorted(set(built)) == ["open", "transact"]  # each on its first call, once
 
 
