@@ -199,7 +199,7 @@ async def _micropython_step(
         return out.bytes_written
 
     code = step["micropython"].encode()
-    async with conn.tx.lock:
+    async with conn.tx.turn():
         outcome = await micropython_ops.run_script(
             conn, code, timeout_s=timeout_ms / 1000, interrupt=interrupt, write=send
         )

@@ -132,8 +132,7 @@ async def transact(
     paced = shaping.pace_for(conn, opts.pace)
     budget = shaping.write_budget(conn, body, paced, opts.write_timeout_ms)
     shaping.require_open(conn)
-    await shaping.take_tx_turn(conn, body, budget)
-    try:
+    async with shaping.tx_turn(conn, body, budget):
         mark = conn.rx_end()  # the RX live edge, taken BEFORE the write
         if opts.respond is None:
             responder = None
@@ -141,8 +140,6 @@ async def transact(
         else:
             async with respond_ops.armed(svc, "transact", conn, opts.respond, mark) as responder:
                 n, outcome = await _exchange(conn, body, paced, budget, mark, req, opts.read_echo)
-    finally:
-        conn.tx.lock.release()
     read_part = shaping.read_result(
         conn,
         outcome,
@@ -191,12 +188,7 @@ async def flush(svc: Services, caller: Caller, connection_id: str, opts: FlushOp
     if opts.target in ("output", "both"):
         await anyio.to_thread.run_sync(conn.handle.reset_output)
     if opts.target in ("input", "both"):
-        end = await conn.purge_and_mark()
-        with conn.lock:
-            cur = conn.cursors.get(name, conn.ring.start_offset)
-            discarded = max(0, end - cur.offset)
-            cur.offset = end
-            cur.drop_decoder()
+        discarded = conn.flush_cursor(name, await conn.purge_and_mark())
     return results.FlushResult(connection_id=conn.id, target=opts.target, bytes_discarded=discarded)
 
 
@@ -226,7 +218,7 @@ async def capture_boot(
                 respond_ops.armed(svc, "capture_boot", conn, respond, mark)
             )
             conn.record("marker", label="capture_boot", offset=mark)
-            before = _unread_before(conn, caller, mark)
+            before = conn.unread_before(caller.cursor(None), mark)
             if pulse is not None and pulse.get("kind") == "1200bps_touch":
                 await touch_1200(conn)  # the board re-enumerates; the read waits for it to come back
             elif lab is not None and pulse is not None:
@@ -244,13 +236,6 @@ async def capture_boot(
     )
     result.set_verbose(opts.verbose)
     return result
-
-
-def _unread_before(conn: Connection, caller: Caller, mark: int) -> int:
-    """Retained bytes before ``mark`` that the caller's default cursor has not read."""
-    with conn.lock:
-        cur = conn.cursors.get(caller.cursor(None), conn.ring.start_offset)
-        return max(0, mark - max(cur.offset, conn.ring.start_offset))
 
 
 async def skip_echo(conn: Connection, mark: int, sent: bytes, timeout_ms: int) -> int:

@@ -46,7 +46,7 @@ async def send_break(
     if isinstance(duration_ms, bool) or not 1 <= duration_ms <= MAX_BREAK_MS:
         raise InvalidArgument(messages.BREAK_RANGE.format(max=MAX_BREAK_MS))
     shaping.require_open(conn)
-    async with conn.line_lock, conn.tx.lock:  # BREAK is on TX: no write may slip in
+    async with conn.line_lock, conn.tx.turn():  # BREAK is on TX: no write may slip in
         await anyio.to_thread.run_sync(conn.handle.set_break, True)
         conn.record("break", duration_ms=duration_ms)
         try:
@@ -87,7 +87,7 @@ async def apply_settings(conn: Connection, new: SerialSettings) -> results.Recon
     """Apply settings live; if the driver refuses, put the old ones back and say so."""
     shaping.require_open(conn)
     old = conn.settings
-    async with conn.tx.lock:  # not in the middle of a write
+    async with conn.tx.turn():  # not in the middle of a write
         try:
             await anyio.to_thread.run_sync(conn.handle.apply_settings, new)
         except Exception as exc:  # drivers raise termios.error, SerialException, OSError, ValueError

@@ -4,17 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import weakref
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from serial_mcp import messages
 from serial_mcp.core.capture import CaptureEvent, event_line, header_line
-from serial_mcp.core.encoding import encode_output
-from serial_mcp.core.eventlog import LogEvent
 from serial_mcp.engine import results
 from serial_mcp.engine.access import Caller
 from serial_mcp.engine.options import ExportOptions, LogOptions, NoOptions, RecordOptions
 from serial_mcp.errors import ErrorCode, InvalidArgument, SerialMcpError
+from serial_mcp.serial import log_view
 from serial_mcp.serial.connection import Connection
 from serial_mcp.serial.recorder import Recorder, header_for, to_capture_event
 from serial_mcp.store.captures import CaptureStore
@@ -26,34 +24,6 @@ MAX_LOG_LIMIT = 1000
 MAX_LOG_RESPONSE_BYTES = 4 * 1024 * 1024  # as read's max_bytes: more is paged with since=next_since
 EVENT_OVERHEAD = 160  # the JSON of one event besides its payload
 MAX_RECORD_MS = 24 * 3600 * 1000
-
-
-def event_dict(conn: Connection, event: LogEvent, payloads: bool, encoding: str) -> dict[str, Any]:
-    """One log event as JSON; rx bytes come from the ring (``lost: true`` once it dropped them).
-
-    Call with ``conn.lock`` held so the ring cannot move underneath.
-    """
-    out: dict[str, Any] = {"seq": event.seq, "t": round(event.t, 6), "type": event.type, **event.fields}
-    payload: bytes | None = event.data
-    if event.type == "rx" and event.offset is not None and event.length is not None:
-        out["offset"], out["length"] = event.offset, event.length
-        if payloads:
-            if event.offset < conn.ring.start_offset:
-                out["lost"] = True
-                payload = None
-            else:
-                payload = conn.ring.read(event.offset, event.length).data
-    elif payload is not None:
-        out["length"] = len(payload)
-    if payloads and payload is not None:
-        out["data"], out["encoding"] = encode_output(payload, encoding)
-    return out
-
-
-def recent_events(conn: Connection, limit: int) -> list[dict[str, Any]]:
-    """The newest ``limit`` events with payloads (the log resource's view)."""
-    with conn.lock:
-        return [event_dict(conn, e, True, "utf8") for e in conn.log.tail(limit)]
 
 
 async def get_log_op(
@@ -86,18 +56,16 @@ def get_log(
         raise InvalidArgument(messages.LOG_BAD_LIMIT.format(max=MAX_LOG_LIMIT))
     if since is not None and (isinstance(since, bool) or since < 0):
         raise InvalidArgument(messages.LOG_BAD_SINCE)
-    with conn.lock:
-        events = conn.log.tail(limit) if since is None else conn.log.since(since, limit)
-        items: list[dict[str, Any]] = []
-        size = 0
-        for e in events:  # oldest first, until the answer is as big as an answer may be
-            item = event_dict(conn, e, payloads, encoding or "utf8")
-            size += EVENT_OVERHEAD + len(item.get("data", ""))
-            if items and size > MAX_LOG_RESPONSE_BYTES:
-                break
-            items.append(item)
-        evicted = conn.log.evicted_events
-    truncated = len(items) < len(events)
+    items, selected, evicted = log_view.page(
+        conn,
+        limit=limit,
+        since=since,
+        payloads=payloads,
+        encoding=encoding or "utf8",
+        max_bytes=MAX_LOG_RESPONSE_BYTES,
+        overhead=EVENT_OVERHEAD,
+    )
+    truncated = len(items) < selected
     next_seq = items[-1]["seq"] if items else (since or 0)
     return results.LogResult(
         connection_id=conn.id,
@@ -113,30 +81,13 @@ async def clear_log(
     svc: Services, caller: Caller, connection_id: str, opts: NoOptions
 ) -> results.ClearLogResult:
     conn = svc.connection(caller, connection_id, "control")
-    with conn.lock:
-        n = conn.log.clear()
+    n = log_view.clear(conn)
     return results.ClearLogResult(connection_id=conn.id, events_cleared=n)
 
 
 def export_lines(conn: Connection, note: str | None) -> tuple[list[str], int]:
     """The connection's log as capture lines (rx bytes from the ring; dropped ones as ``lost``)."""
-    with conn.lock:
-        events = conn.log.since(0)
-        start = conn.ring.start_offset
-        items: list[tuple[LogEvent, bytes | None, int]] = []
-        for e in events:
-            payload = e.data
-            if e.type == "rx" and e.offset is not None and e.length is not None:
-                if e.offset + e.length <= start:
-                    items.append((e, None, e.length))
-                    continue
-                begin = max(e.offset, start)
-                payload = conn.ring.read(begin, e.offset + e.length - begin).data
-                if begin > e.offset:  # partly dropped
-                    items.append((e, None, begin - e.offset))
-                    e = replace(e, offset=begin, length=len(payload))
-            items.append((e, payload, 0))
-        evicted = conn.log.evicted_events
+    events, items, evicted = log_view.export_items(conn)
     base = events[0].t if events else conn.opened_at
     lines = [header_line(header_for(conn, base, note))]
     if evicted:

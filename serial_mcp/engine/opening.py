@@ -65,8 +65,8 @@ def connection_defaults(conn: Connection) -> dict[str, Any]:
     for key in CODEC_FIELDS:
         if getattr(conn.options, key) is not None:
             out[key] = getattr(conn.options, key)
-    if conn.ring.capacity != 256 * 1024:
-        out["rx_buffer_size"] = conn.ring.capacity
+    if conn.rx_buffer_size != 256 * 1024:
+        out["rx_buffer_size"] = conn.rx_buffer_size
     if conn.reconnect_policy is not None:
         out["reconnect"] = conn.reconnect_policy.as_dict()
     pace = conn.options.pace

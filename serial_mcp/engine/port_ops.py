@@ -94,7 +94,7 @@ async def close(svc: Services, caller: Caller, connection_id: str, opts: NoOptio
     conn = svc.connection(caller, connection_id, "close")
     await svc.manager.close(conn.id)
     return results.CloseResult(
-        connection_id=conn.id, port=conn.port, rx_bytes=conn.ring.end_offset, tx_bytes=conn.tx.tx_bytes
+        connection_id=conn.id, port=conn.port, rx_bytes=conn.rx_end(), tx_bytes=conn.tx.tx_bytes
     )
 
 
@@ -132,7 +132,7 @@ async def reconnect(
         connection_id=conn.id,
         state=conn.state,
         reconnect_attempts=conn.reconnect_attempts,
-        end_offset=conn.ring.end_offset,
+        end_offset=conn.rx_end(),
     )
 
 

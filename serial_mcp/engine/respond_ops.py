@@ -92,17 +92,13 @@ async def replace_standing(
     svc.policy.refuse_argument("configure", "respond", messages.READ_ONLY_WHY_RESPOND)
     conn = svc.connection(caller, connection_id, "write")
     rules = parse_standing(spec)
-    with conn.lock:
-        old = [r for r in conn.responders if getattr(r, "standing", False)]
-    for r in old:
-        disarm(conn, r)
-    with conn.lock:
-        cur = conn.cursors.get(caller.cursor(None), conn.ring.start_offset)
-        start = cur.offset
+    for r in conn.armed_responders():
+        if getattr(r, "standing", False):
+            disarm(conn, r)
+    start = conn.cursor_offset(caller.cursor(None))
     await arm_standing(conn, rules, start)
     return [r.status() for r in rules]
 
 
 def statuses(conn: Connection) -> list[dict[str, Any]]:
-    with conn.lock:
-        return [r.status() for r in conn.responders if isinstance(r, Responder)]
+    return [r.status() for r in conn.armed_responders() if isinstance(r, Responder)]

@@ -641,7 +641,7 @@ def open_result(conn: Any, profile: str | None, action: str) -> OpenResult:
         state=conn.state,
         baud_rate=conn.settings.baud_rate,
         settings=conn.settings.as_dict(),
-        rx_buffer_size=conn.ring.capacity,
+        rx_buffer_size=conn.rx_buffer_size,
         profile=profile,
         profile_action=action,
         mirror=conn.mirror.path if conn.mirror is not None else None,

@@ -25,7 +25,14 @@ from serial_mcp.serial.connection import Connection
 from serial_mcp.serial.handle import low_latency as handle_low_latency
 from serial_mcp.serial.lending import released_error
 from serial_mcp.serial.responder import Responder
-from serial_mcp.serial.tx import DEFAULT_STALL_MS, MAX_WRITE_TIMEOUT_MS, WriteOutcome, write_budget_s
+from serial_mcp.serial.tx import (
+    DEFAULT_STALL_MS,
+    MAX_WRITE_TIMEOUT_MS,
+    TxBusy,
+    TxTurn,
+    WriteOutcome,
+    write_budget_s,
+)
 
 
 def codecs(
@@ -161,19 +168,16 @@ async def write(
     require_open(conn)
     budget = write_budget(conn, data, pace, None) if timeout_s is None else timeout_s
     deadline = anyio.current_time() + budget
-    if not await conn.tx.acquire_within(budget):
-        return WriteOutcome(0, timed_out=True)
     try:
-        return await write_locked(conn, data, pace, max(0.0, deadline - anyio.current_time()), stall_s)
-    finally:
-        conn.tx.lock.release()
+        async with conn.tx.turn(budget):
+            return await write_locked(conn, data, pace, max(0.0, deadline - anyio.current_time()), stall_s)
+    except TxBusy:
+        return WriteOutcome(0, timed_out=True)
 
 
-async def take_tx_turn(conn: Connection, data: bytes, budget: float) -> None:
-    """Take the TX lock (FIFO) for a transact (the caller releases ``conn.tx.lock``); waiting longer
-    than ``budget`` is ``write_timeout``."""
-    if not await conn.tx.acquire_within(budget):
-        raise _stopped(conn, data, budget, 0)
+def tx_turn(conn: Connection, data: bytes, budget: float) -> TxTurn:
+    """The TX turn for a transact (``async with``): waiting longer than ``budget`` is ``write_timeout``."""
+    return conn.tx.turn(budget, busy=lambda: _stopped(conn, data, budget, 0))
 
 
 async def write_all(conn: Connection, data: bytes, pace: Pace | None, budget: float) -> int:
@@ -206,15 +210,14 @@ async def write_locked(
     timeout_s: float | None = None,
     stall_s: float | None = None,
 ) -> WriteOutcome:
-    """Write with the TX lock held; an OS error marks the connection lost and becomes ``io_error``;
+    """Write with the TX turn held; an OS error marks the connection lost and becomes ``io_error``;
     a device that stops taking data ends the write at its deadline (``timed_out``, bytes counted).
 
     The tx event is logged as the write starts, so a fast reply is never logged before its command.
     """
-    conn.record("tx", data)
     budget = write_budget(conn, data, pace, None) if timeout_s is None else timeout_s
     try:
-        out = await conn.tx.write_locked(data, pace, budget, stall_s)
+        out = await conn.send(data, pace, budget, stall_s)
     except TimeoutError as exc:
         raise SerialMcpError(ErrorCode.WRITE_TIMEOUT, messages.WRITE_TIMEOUT.format(id=conn.id)) from exc
     except OSError as exc:
@@ -231,7 +234,7 @@ def summary(c: Connection) -> models.ConnectionSummary:
         port=c.port,
         state=c.state,
         baud_rate=c.settings.baud_rate,
-        rx_bytes=c.ring.end_offset,
+        rx_bytes=c.rx_end(),
         tx_bytes=c.tx.tx_bytes,
     )
 
@@ -240,16 +243,14 @@ def status(conn: Connection, caller: Caller | None = None) -> models.StatusResul
     """The connection as ``caller`` sees it: its own default cursor as ``default``, other sessions'
     defaults left out."""
     caller = caller or Caller.local()
-    with conn.lock:
-        start, end = conn.ring.start_offset, conn.ring.end_offset
-        cursors = {
-            shown: models.CursorStatus(
-                offset=c.offset, unread=max(0, end - max(c.offset, start)), lost=max(0, start - c.offset)
-            )
-            for c in conn.cursors
-            if (shown := caller.shown_cursor(c.name)) is not None
-        }
-        evicted = conn.ring.dropped_total
+    start, end, evicted, positions = conn.rx_status()
+    cursors = {
+        shown: models.CursorStatus(
+            offset=offset, unread=max(0, end - max(offset, start)), lost=max(0, start - offset)
+        )
+        for name, offset in positions
+        if (shown := caller.shown_cursor(name)) is not None
+    }
     lines: dict[str, bool | None] = {"cts": None, "dsr": None, "ri": None, "cd": None}
     if conn.state == "open":
         try:
@@ -266,7 +267,7 @@ def status(conn: Connection, caller: Caller | None = None) -> models.StatusResul
         tx_bytes=conn.tx.tx_bytes,
         start_offset=start,
         end_offset=end,
-        rx_buffer_size=conn.ring.capacity,
+        rx_buffer_size=conn.rx_buffer_size,
         cursors=cursors,
         bytes_lost_total=conn.bytes_lost_total,
         bytes_evicted=evicted,
@@ -405,10 +406,4 @@ def screen_for(conn: Connection, cursor: str, spec: dict[str, int]) -> TerminalS
     unknown = sorted(set(spec) - {"cols", "rows"})
     if unknown:
         raise InvalidArgument(messages.SCREEN_SIZE.format(cols=MAX_COLS, rows=MAX_ROWS, min=MIN_SIZE))
-    size = (spec.get("cols", 80), spec.get("rows", 24))
-    with conn.lock:
-        cur = conn.cursors.get(cursor, conn.ring.start_offset)
-        if cur.screen is None or cur.screen.size != size:
-            cur.screen = TerminalScreen(*size)
-        screen: TerminalScreen = cur.screen
-    return screen
+    return conn.cursor_screen(cursor, spec.get("cols", 80), spec.get("rows", 24))

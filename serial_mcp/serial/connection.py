@@ -1,8 +1,8 @@
 """Connection: one open port — its pump thread, RX ring, cursors, TX session, lines and lifecycle.
 
 Thread rules: the pump thread only calls ``_on_data`` / ``_on_pump_stop`` (which touch the ring
-under ``lock`` and schedule work on the event loop); respond answers are written by the connection's
-``AnswerWriter`` on a thread of its own, never by the pump. Everything else runs on the loop.
+under ``thread_lock`` and schedule work on the event loop); respond answers are written by the
+connection's ``AnswerWriter`` on a thread of its own, never by the pump. Everything else runs on the loop.
 Waiters are woken with ``loop.call_soon_threadsafe``; bursts are coalesced into one wake-up.
 
 Lifecycle: ``open`` → (read/write error) → ``reconnecting`` (with a policy) or ``disconnected`` →
@@ -28,15 +28,17 @@ from serial_mcp import messages
 from serial_mcp.core.connection_options import ConnectionOptions
 from serial_mcp.core.cursors import CursorTable
 from serial_mcp.core.eventlog import EventLog, LogEvent
+from serial_mcp.core.pace import Pace
 from serial_mcp.core.reconnect import STABLE_S, ReconnectPolicy
 from serial_mcp.core.ring import RingRead, RxRing
+from serial_mcp.core.screen import TerminalScreen
 from serial_mcp.core.settings import SerialSettings
 from serial_mcp.errors import ErrorCode, SerialMcpError
 from serial_mcp.serial.event_watch import EventWatch, SeenEvent
 from serial_mcp.serial.handle import PortHandle
 from serial_mcp.serial.pump import RxPump
 from serial_mcp.serial.responder import AnswerWriter
-from serial_mcp.serial.tx import TxSession, acquire_within
+from serial_mcp.serial.tx import TxSession, WriteOutcome, acquire_within
 
 log = logging.getLogger(__name__)
 
@@ -53,6 +55,15 @@ class Snapshot(NamedTuple):
     end_offset: int
     state: State
     last_rx_time: float | None
+
+
+class RxStatus(NamedTuple):
+    """The RX side at one instant (``Connection.rx_status``)."""
+
+    start_offset: int  # the oldest byte the ring still holds
+    end_offset: int  # one past the newest
+    bytes_evicted: int  # dropped by the ring over the connection's life
+    cursors: tuple[tuple[str, int], ...]  # (name, offset) of every cursor
 
 
 class Connection:
@@ -77,7 +88,7 @@ class Connection:
         self.settings = settings
         self.options = options or ConnectionOptions()  # default codecs, pacing, bound profile
         self.loop = loop
-        self.lock = threading.Lock()
+        self._lock = threading.Lock()  # ring, cursors, log, listeners, responders (see thread_lock)
         self.ring = RxRing(rx_buffer_size)
         self.cursors = CursorTable(0)
         self.tx = TxSession(handle)
@@ -149,7 +160,7 @@ class Connection:
 
     def record(self, kind: str, data: bytes | None = None, **fields: Any) -> LogEvent:
         """Log an event (open, close, tx, control, break, config, error, marker, reconnect ...)."""
-        with self.lock:
+        with self._lock:
             event = self.log.append(kind, time.time(), data, **fields)
             listeners = list(self.listeners)
         for listener in listeners:
@@ -159,7 +170,7 @@ class Connection:
     # --- pump thread side ---------------------------------------------------------------------
 
     def _on_data(self, data: bytes, t: float) -> None:
-        with self.lock:
+        with self._lock:
             offset = self.ring.end_offset
             self.ring.append(data, t)
             self._last_rx_time = t
@@ -183,7 +194,7 @@ class Connection:
         """A detected event into the log (``event``) and to the listeners, under the lock as rx is (from the
         watch thread), at the newest entry's time: a chunk the pump timed just before may come after it,
         and a capture's times never go back (the event's own time is in it)."""
-        with self.lock:
+        with self._lock:
             last = self.log.tail(1)
             t = last[0].t if last else time.time()
             event = self.log.append("event", t, None, label=item.text_line(), event=item.as_dict())
@@ -192,7 +203,7 @@ class Connection:
 
     def wake_waiters(self) -> None:
         """Wake waiting reads from any thread (a detected event may end a ``read(until=...)``)."""
-        with self.lock:
+        with self._lock:
             if not self._waiters or self._wake_pending:
                 return
             self._wake_pending = True
@@ -218,7 +229,7 @@ class Connection:
     # --- event loop side ----------------------------------------------------------------------
 
     def _wake(self) -> None:
-        with self.lock:
+        with self._lock:
             self._wake_pending = False
             waiters, self._waiters = self._waiters, []
         for fut in waiters:
@@ -389,20 +400,98 @@ class Connection:
         return self.state
 
     def snapshot(self) -> Snapshot:
-        with self.lock:
+        with self._lock:
             return Snapshot(self.ring.start_offset, self.ring.end_offset, self.state, self._last_rx_time)
 
     def rx_end(self) -> int:
         """The RX live edge: one past the newest byte received."""
-        with self.lock:
+        with self._lock:
             return self.ring.end_offset
 
+    @property
+    def thread_lock(self) -> threading.Lock:
+        """The lock the pump thread appends under: over the ring, cursors, log, listeners and
+        responders. For the port machinery in serial/ (reader, responder, event watch, log view) that
+        reads several of them at once; engine/ calls the named operations below instead (an AST
+        rule, tests/unit/test_layer_rules.py)."""
+        return self._lock
+
+    @property
+    def rx_buffer_size(self) -> int:
+        """The RX ring's capacity in bytes."""
+        return self.ring.capacity
+
+    def rx_status(self) -> RxStatus:
+        """The ring's edges, its evictions and every cursor's position, in one consistent view."""
+        with self._lock:
+            return RxStatus(
+                self.ring.start_offset,
+                self.ring.end_offset,
+                self.ring.dropped_total,
+                tuple((c.name, c.offset) for c in self.cursors),
+            )
+
+    def cursor_offset(self, name: str) -> int:
+        """Where cursor ``name`` stands (a new one starts at the oldest retained byte)."""
+        with self._lock:
+            return self.cursors.get(name, self.ring.start_offset).offset
+
+    def flush_cursor(self, name: str, end: int) -> int:
+        """Move cursor ``name`` to ``end`` (a mark from ``purge_and_mark``), forgetting its framed-read
+        state; returns how many bytes it skipped unread."""
+        with self._lock:
+            cur = self.cursors.get(name, self.ring.start_offset)
+            skipped = max(0, end - cur.offset)
+            cur.offset = end
+            cur.drop_decoder()
+        return skipped
+
+    def unread_before(self, name: str, mark: int) -> int:
+        """Retained bytes before ``mark`` that cursor ``name`` has not read."""
+        with self._lock:
+            cur = self.cursors.get(name, self.ring.start_offset)
+            return max(0, mark - max(cur.offset, self.ring.start_offset))
+
+    def cursor_screen(self, name: str, cols: int, rows: int) -> TerminalScreen:
+        """The terminal screen kept with cursor ``name`` (a new size starts a new screen)."""
+        with self._lock:
+            cur = self.cursors.get(name, self.ring.start_offset)
+            if cur.screen is None or cur.screen.size != (cols, rows):
+                cur.screen = TerminalScreen(cols, rows)
+            screen: TerminalScreen = cur.screen
+        return screen
+
+    def armed_responders(self) -> list[Any]:
+        """The respond rules armed now (a copy: the pump may arm or drop one meanwhile)."""
+        with self._lock:
+            return list(self.responders)
+
+    async def send(
+        self,
+        data: bytes,
+        pace: Pace | None = None,
+        timeout_s: float | None = None,
+        stall_s: float | None = None,
+    ) -> WriteOutcome:
+        """Log ``data`` as tx, then write it (bounded, see ``TxSession.write_locked``); the caller
+        holds the TX turn (``async with conn.tx.turn(...)``). Logged first, as every write: a fast
+        reply is never logged before its command."""
+        self.record("tx", data)
+        return await self.tx.write_locked(data, pace, timeout_s, stall_s)
+
+    def send_now(self, data: bytes, timeout_s: float | None = None, **fields: Any) -> int:
+        """Log, then write from any thread without queueing for the TX turn: a mirror forwarding its
+        client's bytes, a responder answering during a transact's read. Blocking; bounded like every
+        write (``WriteStopped`` at the deadline)."""
+        self.record("tx", data, **fields)
+        return self.tx.write_now(data, timeout_s)
+
     def read_ring(self, offset: int, max_bytes: int | None) -> RingRead:
-        with self.lock:
+        with self._lock:
             return self.ring.read(offset, max_bytes)
 
     def time_at(self, offset: int) -> float | None:
-        with self.lock:
+        with self._lock:
             return self.ring.time_at(offset)
 
     async def purge_and_mark(self) -> int:
@@ -411,7 +500,7 @@ class Connection:
 
         def purge() -> int:
             self.handle.reset_input()
-            with self.lock:
+            with self._lock:
                 return self.ring.end_offset
 
         fut = self._pump.between_reads(purge)
@@ -427,7 +516,7 @@ class Connection:
         if timeout <= 0:
             return
         fut: asyncio.Future[None] = self.loop.create_future()
-        with self.lock:
+        with self._lock:
             if seen_end is not None and self.ring.end_offset != seen_end:
                 return
             self._waiters.append(fut)
@@ -441,7 +530,7 @@ class Connection:
             if not fut.done():
                 fut.cancel()
             if fut in self._waiters:  # timed out or cancelled, not woken by data: unregister
-                with self.lock:
+                with self._lock:
                     if fut in self._waiters:
                         self._waiters.remove(fut)
 
@@ -478,7 +567,7 @@ class Connection:
     def _release(self) -> None:
         """Let go of everything that points back at this connection (mirror, responders, listeners,
         closers): once the manager drops it, reference counting frees it and its ring at once."""
-        with self.lock:
+        with self._lock:
             self.listeners.clear()
             self.responders.clear()
         self.closers.clear()
@@ -488,7 +577,7 @@ class Connection:
 
     def forget_cursor(self, name: str) -> None:
         """Drop cursor ``name`` and its read lock (the caller it belonged to is gone)."""
-        with self.lock:
+        with self._lock:
             self.cursors.remove(name)
         self.events.forget(name)
         lock = self._cursor_locks.get(name)
@@ -496,23 +585,23 @@ class Connection:
             del self._cursor_locks[name]
 
     def add_listener(self, listener: Listener) -> None:
-        with self.lock:
+        with self._lock:
             self.listeners.append(listener)
 
     def remove_listener(self, listener: Listener) -> None:
         """Detach ``listener`` (from any thread; a dead recorder detaches itself)."""
-        with self.lock:
+        with self._lock:
             if listener in self.listeners:
                 self.listeners.remove(listener)
 
     def start_recording(self, recorder: Any) -> None:
-        with self.lock:
+        with self._lock:
             self.recorder = recorder
             self.listeners.append(recorder.on_event)
 
     async def stop_recording(self, reason: str = "stopped") -> Any:
         """Detach and finish the recorder (if any); returns it for its figures."""
-        with self.lock:
+        with self._lock:
             recorder, self.recorder = self.recorder, None
             if recorder is not None and recorder.on_event in self.listeners:
                 self.listeners.remove(recorder.on_event)

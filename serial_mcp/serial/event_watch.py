@@ -306,7 +306,7 @@ class EventWatch:
         detector = self.detector
         scanned = 0
         while True:
-            with conn.lock:
+            with conn.thread_lock:
                 ring = conn.ring
                 end = ring.end_offset
                 pos = self._pos

@@ -72,17 +72,14 @@ class PtyMirror:
             if self.conn.state != "open":
                 continue
             try:
-                self.conn.tx.write_now(data)
+                self.conn.send_now(data, source="mirror")
             except OSError as exc:
                 log.info("mirror write to %s failed: %s", self.conn.id, exc)
                 continue
             self.forwarded += len(data)
-            self.conn.record("tx", data, source="mirror")
 
     def close(self) -> None:
-        with self.conn.lock:
-            if self.on_event in self.conn.listeners:
-                self.conn.listeners.remove(self.on_event)
+        self.conn.remove_listener(self.on_event)
         with contextlib.suppress(OSError):
             os.write(self._stop_w, b"x")
         if self._thread is not None:

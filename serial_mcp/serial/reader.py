@@ -214,7 +214,7 @@ def resolve_start(conn: Connection, req: ReadRequest) -> int:
     """The absolute offset a read starts at (creates a named cursor on first use)."""
     snap = conn.snapshot()
     if req.from_ == "cursor":
-        with conn.lock:
+        with conn.thread_lock:
             return conn.cursors.get(req.cursor, snap.start_offset).offset
     if req.from_ == "now":
         return snap.end_offset
@@ -288,7 +288,7 @@ async def _read(conn: Connection, req: ReadRequest, start: int | None) -> ReadOu
     if req.decode is not None:
         return await _read_framed(conn, req, req.decode, start)
     if req.from_ == "cursor" and start is None:
-        with conn.lock:
+        with conn.thread_lock:
             cur = conn.cursors.get(req.cursor, conn.ring.start_offset)
             if cur.decoder is not None:
                 cur.drop_decoder()  # a raw read after framed ones starts at the consumed position
@@ -368,7 +368,7 @@ def _advance_cursor(conn: Connection, req: ReadRequest, start: int | None, next_
     """A plain cursor read consumes what it returned; transact (explicit start) moves it past the reply."""
     if req.from_ != "cursor":
         return None
-    with conn.lock:
+    with conn.thread_lock:
         cur = conn.cursors.get(req.cursor, conn.ring.start_offset)
         if start is None:
             cur.offset = next_offset
@@ -385,7 +385,7 @@ async def _read_framed(
     reads (or two pump chunks) is decoded whole next time; changing the framing resets it."""
     on_cursor = req.from_ == "cursor" and start is None
     if on_cursor:
-        with conn.lock:
+        with conn.thread_lock:
             cur = conn.cursors.get(req.cursor, conn.ring.start_offset)
             if cur.decoder is None or cur.decoder_key != spec.key:
                 cur.drop_decoder()
@@ -479,7 +479,7 @@ async def _read_framed(
     )
     next_offset = max(next_offset, from_offset)
     if on_cursor:
-        with conn.lock:
+        with conn.thread_lock:
             cur.offset, cur.fed, cur.pending = next_offset, fed, pending
     advanced = _advance_cursor(conn, req, start, next_offset) if not on_cursor else req.cursor
     conn.bytes_lost_total += lost

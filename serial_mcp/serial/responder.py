@@ -121,9 +121,13 @@ class _Answering(Protocol):
 
     def record(self, kind: str, data: bytes | None = None, **fields: Any) -> Any: ...
 
+    def send_now(self, data: bytes, timeout_s: float | None = None, **fields: Any) -> int: ...
+
 
 class _Armable(_Answering, Protocol):
-    lock: threading.Lock
+    @property
+    def thread_lock(self) -> threading.Lock: ...
+
     responders: list[Any]
     ring: Any
     answers: AnswerWriter
@@ -196,9 +200,8 @@ class AnswerWriter:
             return False
         data = responder.send
         bound = ANSWER_BOUND_S + len(data) * BITS_PER_CHAR / max(1, conn.settings.baud_rate)
-        conn.record("tx", data, respond=True)  # before the write, as every write: a reply never precedes it
         try:
-            conn.tx.write_now(data, bound)
+            conn.send_now(data, bound, respond=True)  # logged, then written: a reply never precedes it
         except WriteStopped as stopped:  # a TimeoutError: before OSError
             if stopped.reason != "closed":
                 why = messages.RESPOND_WHY_TIMEOUT.format(written=stopped.written, ms=round(bound * 1000))
@@ -236,7 +239,7 @@ def prime(conn: _Armable, responder: Responder, start: int | None) -> int:
     seen exactly once: the history here, later chunks by the pump. Returns how many answers the
     history already calls for (send them with ``answer``)."""
     hits = 0
-    with conn.lock:
+    with conn.thread_lock:
         if start is not None:
             end = conn.ring.end_offset  # only the recent past: a prompt still waiting, not old news
             history = conn.ring.read(max(start, conn.ring.start_offset, end - PRIME_WINDOW), None)
@@ -256,6 +259,6 @@ def answer(conn: _Armable, responder: Responder) -> Done:
 
 
 def disarm(conn: _Armable, responder: Responder) -> None:
-    with conn.lock:
+    with conn.thread_lock:
         if responder in conn.responders:
             conn.responders.remove(responder)

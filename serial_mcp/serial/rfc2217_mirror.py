@@ -249,13 +249,12 @@ class Rfc2217Mirror:
             return
         chunk = bytes(data)
         try:
-            self.conn.tx.write_now(chunk)
+            self.conn.send_now(chunk, source=SOURCE)
         except (OSError, TimeoutError) as exc:
             self.tx_dropped += len(data)
             log.info("rfc2217 mirror write to %s failed: %s", self.conn.id, exc)
             return
         self.tx_forwarded += len(chunk)
-        self.conn.record("tx", chunk, source=SOURCE)
 
     def _detach(self, reason: str) -> None:
         with self._cond:

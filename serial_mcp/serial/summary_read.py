@@ -44,7 +44,7 @@ async def read_summary(
     on_cursor = req.from_ == "cursor" and start is None
     summary = StreamSummary(req.summary or ())
     if on_cursor:
-        with conn.lock:
+        with conn.thread_lock:
             cur = conn.cursors.get(req.cursor, conn.ring.start_offset)
             if cur.decoder is None or cur.decoder_key != spec.key:
                 cur.drop_decoder()
@@ -101,7 +101,7 @@ async def read_summary(
         decoder.rejected = None
     next_offset = max(decoder.pending_start, from_offset)
     if on_cursor:
-        with conn.lock:
+        with conn.thread_lock:
             cur.offset, cur.fed, cur.pending = next_offset, fed, []
     conn.bytes_lost_total += lost
     return ReadOutcome(

@@ -42,7 +42,7 @@ class Machine(Protocol):
 async def run_transfer(
     conn: Connection, machine: Machine, on_progress: Callable[[Progress], Awaitable[None]] | None = None
 ) -> TransferResult:
-    async with conn.tx.lock:
+    async with conn.tx.turn():
         pos = conn.snapshot().end_offset
         try:
             while not machine.done:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
+from collections.abc import Callable
 from typing import NamedTuple
 
 import anyio
@@ -84,6 +85,33 @@ async def acquire_within(lock: asyncio.Lock, timeout_s: float) -> bool:
     return True
 
 
+class TxBusy(TimeoutError):
+    """The TX turn was not free within its deadline (a write queued behind a stuck one)."""
+
+
+class TxTurn:
+    """``async with tx.turn(timeout_s)``: the one way to hold a connection's TX turn (FIFO). Held
+    across a write, or across mark + write + read so no other write slips into a transact's
+    exchange. ``timeout_s`` None waits as long as it takes; else a turn not free in time raises
+    ``busy()`` if given, else ``TxBusy``. (A class, not a generator: it runs once per write.)"""
+
+    __slots__ = ("_busy", "_lock", "_timeout")
+
+    def __init__(
+        self, lock: asyncio.Lock, timeout_s: float | None, busy: Callable[[], BaseException] | None
+    ) -> None:
+        self._lock, self._timeout, self._busy = lock, timeout_s, busy
+
+    async def __aenter__(self) -> None:
+        if self._timeout is None:
+            await self._lock.acquire()
+        elif not await acquire_within(self._lock, max(self._timeout, 0.001)):
+            raise self._busy() if self._busy is not None else TxBusy(f"TX busy for {self._timeout:.3f} s")
+
+    async def __aexit__(self, *exc: object) -> None:
+        self._lock.release()
+
+
 class TxSession:
     """One writer at a time, in arrival order; the blocking write happens in a worker thread."""
 
@@ -130,15 +158,12 @@ class TxSession:
         if isinstance(self.handle, BoundedWrite):
             self.handle.wake_writer()
 
-    @property
-    def lock(self) -> asyncio.Lock:
-        """Held across a write; ``transact`` holds it across mark + write so replies can't interleave."""
-        return self._lock
-
-    async def acquire_within(self, timeout_s: float) -> bool:
-        """Take ``lock`` (FIFO), waiting at most ``timeout_s``: a write queued behind a stuck one
-        times out too, instead of waiting for ever. True if taken (the caller releases it)."""
-        return await acquire_within(self._lock, max(timeout_s, 0.001))
+    def turn(
+        self, timeout_s: float | None = None, busy: Callable[[], BaseException] | None = None
+    ) -> TxTurn:
+        """The TX turn (see ``TxTurn``), within ``timeout_s``: a write queued behind a stuck one
+        times out too, instead of waiting for ever."""
+        return TxTurn(self._lock, timeout_s, busy)
 
     async def write_locked(
         self,
@@ -149,7 +174,8 @@ class TxSession:
     ) -> WriteOutcome:
         """Write ``data`` within ``timeout_s`` (default: ``write_budget_s`` at 115200 baud), ending
         early once the device took no byte for ``stall_s`` (default ``DEFAULT_STALL_MS``); the caller
-        must hold ``lock``. A cancelled write stops at once: the worker is woken, then waited for."""
+        holds the turn (``async with tx.turn(...)``). A cancelled write stops at once: the worker is
+        woken, then waited for."""
         budget = write_budget_s(len(data), 115200, pace) if timeout_s is None else timeout_s
         first = self._write_nowait(data) if pace is None else 0
         if first == len(data):
@@ -234,11 +260,10 @@ class TxSession:
         """Queue (FIFO) and write, all within one deadline (and the stall time, see ``write_locked``)."""
         budget = write_budget_s(len(data), 115200, pace) if timeout_s is None else timeout_s
         start = time.monotonic()
-        if not await self.acquire_within(budget):
-            return WriteOutcome(0, True)
         try:
-            return await self.write_locked(
-                data, pace, max(0.0, budget - (time.monotonic() - start)), stall_s
-            )
-        finally:
-            self._lock.release()
+            async with self.turn(budget):
+                return await self.write_locked(
+                    data, pace, max(0.0, budget - (time.monotonic() - start)), stall_s
+                )
+        except TxBusy:
+            return WriteOutcome(0, True)

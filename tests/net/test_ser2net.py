@@ -109,7 +109,7 @@ async def test_transact_never_misses_a_reply(
     bridge.device.send(b"+URC: backlog the reply must not include\r\n")
     await wait_for_end(conn, 42)
     for i in range(50):
-        async with conn.tx.lock:
+        async with conn.tx.turn():
             mark = conn.snapshot().end_offset
             await conn.tx.write_locked(f"AT+ECHO={i}\r".encode())
             out = await reader.read(conn, req(match="OK\r\n", timeout_ms=10_000), start=mark)

@@ -70,7 +70,7 @@ async def test_transact_never_misses_a_fast_reply(
     for i in range(100):
         payload = f"AT+ECHO={i}\r".encode()
         r = req(match="OK\r\n", timeout_ms=5000)
-        async with conn.tx.lock:
+        async with conn.tx.turn():
             mark = conn.snapshot().end_offset
             await conn.tx.write_locked(payload)
             out = await reader.read(conn, r, start=mark)

@@ -78,7 +78,7 @@ async def test_transact_at_command_returns_parsed_final_status(
     body = shaping.payload("AT+ECHO=+CSQ: 23,99", "utf8", resolved.tx_framing)
     assert body == b"AT+ECHO=+CSQ: 23,99\r"
     req = reader.build_read_request(timeout_ms=5000, decode=shaping.decode_spec(resolved))
-    async with conn.tx.lock:
+    async with conn.tx.turn():
         mark = conn.snapshot().end_offset
         await conn.tx.write_locked(body)
         out = await reader.read(conn, req, start=mark)

@@ -69,7 +69,7 @@ def socket_fds() -> set[str]:
 
 
 def events(conn: Connection, kind: str | None = None, **match: Any) -> list[Any]:
-    with conn.lock:  # the mirror's thread appends meanwhile
+    with conn.thread_lock:  # the mirror's thread appends meanwhile
         logged = conn.log.since(0)
     return [
         e for e in logged

@@ -8,7 +8,7 @@ import asyncio
 import pytest
 
 from serial_mcp.serial.fake import FakeOpener
-from serial_mcp.serial.tx import TxSession, lock_is_free
+from serial_mcp.serial.tx import TxBusy, TxSession, lock_is_free
 
 pytestmark = pytest.mark.anyio
 
@@ -33,8 +33,12 @@ async def test_a_turn_behind_a_held_lock_keeps_its_deadline() -> None:
     from serial_mcp.core.settings import SerialSettings
 
     tx = TxSession(opener.open("p", SerialSettings()))
-    assert await tx.acquire_within(1.0)  # free: taken at once
-    assert not await tx.acquire_within(0.05)  # held: times out instead of waiting for ever
-    tx.lock.release()
-    assert await tx.acquire_within(0.05)
-    tx.lock.release()
+    async with tx.turn(1.0):  # free: taken at once
+        with pytest.raises(TxBusy):  # held: times out instead of waiting for ever
+            async with tx.turn(0.05):
+                pass
+        with pytest.raises(LookupError):  # a caller's own error for a busy turn
+            async with tx.turn(0.05, busy=lambda: LookupError("busy")):
+                pass
+    async with tx.turn(0.05):  # given back on exit
+        pass

@@ -1,0 +1,76 @@
+"""Layer rules inside the package, read from the source (issue 27, items 4 and 7).
+
+- engine/ keeps out of a connection's insides: it calls named operations on ``Connection``
+  (``flush_cursor``, ``rx_status``, ``unread_before``, ``tx.turn`` ...) and never takes its thread
+  lock, nor reads its ring or cursor table, nor touches a private name. The lock is the port
+  machinery's (serial/), where a reader, a responder and the event watch share it with the pump.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[2] / "serial_mcp"
+ENGINE = sorted((PACKAGE / "engine").glob("*.py"))
+
+# What the engine may not reach into: the locks (the connection's thread lock under any name, the TX
+# lock), the RX ring and the cursor table.
+CONNECTION_INSIDES = {"lock", "_lock", "thread_lock", "ring", "cursors"}
+CONNECTION_NAMES = {"conn", "c", "connection"}
+
+
+def _connection_names(tree: ast.AST) -> set[str]:
+    """The usual names of a connection, plus every argument annotated ``Connection``."""
+    names = set(CONNECTION_NAMES)
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.arg) or node.annotation is None:
+            continue
+        if ast.unparse(node.annotation).strip("'\"").startswith("Connection"):
+            names.add(node.arg)
+    return names
+
+
+def _is_connection(expr: ast.expr, names: set[str]) -> bool:
+    """``conn``, ``conn.tx``, ``opened.conn``, ``self.conn.tx`` ...: a connection or a part of one."""
+    while isinstance(expr, ast.Attribute):
+        if expr.attr in ("conn", "connection"):
+            return True
+        expr = expr.value
+    return isinstance(expr, ast.Name) and expr.id in names
+
+
+def connection_insides_touched(source: str) -> list[str]:
+    tree = ast.parse(source)
+    names = _connection_names(tree)
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Attribute) or not _is_connection(node.value, names):
+            continue
+        private = node.attr.startswith("_") and not node.attr.startswith("__")
+        if node.attr in CONNECTION_INSIDES or private:
+            found.append(f"{ast.unparse(node)} line {node.lineno}")
+    return found
+
+
+def test_the_rule_sees_what_it_forbids() -> None:
+    """The checker itself: each way in is caught, and a result model's own ``cursors`` is not."""
+    src = (
+        "def f(conn, target: Connection, status):\n"
+        "    with conn.lock: pass\n"
+        "    target.ring.end_offset\n"
+        "    conn.tx.lock.release()\n"
+        "    opened.conn.cursors\n"
+        "    conn._waiters\n"
+        "    status.cursors.get('default')\n"
+        "    self.cursors\n"
+    )
+    assert len(connection_insides_touched(src)) == 5
+
+
+@pytest.mark.parametrize("path", ENGINE, ids=lambda p: p.name)
+def test_engine_keeps_out_of_connection_insides(path: Path) -> None:
+    touched = connection_insides_touched(path.read_text())
+    assert not touched, f"call a named operation on Connection instead: {touched}"
