@@ -16,9 +16,7 @@ import asyncio
 import dataclasses
 import inspect
 import logging
-import os
 import threading
-import urllib.parse
 import warnings
 import weakref
 from collections.abc import Callable, Coroutine, Sequence
@@ -27,7 +25,6 @@ from types import TracebackType
 from typing import Any, Concatenate, ParamSpec, Protocol, Self, TypeVar
 
 from serial_mcp import messages
-from serial_mcp.core.settings import SerialSettings
 from serial_mcp.engine import event_ops, port_ops, results
 from serial_mcp.engine import operations as ops
 from serial_mcp.engine.access import AccessPolicy, Caller
@@ -36,16 +33,14 @@ from serial_mcp.engine.operations import Operation, invoke
 from serial_mcp.engine.options import build
 from serial_mcp.engine.services import Services
 from serial_mcp.serial.handle import Opener
+from serial_mcp.serial.local_devices import local_opener, play_replay, replay_url, serve_pty
 from serial_mcp.serial.manager import ConnectionManager
-from serial_mcp.serial.openers import RoutingOpener
 from serial_mcp.serial.playback import Playback
-from serial_mcp.serial.policy import GuardedOpener, PortPolicy, policy_opener
+from serial_mcp.serial.policy import PortPolicy, policy_opener
 from serial_mcp.serial.ports import PortInfo, list_system_ports
 from serial_mcp.serial.pty_bridge import PtyBridge
 from serial_mcp.serial.reader import MAX_MAX_BYTES as MAX_READ_BYTES
-from serial_mcp.serial.replay import ReplayMode, ReplayOpener
-from serial_mcp.serial.sim import SimOpener
-from serial_mcp.serial.system_open import SystemOpener
+from serial_mcp.serial.replay import ReplayMode
 from serial_mcp.store.captures import CaptureStore, Quotas
 from serial_mcp.store.profiles import ProfileStore
 
@@ -460,54 +455,3 @@ def _wind_down(
 
 async def _make(options: dict[str, Any]) -> Engine:
     return Engine(**options)  # built on the engine's loop: the manager binds to it
-
-
-# --- devices on a PTY, for the software under test (``replay --pty``, the pytest fixtures) ---------
-
-
-def replay_url(
-    file: str | os.PathLike[str], mode: ReplayMode = "timed", speed: float = 1.0, loop: bool = False
-) -> str:
-    """The ``replay://`` URL of a capture file (any characters in its path kept exactly)."""
-    path = urllib.parse.quote(os.fspath(file), safe="/")
-    return f"replay://{path}?mode={mode}&speed={speed}&loop={'true' if loop else 'false'}"
-
-
-def local_opener(capture_dir: Path | str | None = None) -> RoutingOpener:
-    """An opener for a person's own programs and tests (``Engine(opener=local_opener())``):
-    ``sim://`` devices, replays of any file they name (relative names from the working directory,
-    then ``capture_dir`` or ``captures/``; the server confines replays, this does not), real ports."""
-    directory = Path(capture_dir) if capture_dir is not None else None
-    return RoutingOpener({"sim": SimOpener(), "replay": ReplayOpener(directory)}, SystemOpener())
-
-
-def serve_pty(
-    port: str,
-    *,
-    capture_dir: Path | str | None = None,
-    on_finished: Callable[[str], None] | None = None,
-    allowlist: Sequence[str] | None = None,
-) -> PtyBridge:
-    """Serve ``port`` (``sim://modem``, ``replay://boot.jsonl?mode=respond`` …) on a new PTY, raw:
-    open ``bridge.path`` from the program under test; ``bridge.close()`` ends it. Playing starts
-    when a program first opens the PTY; ``on_finished(path)`` runs when a replay has played through.
-    With an ``allowlist``, only what it admits is served (as ``Engine(allowlist=…)`` opens)."""
-    policy = PortPolicy.of(allowlist=allowlist, capture_dir=capture_dir)
-    opener = policy_opener(policy, inner=local_opener(capture_dir))
-    handle = opener.open(port, SerialSettings())
-    return PtyBridge(handle, on_finished).start()
-
-
-def play_replay(
-    url: str, *, capture_dir: Path | str | None = None, allowlist: Sequence[str] | None = None
-) -> Playback:
-    """A ``replay://`` URL's bytes for a sink of your own: ``play_replay(url).run(write)``. With an
-    ``allowlist``, only a capture file it admits is played."""
-    policy = PortPolicy.of(allowlist=allowlist, capture_dir=capture_dir)
-    patterns = policy.patterns()
-    if patterns is not None:
-        guard = GuardedOpener(
-            ReplayOpener(policy.capture_dir), patterns, list_system_ports, capture_dir=policy.capture_dir
-        )
-        url = guard.judge(url)
-    return Playback(ReplayOpener(policy.capture_dir).open(url, SerialSettings()))

@@ -74,3 +74,21 @@ def test_the_rule_sees_what_it_forbids() -> None:
 def test_engine_keeps_out_of_connection_insides(path: Path) -> None:
     touched = connection_insides_touched(path.read_text())
     assert not touched, f"call a named operation on Connection instead: {touched}"
+
+
+# --- one responsibility per module: none over MAX_MODULE_LINES ---------------------------------------
+
+MAX_MODULE_LINES = 500
+LONG_BY_NATURE = {"messages.py": "the table of user-facing text (append-only blocks, one per issue)"}
+
+
+def test_no_module_is_over_500_lines() -> None:
+    """A module that grew past 500 lines holds more than one job: split it along one (re-export
+    the names other code imports, as ``engine/results.py`` does for its families)."""
+    long = {
+        path.relative_to(PACKAGE).as_posix(): n
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if path.relative_to(PACKAGE).as_posix() not in LONG_BY_NATURE
+        and (n := len(path.read_text().splitlines())) > MAX_MODULE_LINES
+    }
+    assert not long, f"modules over {MAX_MODULE_LINES} lines: {long}"

@@ -19,12 +19,12 @@ Which events it yields and how they link up (``Event.reset_offset`` ↔ ``Event.
 from __future__ import annotations
 
 import re
-from collections import deque
 from collections.abc import Iterable, Sequence
 from typing import Final
 
 from serial_mcp import messages
 from serial_mcp.core.events.block import MAX_FRAMES, MAX_TEXT, Block, Row, clean, escape, rows_of
+from serial_mcp.core.events.boot_loop import BootLoopWatch
 from serial_mcp.core.events.model import Event
 from serial_mcp.core.events.signatures import SIGNATURES, Signature
 from serial_mcp.core.match import compile_re2
@@ -76,8 +76,7 @@ class EventDetector:
         reset_grace: float = DEFAULT_RESET_GRACE,
         signatures: Iterable[Signature] = SIGNATURES,
     ) -> None:
-        self._loop_count = max(2, int(boot_loop_count))
-        self._loop_window = float(boot_loop_window)
+        self._loops = BootLoopWatch(max(2, int(boot_loop_count)), float(boot_loop_window))
         self._idle = float(idle)
         self._reset_grace = float(reset_grace)
         rows = list(rows_of(tuple(signatures)))
@@ -109,8 +108,6 @@ class EventDetector:
         self._pending: Block | None = None  # a critical crash waiting for its reset
         self._rank: int | None = None  # the boot chain's last rank; None: the next banner is a new boot
         self._unreset: int | None = None  # offset of the last critical crash no boot has followed yet
-        self._boots: deque[tuple[int, int, float]] = deque(maxlen=self._loop_count)
-        self._looping = False
         self._c = dict.fromkeys(_COUNTERS, 0)
 
     # --- the public surface ---------------------------------------------------------------------------------
@@ -460,31 +457,8 @@ class EventDetector:
             self._unreset = None
             blk.crash_offset = crash.offset
         self._emit(blk.event(), out)
-        if blk.kind != "boot":
-            return
-        boots = self._boots
-        boots.append((blk.offset, blk.end, blk.t))
-        if len(boots) == boots.maxlen and blk.t - boots[0][2] <= self._loop_window:
-            if not self._looping:
-                self._looping = True
-                span = blk.t - boots[0][2]
-                self._emit(
-                    Event(
-                        kind="boot_loop",
-                        family=blk.row.sig.family,
-                        signature="boot_loop",
-                        severity="critical",
-                        offset=boots[0][0],
-                        end=blk.end,
-                        t=blk.t,
-                        line=f"{len(boots)} boots in {span:.1f} s",
-                        reason=blk.reason if blk.reason is not None else blk.row.sig.reason,
-                        boots=tuple(b[0] for b in boots),
-                    ),
-                    out,
-                )
-        else:
-            self._looping = False
+        if blk.kind == "boot" and (loop := self._loops.boot(blk)) is not None:
+            self._emit(loop, out)
 
     def _emit(self, event: Event, out: list[Event]) -> None:
         out.append(event)

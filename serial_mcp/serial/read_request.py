@@ -1,0 +1,199 @@
+"""What a read asks for, checked: ``build_read_request`` validates a read's arguments (timeouts,
+limits, match, encoding, framing and parser) into a ``ReadRequest``; ``ReadOutcome`` is what the
+read algorithm (``serial.reader``) gives back. Nothing here touches a port.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Literal, NamedTuple
+
+from serial_mcp import messages
+from serial_mcp.core.cursors import DEFAULT_CURSOR
+from serial_mcp.core.decode import DecodedFrame, StreamDecoder
+from serial_mcp.core.encoding import ENCODINGS
+from serial_mcp.core.match import Matcher, Span
+from serial_mcp.errors import InvalidArgument, Short
+from serial_mcp.serial.read_until import until_kinds
+
+DEFAULT_TIMEOUT_MS = 1000
+MAX_TIMEOUT_MS = 600_000
+DEFAULT_IDLE_MS = 100
+DEFAULT_MAX_BYTES = 65536
+MAX_MAX_BYTES = 4 * 1024 * 1024
+
+StopReason = Literal[
+    "match",
+    "final",
+    "max_bytes",
+    "max_frames",
+    "idle",
+    "timeout",
+    "disconnected",
+    "closed",
+    "overrun",
+    "framing_error",
+    "event",
+    "to",  # a summary reached its window's end (issue 26)
+]
+DEFAULT_MAX_FRAMES = 100
+REJECTED_KEPT = 8  # bad frames a framed read names (their count stays exact in frames_dropped)
+MAX_MAX_FRAMES = 10_000
+FEED_CHUNK = 64 * 1024
+DEFAULT_RX_FRAMING: dict[str, Any] = {"type": "line", "ending": "auto"}
+
+
+@dataclass(frozen=True, slots=True)
+class DecodeSpec:
+    """Resolved RX framing + parser for a framed read; ``key`` identifies it for cursor state."""
+
+    rx_framing: Any
+    rx_parser: Any
+    key: str
+
+    def new_decoder(self, offset: int) -> StreamDecoder:
+        return StreamDecoder(self.rx_framing, self.rx_parser, offset)
+
+    @property
+    def final_aware(self) -> bool:
+        """The parser knows what ends an exchange (AT result codes, grbl ok/error, a shell prompt,
+        a REPL's ``>``): a read then ends on that final, not on a short silence."""
+        return _type_of(self.rx_parser) in FINAL_AWARE_PARSERS
+
+    def silence_s(self, baud_rate: int) -> float | None:
+        """How long the line must be quiet before the decoder is told so (``StreamDecoder.silence``):
+        Modbus RTU's 3.5 characters; a console's unterminated prompt once output pauses."""
+        if _type_of(self.rx_framing) == "modbus_rtu":
+            from serial_mcp.core.framing.modbus_rtu import silence_seconds
+
+            return max(silence_seconds(baud_rate), MIN_SILENCE_S)
+        if _type_of(self.rx_parser) == "shell_prompt":
+            return PROMPT_QUIET_S
+        return None
+
+
+FINAL_AWARE_PARSERS = frozenset({"at_command", "grbl", "shell_prompt", "micropython", "modbus_rtu"})
+PROMPT_QUIET_S = 0.05  # a prompt is the unterminated tail once the console has been quiet this long
+MIN_SILENCE_S = 0.005  # USB adapters' latency timers blur shorter gaps
+
+
+def _type_of(spec: Any) -> str | None:
+    kind = spec.get("type") if isinstance(spec, dict) else None
+    return kind if isinstance(kind, str) else None
+
+
+def build_decode_spec(rx_framing: Any, rx_parser: Any) -> DecodeSpec | None:
+    """Validate a framing/parser pair (building it once); None means a raw byte read."""
+    if rx_framing is None and rx_parser is None:
+        return None
+    framing = DEFAULT_RX_FRAMING if rx_framing is None else rx_framing
+    StreamDecoder(framing, rx_parser, 0)  # raises InvalidArgument with the exact field at fault
+    return DecodeSpec(framing, rx_parser, json.dumps([framing, rx_parser], sort_keys=True, default=str))
+
+
+From = int | Literal["cursor", "now", "buffer_start"]
+
+
+class ReadRequest(NamedTuple):
+    """A validated read: where to start, when to stop, how to render."""
+
+    from_: From = "cursor"
+    cursor: str = DEFAULT_CURSOR
+    timeout_ms: int = DEFAULT_TIMEOUT_MS
+    idle_ms: int | None = None
+    max_bytes: int = DEFAULT_MAX_BYTES
+    matcher: Matcher | None = None
+    encoding: str = "utf8"
+    decode: DecodeSpec | None = None
+    max_frames: int = DEFAULT_MAX_FRAMES
+    until: frozenset[str] | None = None  # event kinds that end the read (issue 24)
+    summary: tuple[str, ...] | None = None  # a summary read (issue 26): the numeric fields named
+    to: int | None = None  # a summary's window ends at this offset
+    reply: int | None = None  # reply="match" (0) / "tail:N": return the match and N bytes before it
+
+    @property
+    def effective_idle_ms(self) -> int | None:
+        """Silence that ends a read: explicit, or a short default for a plain read without ``match``
+        — but never before the final when the parser knows what a final looks like."""
+        if self.idle_ms is not None:
+            return self.idle_ms
+        if self.matcher is not None or self.until or (self.decode is not None and self.decode.final_aware):
+            return None
+        return DEFAULT_IDLE_MS
+
+
+def _is_int(value: object) -> bool:
+    """A whole number, and not a boolean (``True`` is an ``int`` to Python, never a count or a time)."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def build_read_request(
+    *,
+    from_: Any = "cursor",
+    cursor: str | None = None,
+    timeout_ms: int | None = None,
+    idle_ms: int | None = None,
+    max_bytes: int | None = None,
+    match: Any = None,
+    encoding: str | None = None,
+    decode: DecodeSpec | None = None,
+    max_frames: int | None = None,
+    until: Any = None,
+    summary: tuple[str, ...] | None = None,
+    to: int | None = None,
+    reply: int | None = None,
+) -> ReadRequest:
+    """Validate every read argument up front (``transact`` calls this before it writes anything)."""
+    if from_ is None:
+        from_ = "cursor"
+    if isinstance(from_, bool) or not (
+        from_ in ("cursor", "now", "buffer_start") or (isinstance(from_, int) and from_ >= 0)
+    ):
+        if isinstance(from_, str) and from_.isdigit():
+            from_ = int(from_)
+        else:
+            raise InvalidArgument(messages.READ_BAD_FROM.format(value=Short(from_)))
+    t = DEFAULT_TIMEOUT_MS if timeout_ms is None else timeout_ms
+    if not _is_int(t) or not 0 <= t <= MAX_TIMEOUT_MS:
+        raise InvalidArgument(messages.READ_BAD_TIMEOUT.format(value=Short(t), max=MAX_TIMEOUT_MS))
+    if idle_ms is not None and (not _is_int(idle_ms) or not 1 <= idle_ms <= MAX_TIMEOUT_MS):
+        raise InvalidArgument(messages.READ_BAD_IDLE.format(value=Short(idle_ms), max=MAX_TIMEOUT_MS))
+    mb = DEFAULT_MAX_BYTES if max_bytes is None else max_bytes
+    if not _is_int(mb) or not 1 <= mb <= MAX_MAX_BYTES:
+        raise InvalidArgument(messages.READ_BAD_MAX_BYTES.format(value=Short(mb), max=MAX_MAX_BYTES))
+    enc = encoding or "utf8"
+    if enc not in ENCODINGS:
+        raise InvalidArgument(
+            messages.BAD_ENCODING.format(field="encoding", value=Short(enc), allowed=", ".join(ENCODINGS))
+        )
+    mf = DEFAULT_MAX_FRAMES if max_frames is None else max_frames
+    if not _is_int(mf) or not 1 <= mf <= MAX_MAX_FRAMES:
+        raise InvalidArgument(messages.READ_BAD_MAX_FRAMES.format(value=Short(mf), max=MAX_MAX_FRAMES))
+    matcher = Matcher.from_spec(match) if match is not None else None
+    kinds = until_kinds(until)
+    return ReadRequest(
+        from_, cursor or DEFAULT_CURSOR, t, idle_ms, mb, matcher, enc, decode, mf, kinds, summary, to, reply
+    )
+
+
+class ReadOutcome(NamedTuple):
+    """The raw result of a read; the MCP layer renders it."""
+
+    data: bytes
+    from_offset: int
+    next_offset: int
+    bytes_lost: int
+    stop_reason: StopReason
+    buffered_remaining: int
+    match: Span | None  # relative to ``data``
+    cursor: str | None  # the cursor that was advanced, if any
+    frames: list[DecodedFrame] | None = None  # framed reads only
+    frame_times: list[float | None] | None = None  # arrival time of each frame's last byte
+    frames_dropped: int | None = None
+    bytes_skipped: int | None = None  # framed reads: bytes that went into no frame (garbage, resync)
+    error: str | None = None
+    match_frame: int | None = None  # index of the frame that matched
+    summary: dict[str, Any] | None = None  # a summary read: the window's summary (core/summary.py)
+    rejected: list[DecodedFrame] | None = None  # framed reads: the first bad frames validate dropped
+    frames_skipped: int = 0  # a framed reply read: frames consumed before the ones returned
