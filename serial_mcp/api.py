@@ -25,7 +25,7 @@ from types import TracebackType
 from typing import Any, Concatenate, ParamSpec, Protocol, Self, TypeVar
 
 from serial_mcp import messages
-from serial_mcp.engine import event_ops, port_ops, results
+from serial_mcp.engine import event_reports, port_ops, results
 from serial_mcp.engine import operations as ops
 from serial_mcp.engine.access import AccessPolicy, Caller
 from serial_mcp.engine.lend_ops import LendResult
@@ -198,7 +198,7 @@ class EngineConnection:
     def events(self, since: int = 0) -> list[dict[str, Any]]:
         """The boots, resets, crashes and boot loops detected so far (those after ``since``, their
         ``seq``), in full, with backtraces decoded when an ELF is set; see docs/events.md."""
-        return event_ops.events(self._engine.services, self._engine.caller, self.id, since)
+        return event_reports.events(self._engine.services, self._engine.caller, self.id, since)
 
     async def wait_lost(self) -> str:
         """Wait until the port stops being open (unplugged, failed, closed); returns why: the last

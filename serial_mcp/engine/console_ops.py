@@ -22,7 +22,7 @@ from serial_mcp.core.xmodem import (
 )
 from serial_mcp.engine import results, shaping
 from serial_mcp.engine.access import Caller
-from serial_mcp.engine.line_ops import apply_settings
+from serial_mcp.engine.line_actions import apply_settings
 from serial_mcp.engine.options import DetectBaudOptions, TransferOptions
 from serial_mcp.engine.services import Services, report_progress
 from serial_mcp.errors import InvalidArgument

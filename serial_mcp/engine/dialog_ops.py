@@ -17,7 +17,7 @@ from serial_mcp import messages
 from serial_mcp.core.encoding import encode_output
 from serial_mcp.core.keys import encode_keys
 from serial_mcp.core.unknown_keys import reject_unknown_keys
-from serial_mcp.engine import io_ops, micropython_ops, results, shaping
+from serial_mcp.engine import exchange, micropython_run, results, shaping
 from serial_mcp.engine.access import Caller
 from serial_mcp.engine.options import (
     READ_WINDOW,
@@ -45,7 +45,7 @@ async def transact(
         if opts.keys:
             data, encoding = _step_bytes({"send": opts.data, "keys": opts.keys, "encoding": opts.encoding})
             opts = derive(opts, "keys", data=data, encoding=encoding, keys=None)
-        return await io_ops.transact(svc, caller, connection_id, opts)
+        return await exchange.transact(svc, caller, connection_id, opts)
     if opts.data or opts.keys:
         raise InvalidArgument(messages.STEPS_WITH_DATA)
     svc.policy.require_writable("transact")
@@ -135,12 +135,12 @@ async def run_steps(
             one = derive(
                 common, f"steps[{i}]", steps=None, keys=None, data=data, encoding=encoding, **overrides
             )
-            last = await io_ops.transact(svc, caller, connection_id, one)
+            last = await exchange.transact(svc, caller, connection_id, one)
             written, read = last.write.bytes_written, last.read
             mark = last.mark_offset if mark is None else mark
             found += last.events or []
         else:
-            read = await io_ops.read(svc, caller, connection_id, _read_options(common, overrides, i))
+            read = await exchange.read(svc, caller, connection_id, _read_options(common, overrides, i))
             written = 0
             found += read.events or []
             read.events = None
@@ -186,7 +186,7 @@ def final_connection(last: results.TransactResult | None, connection_id: str) ->
 async def _micropython_step(
     svc: Services, caller: Caller, connection_id: str, index: int, step: dict[str, Any]
 ) -> results.StepResult:
-    """Run a script through the raw REPL (``micropython_ops``); ok when it raised nothing."""
+    """Run a script through the raw REPL (``micropython_run``); ok when it raised nothing."""
     conn = svc.connection(caller, connection_id, "write")
     shaping.require_open(conn)
     timeout_ms = step.get("timeout_ms") or MPY_TIMEOUT_MS  # typed and > 0 (parse_steps)
@@ -200,7 +200,7 @@ async def _micropython_step(
 
     code = step["micropython"].encode()
     async with conn.tx.turn():
-        outcome = await micropython_ops.run_script(
+        outcome = await micropython_run.run_script(
             conn, code, timeout_s=timeout_ms / 1000, interrupt=interrupt, write=send
         )
     stdout, stdout_enc = encode_output(outcome.stdout, "utf8")

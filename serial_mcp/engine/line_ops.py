@@ -1,24 +1,21 @@
 """Line control and live settings: DTR/RTS, BREAK, flow control, reconfigure (with rollback).
 
-``pulse_lines`` (capture_boot's reset) and ``apply_settings`` (detect_baud, configure) are the
-shared building blocks; line levels are always restored, even on error or cancellation.
+The actions they share with other operations (``set_lines``, ``pulse_lines``, ``apply_settings``)
+are in ``engine/line_actions.py``.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
 import anyio
 
 from serial_mcp import messages
-from serial_mcp.core.settings import SerialSettings
 from serial_mcp.engine import results, shaping
 from serial_mcp.engine.access import Caller
+from serial_mcp.engine.line_actions import apply_settings, set_lines
 from serial_mcp.engine.opening import Opener
 from serial_mcp.engine.options import BreakOptions, FlowOptions, LinesOptions, ReconfigureOptions
 from serial_mcp.engine.services import Services, report_progress
-from serial_mcp.errors import ErrorCode, InvalidArgument, SerialMcpError
-from serial_mcp.serial.connection import Connection
+from serial_mcp.errors import InvalidArgument
 
 MAX_BREAK_MS = 60_000
 
@@ -81,55 +78,3 @@ async def reconfigure(
     changed = {k: v for k, v in new.as_dict().items() if result.previous.get(k) != v}
     result.profile_persistence = await Opener(svc).persist(conn, changed) if changed else "not_needed"
     return result
-
-
-async def apply_settings(conn: Connection, new: SerialSettings) -> results.ReconfigureResult:
-    """Apply settings live; if the driver refuses, put the old ones back and say so."""
-    shaping.require_open(conn)
-    old = conn.settings
-    async with conn.tx.turn():  # not in the middle of a write
-        try:
-            await anyio.to_thread.run_sync(conn.handle.apply_settings, new)
-        except Exception as exc:  # drivers raise termios.error, SerialException, OSError, ValueError
-            try:
-                await anyio.to_thread.run_sync(conn.handle.apply_settings, old)
-            except Exception:  # best effort; the error below says what happened
-                pass
-            raise SerialMcpError(
-                ErrorCode.SETTINGS_REJECTED, messages.SETTINGS_REJECTED.format(error=exc)
-            ) from exc
-    conn.settings = new
-    conn.record("config", settings=new.as_dict())
-    return results.ReconfigureResult(connection_id=conn.id, settings=new.as_dict(), previous=old.as_dict())
-
-
-async def pulse_lines(conn: Connection, pulse: dict[str, Any]) -> None:
-    """Drive the reset levels for ``hold_ms``, then restore the previous levels — always, even on
-    error or cancellation (restoring is shielded)."""
-    previous = {"dtr": conn.dtr, "rts": conn.rts}
-    try:
-        await set_lines(conn, pulse["dtr"], pulse["rts"])
-        await anyio.sleep(pulse["hold_ms"] / 1000)
-    finally:
-        with anyio.CancelScope(shield=True):
-            restore = {
-                k: (True if previous[k] is None else previous[k]) for k in previous if pulse[k] is not None
-            }
-            await set_lines(conn, restore.get("dtr"), restore.get("rts"))
-
-
-async def set_lines(conn: Connection, dtr: bool | None, rts: bool | None) -> None:
-    """Set DTR and/or RTS (None = leave alone), record it, remember the levels."""
-
-    def apply() -> None:
-        if dtr is not None:
-            conn.handle.set_dtr(dtr)
-        if rts is not None:
-            conn.handle.set_rts(rts)
-
-    await anyio.to_thread.run_sync(apply)
-    if dtr is not None:
-        conn.dtr = dtr
-    if rts is not None:
-        conn.rts = rts
-    conn.record("control", dtr=dtr, rts=rts)

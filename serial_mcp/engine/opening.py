@@ -21,7 +21,7 @@ from serial_mcp.core.port_url import check_text
 from serial_mcp.core.presets import effective
 from serial_mcp.core.reconnect import parse_policy
 from serial_mcp.core.settings import SerialSettings
-from serial_mcp.engine import mirror_ops, respond_ops
+from serial_mcp.engine import mirroring, responding
 from serial_mcp.engine.access import Caller, check_share
 from serial_mcp.engine.log_ops import start_recording
 from serial_mcp.engine.services import Services
@@ -115,7 +115,7 @@ class Opener:
             raise InvalidArgument(messages.OPEN_NO_PORT)
         check_text(port)  # a NUL or a lone surrogate: invalid_argument before any path lookup
         share_mode = check_share(share)
-        standing = respond_ops.parse_standing(respond) if respond is not None else []
+        standing = responding.parse_standing(respond) if respond is not None else []
         if standing:
             self.svc.policy.refuse_argument("open", "respond", messages.READ_ONLY_WHY_RESPOND)
         if mirror == "rw":
@@ -138,8 +138,8 @@ class Opener:
         check_tx_framing(resolved.tx_framing)  # validated as a framing, nothing encoded
         options = ConnectionOptions(**defaults, pace=parse_pace(merged.get("pace")))
         policy = parse_policy(merged.get("reconnect"))
-        mirror_ops.check_mirror(mirror)
-        mirror_ops.refuse_own_mirror(self.manager, port)
+        mirroring.check_mirror(mirror)
+        mirroring.refuse_own_mirror(self.manager, port)
         if record is not None:  # checked before the port is touched
             validate_name(record)
             if not self.captures.enabled:
@@ -157,13 +157,13 @@ class Opener:
             name, action = await self._bind(conn, plan, profile)
             if record is not None:
                 start_recording(conn, self.captures, record)
-            if mirror in mirror_ops.RFC2217_KINDS:  # receive-only in read-only mode
-                mirror_ops.start_rfc2217(conn, self.read_only, mirror)
+            if mirror in mirroring.RFC2217_KINDS:  # receive-only in read-only mode
+                mirroring.start_rfc2217(conn, self.read_only, mirror)
             elif mirror is not None:
                 conn.mirror = PtyMirror(conn, mirror)  # type: ignore[arg-type]
                 conn.closers.append(conn.mirror.close)
             if standing:  # from the very first byte, whenever the agent gets to its first read
-                await respond_ops.arm_standing(conn, standing, conn.snapshot().start_offset)
+                await responding.arm_standing(conn, standing, conn.snapshot().start_offset)
         except BaseException:
             await self.manager.close(conn.id)
             raise

@@ -22,6 +22,7 @@ from serial_mcp.engine import (
     checksum_ops,
     console_ops,
     dialog_ops,
+    exchange,
     io_ops,
     lend_ops,
     line_ops,
@@ -113,7 +114,7 @@ LEND = _op(
 )  # fmt: skip
 
 # --- I/O ----------------------------------------------------------------------------------------
-READ = _op("read", o.ReadOptions, io_ops.read, "Read received data", messages.D_READ)
+READ = _op("read", o.ReadOptions, exchange.read, "Read received data", messages.D_READ)
 WRITING = Hints(destructive=True, mutates=True)
 WRITE = _op("write", o.WriteOptions, io_ops.write, "Write data", messages.D_WRITE, WRITING)
 TRANSACT = _op(

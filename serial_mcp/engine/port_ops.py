@@ -7,7 +7,7 @@ from typing import Any
 import anyio
 
 from serial_mcp.core.identity import plan_bare_open
-from serial_mcp.engine import event_ops, lab_ports, respond_ops, results, shaping
+from serial_mcp.engine import event_reports, lab_ports, responding, results, shaping
 from serial_mcp.engine.access import NOBODY, Caller
 from serial_mcp.engine.opening import Opener
 from serial_mcp.engine.options import NoOptions, OpenOptions
@@ -75,7 +75,7 @@ async def open_port(svc: Services, caller: Caller, target: None, opts: OpenOptio
     """``open``: the port with the call's settings over its profile's (None = not given: the
     profile's or the default); ``respond``: standing rules armed from the first received byte;
     ``elf``: the firmware ELF, read and parsed before the port is touched."""
-    elf = await event_ops.load(svc, opts.elf) if opts.elf is not None else None
+    elf = await event_reports.load(svc, opts.elf) if opts.elf is not None else None
     opened = await Opener(svc).open(
         opts.port,
         opts.fields(),
@@ -108,7 +108,7 @@ async def get_status_op(
 def get_status(svc: Services, caller: Caller, connection_id: str) -> results.StatusResult:
     conn = svc.connection(caller, connection_id)
     status = shaping.status(conn, caller)
-    status.responders = respond_ops.statuses(conn) or None
+    status.responders = responding.statuses(conn) or None
     mine, orphaned = conn.owner == caller.key, conn.owner == NOBODY
     status.owner = "you" if mine else "nobody" if orphaned else "another session"
     status.share = conn.share

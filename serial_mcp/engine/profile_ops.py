@@ -6,9 +6,9 @@ import anyio
 
 from serial_mcp import messages
 from serial_mcp.core.identity import generated_selector, identity_of, selector_matches
-from serial_mcp.engine import event_ops, mirror_ops, respond_ops, results
+from serial_mcp.engine import event_reports, mirroring, responding, results
 from serial_mcp.engine.access import Caller
-from serial_mcp.engine.line_ops import apply_settings
+from serial_mcp.engine.line_actions import apply_settings
 from serial_mcp.engine.opening import SETTING_FIELDS, Opener, connection_defaults, port_info_for
 from serial_mcp.engine.options import (
     ConfigureOptions,
@@ -121,19 +121,19 @@ async def configure(
     settings = {k: v for k, v in defaults.items() if k not in ("respond", "elf", "mirror")}
     new = conn.settings.updated(**settings)  # validated before anything changes
     if "respond" in defaults:
-        respond_ops.parse_standing(defaults["respond"])
+        responding.parse_standing(defaults["respond"])
     if "mirror" in defaults:
-        mirror_ops.check_configure(defaults["mirror"])
+        mirroring.check_configure(defaults["mirror"])
     elf = defaults.get("elf")
-    loaded = await event_ops.load(svc, elf) if elf is not None else None  # a bad ELF changes nothing
+    loaded = await event_reports.load(svc, elf) if elf is not None else None  # a bad ELF changes nothing
     if "elf" in defaults:  # the firmware ELF belongs to the connection, not to its profile (issue 24)
         conn.events.elf = loaded
     if settings:
         await apply_settings(conn, new)
     if "respond" in defaults:  # standing rules belong to the connection, not to its profile
-        await respond_ops.replace_standing(svc, caller, conn.id, defaults["respond"])
+        await responding.replace_standing(svc, caller, conn.id, defaults["respond"])
     if "mirror" in defaults:  # issue 23.1: an RFC 2217 mirror, added or ended live
-        await mirror_ops.configure_mirror(conn, defaults["mirror"], svc.policy.read_only)
+        await mirroring.configure_mirror(conn, defaults["mirror"], svc.policy.read_only)
     persistence = await Opener(svc).persist(conn, settings) if settings else "not_needed"
     name = conn.options.profile
     current = await anyio.to_thread.run_sync(_store(svc).get, name) if name and svc.profiles else None

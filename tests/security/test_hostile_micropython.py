@@ -19,7 +19,7 @@ import pytest
 from mcp import Client
 
 from serial_mcp.core.settings import SerialSettings
-from serial_mcp.engine import micropython_ops
+from serial_mcp.engine import micropython_run
 from serial_mcp.mcp.server import build_server
 from serial_mcp.serial import sim_micropython_exec as mpy
 from serial_mcp.serial import sim_micropython_values as sim_values
@@ -30,7 +30,7 @@ from serial_mcp.serial.sim_micropython import BANNER, PROMPT, MicroPythonBoard
 from tests.liveness import StdioServer
 from tests.tool_calls import call, error
 
-RAW_ENTERED = b"\r\n" + micropython_ops.RAW_BANNER
+RAW_ENTERED = b"\r\n" + micropython_run.RAW_BANNER
 WINDOW = 16
 FLOOD_RATE_CHUNK = 4096  # bytes of credit per send ...
 FLOOD_PAUSE_S = 0.02  # ... every 20 ms: ~200 kB/s, a fast USB-CDC board
@@ -153,13 +153,13 @@ async def test_credit_is_read_only_when_the_window_is_spent(
     c, opener = fake_client
     opener.add("burst", BurstCreditBoard())
     takes = [0]
-    real_take = micropython_ops._Stream.take
+    real_take = micropython_run._Stream.take
 
-    async def counting_take(self: micropython_ops._Stream, n: int, cap_s: float | None = None) -> bytes:
+    async def counting_take(self: micropython_run._Stream, n: int, cap_s: float | None = None) -> bytes:
         takes[0] += 1
         return await real_take(self, n, cap_s)
 
-    monkeypatch.setattr(micropython_ops._Stream, "take", counting_take)
+    monkeypatch.setattr(micropython_run._Stream, "take", counting_take)
     code = "print('hi')\n" * 10
     cid = (await call(c, "open", {"port": "burst"}))["connection_id"]
     r = await call(c, "transact", {"connection_id": cid, **script_step(code)})
@@ -272,7 +272,7 @@ def test_a_script_runs_on_the_boards_clock_keeps_typed_input_and_stops_at_ctrl_c
     port = FakePortHandle(device, SerialSettings())
     port.write(b"\x01")
     port.write(b"for i in range(5000):\n    x = i\n\x04")
-    assert port.read_chunk() == b"\r\n" + micropython_ops.RAW_BANNER + b"OK"  # the write did not run it
+    assert port.read_chunk() == b"\r\n" + micropython_run.RAW_BANNER + b"OK"  # the write did not run it
     port.write(b"\x02")  # typed while the script runs: it waits in the board's buffer
     port.write(b"\x03")  # Ctrl-C: interrupts the script
     clock.run_next()

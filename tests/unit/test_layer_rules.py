@@ -92,3 +92,41 @@ def test_no_module_is_over_500_lines() -> None:
         and (n := len(path.read_text().splitlines())) > MAX_MODULE_LINES
     }
     assert not long, f"modules over {MAX_MODULE_LINES} lines: {long}"
+
+
+# --- a flat engine: an operation module never imports another -------------------------------------
+
+OPS = sorted((PACKAGE / "engine").glob("*_ops.py"))
+
+
+def ops_imported(source: str) -> list[str]:
+    """The ``engine/*_ops`` modules ``source`` imports (``from serial_mcp.engine import x_ops``,
+    ``from serial_mcp.engine.x_ops import ...``, ``import serial_mcp.engine.x_ops``)."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom) and node.module is not None:
+            if node.module == "serial_mcp.engine":
+                found += [a.name for a in node.names if a.name.endswith("_ops")]
+            elif node.module.startswith("serial_mcp.engine.") and node.module.endswith("_ops"):
+                found.append(node.module.rsplit(".", 1)[1])
+        elif isinstance(node, ast.Import):
+            found += [a.name.rsplit(".", 1)[1] for a in node.names if a.name.endswith("_ops")]
+    return found
+
+
+def test_the_ops_rule_sees_every_import_form() -> None:
+    src = (
+        "from serial_mcp.engine import results, io_ops\n"
+        "from serial_mcp.engine.line_ops import apply_settings\n"
+        "import serial_mcp.engine.respond_ops\n"
+        "from serial_mcp.engine import shaping, line_actions\n"
+    )
+    assert ops_imported(src) == ["io_ops", "line_ops", "respond_ops"]
+
+
+@pytest.mark.parametrize("path", OPS, ids=lambda p: p.name)
+def test_no_operation_module_imports_another(path: Path) -> None:
+    """Operations stand side by side; what two of them share lives in a lower engine module
+    (``shaping``, ``exchange``, ``line_actions``, ``responding`` ...)."""
+    imported = ops_imported(path.read_text())
+    assert not imported, f"{path.name} imports {imported}: move the shared part to a lower module"
