@@ -35,7 +35,8 @@ from serial_mcp.core.settings import SerialSettings
 from serial_mcp.errors import ErrorCode, SerialMcpError
 from serial_mcp.serial.event_watch import EventWatch, SeenEvent
 from serial_mcp.serial.handle import PortHandle
-from serial_mcp.serial.port_lifecycle import PortLifecycle, State
+from serial_mcp.serial.port_lifecycle import PortLifecycle
+from serial_mcp.serial.port_lifecycle import State as State  # re-exported: connection.State, as before
 from serial_mcp.serial.pump import RxPump
 from serial_mcp.serial.responder import AnswerWriter
 from serial_mcp.serial.tx import TxSession, WriteOutcome, acquire_within

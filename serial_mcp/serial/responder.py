@@ -30,7 +30,7 @@ from serial_mcp.core.match import Matcher
 from serial_mcp.core.settings import SerialSettings
 from serial_mcp.core.unknown_keys import reject_unknown_keys
 from serial_mcp.errors import InvalidArgument
-from serial_mcp.serial.tx import BITS_PER_CHAR, TxSession, WriteStopped
+from serial_mcp.serial.tx import BITS_PER_CHAR, WriteStopped
 
 log = logging.getLogger(__name__)
 
@@ -117,7 +117,6 @@ class _Answering(Protocol):
 
     id: str
     settings: SerialSettings
-    tx: TxSession
 
     def record(self, kind: str, data: bytes | None = None, **fields: Any) -> Any: ...
 
