@@ -258,6 +258,9 @@ def test_micropython_unix_port_tracebacks() -> None:
     assert (div.reason, div.severity) == ("ZeroDivisionError: divide by zero", "error")
     assert div.trace == ('File "<stdin>", line 1, in <module>', 'File "<stdin>", line 2, in f')
     assert div.offset == line_at(data, b"Traceback") and div.end == line_end(data, b"ZeroDivisionError")
+    assert div.summary() == (  # the exception is the traceback's last line: the summary line names it
+        f"crash at offset {div.offset}: Traceback (most recent call last): ZeroDivisionError: divide by zero"
+    )
     assert imp.reason == "ImportError: no module named 'nosuchmodule'"
     assert kbd.severity == "warning"  # an interrupt is not a crash of the program's own making
 
