@@ -453,3 +453,27 @@ def test_event_summary_and_dict() -> None:
     d = crash.as_dict()
     assert d["pc"] == "0x42003863" and d["reset_reason"] == "RTC_SW_CPU_RST" and "backtrace" not in d
     json.dumps(d)
+
+
+# --- the prefilter's hints -----------------------------------------------------------------------------------
+
+NEVER = rb"\x00never a boot\x00"  # a user's boot pattern no line holds: every line is searched on its own
+
+
+@pytest.mark.parametrize("path", [*STREAMS, None], ids=lambda p: p.name if p else "long-lines")
+@settings(max_examples=10, deadline=None)
+@given(sizes=st.lists(st.integers(min_value=1, max_value=5000), min_size=1, max_size=40))
+def test_the_prefilters_hints_find_what_searching_each_line_finds(path: Path | None, sizes: list[int]) -> None:
+    """A line's trigger taken from the region's search (and a line known to hold none) gives the events that
+    searching each line again gives, at every chunking."""
+    data = path.read_bytes() if path is not None else long_lines()
+    hinted, searched = EventDetector(), EventDetector(boot_patterns=[NEVER])
+    got: tuple[list[Event], list[Event]] = ([], [])
+    i = k = 0
+    while i < len(data):
+        n = sizes[k % len(sizes)]
+        for detector, events in zip((hinted, searched), got, strict=True):
+            events += detector.feed(data[i : i + n], i, 0.0)
+        i, k = i + n, k + 1
+    assert got[0] + hinted.flush() == got[1] + searched.flush()
+    assert hinted.counters() == searched.counters()
