@@ -463,7 +463,9 @@ NEVER = rb"\x00never a boot\x00"  # a user's boot pattern no line holds: every l
 @pytest.mark.parametrize("path", [*STREAMS, None], ids=lambda p: p.name if p else "long-lines")
 @settings(max_examples=10, deadline=None)
 @given(sizes=st.lists(st.integers(min_value=1, max_value=5000), min_size=1, max_size=40))
-def test_the_prefilters_hints_find_what_searching_each_line_finds(path: Path | None, sizes: list[int]) -> None:
+def test_the_prefilters_hints_find_what_searching_each_line_finds(
+    path: Path | None, sizes: list[int]
+) -> None:
     """A line's trigger taken from the region's search (and a line known to hold none) gives the events that
     searching each line again gives, at every chunking."""
     data = path.read_bytes() if path is not None else long_lines()
