@@ -81,11 +81,7 @@ def run_send(
             )
 
         result = await _on_port(policy, port, baud_rate, call, writes=True)
-        ok = result.reply.matched if expect is not None else True
-        if not as_json:
-            _show_read(result.reply, out)
-        _say_if_cut(result.reply, expect, limit)
-        return result, EXIT_OK if ok else EXIT_NO_MATCH
+        return result, _shown(result.reply, expect, limit, as_json, out, got=True)
 
     return _run(go, as_json, out)
 
@@ -125,11 +121,7 @@ def run_power_cycle(
             )
 
         result = await _on_port(policy, port, baud_rate, call, writes=True)
-        ok = result.read.matched if expect is not None else True
-        if not as_json:
-            _show_read(result.read, out)
-        _say_if_cut(result.read, expect, limit)
-        return result, EXIT_OK if ok else EXIT_NO_MATCH
+        return result, _shown(result.read, expect, limit, as_json, out, got=True)
 
     return _run(go, as_json, out)
 
@@ -153,11 +145,7 @@ def run_read(
     async def go() -> tuple[Result, int]:
         result = await _on_port(policy, port, baud_rate, call)
         got = result.next_offset > result.from_offset or bool(result.frames)
-        ok = result.matched if expect is not None else got
-        if not as_json:
-            _show_read(result, out)
-        _say_if_cut(result, expect, limit)
-        return result, EXIT_OK if ok else EXIT_NO_MATCH
+        return result, _shown(result, expect, limit, as_json, out, got=got)
 
     return _run(go, as_json, out)
 
@@ -168,6 +156,18 @@ def _bound(max_bytes: int | None, expect: str | None) -> int | None:
     if max_bytes is not None:
         return max_bytes
     return MAX_READ_BYTES if expect is not None else None
+
+
+def _shown(
+    read: ReadResult, expect: str | None, limit: int | None, as_json: bool, out: TextIO, *, got: bool
+) -> int:
+    """Show what a one-shot read (unless ``--json``), say if ``max_bytes`` cut it short, and give its
+    exit status: with ``--expect`` whether it matched, else ``got`` (a write's reply: always)."""
+    if not as_json:
+        _show_read(read, out)
+    _say_if_cut(read, expect, limit)
+    ok = read.matched if expect is not None else got
+    return EXIT_OK if ok else EXIT_NO_MATCH
 
 
 def _say_if_cut(result: ReadResult, expect: str | None, limit: int | None) -> None:

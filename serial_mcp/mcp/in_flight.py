@@ -46,6 +46,7 @@ class InFlight:
         self._listens: Counter[Any] = Counter()
         self._total = 0
         self._freed = anyio.Event()
+        self._waiting = 0  # tasks waiting on _freed: an answer with nobody waiting signals nothing
 
     @property
     def count(self) -> int:
@@ -58,7 +59,7 @@ class InFlight:
     async def drained(self) -> None:
         """Wait until every request handed on has been answered (listen streams do not count)."""
         while self._total > 0:
-            await self._freed.wait()
+            await self._wait_freed()
 
     async def admit(self, message: types.JSONRPCMessage) -> types.JSONRPCError | None:
         """Before ``message`` goes to the SDK: a request waits for a free slot and takes it. The
@@ -72,7 +73,7 @@ class InFlight:
                 self._listens[message.id] += 1
                 return None
             while self._total >= self.limit:
-                await self._freed.wait()
+                await self._wait_freed()
             self._ids[message.id] += 1
             self._total += 1
         elif isinstance(message, types.JSONRPCNotification) and message.method == "notifications/cancelled":
@@ -81,6 +82,13 @@ class InFlight:
             if isinstance(request_id, int | str) and not isinstance(request_id, bool):
                 self._drop(request_id, self._ids.get(request_id, 0) + self._listens.get(request_id, 0))
         return None
+
+    async def _wait_freed(self) -> None:
+        self._waiting += 1
+        try:
+            await self._freed.wait()
+        finally:
+            self._waiting -= 1
 
     def answered(self, message: types.JSONRPCMessage) -> None:
         """After ``message`` was written to the client: an answer gives its request's slot back."""
@@ -98,5 +106,6 @@ class InFlight:
                 del held[request_id]
             if held is self._ids:
                 self._total -= taken
-                self._freed.set()
-                self._freed = anyio.Event()
+                if self._waiting:  # a new anyio.Event costs ~10 us: made only when one was waited on
+                    self._freed.set()
+                    self._freed = anyio.Event()

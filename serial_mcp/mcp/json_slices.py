@@ -35,7 +35,12 @@ def is_big(value: Any, depth: int = _DEPTH) -> bool:
     if isinstance(value, list):
         return len(value) > BIG_ITEMS
     if isinstance(value, dict) and depth > 0:
-        return any(is_big(v, depth - 1) for v in value.values())
+        for v in value.values():  # a loop, not any(generator): this runs on every reply
+            if isinstance(v, list):
+                if len(v) > BIG_ITEMS:
+                    return True
+            elif isinstance(v, dict) and is_big(v, depth - 1):
+                return True
     return False
 
 

@@ -59,9 +59,12 @@ HEAVY_CHARS = 1 << 20  # characters of data in one
 
 
 def _heavy(result: Any) -> bool:
-    """Is the result big enough that making its text and JSON would hold the event loop?"""
-    frames = getattr(result, "frames", None)
-    data = getattr(result, "data", None)
+    """Is the result big enough that making its text and JSON would hold the event loop? (Its
+    ``__dict__`` is asked, not ``getattr``: a pydantic model without the field answers that through
+    ``__getattr__`` and a caught AttributeError, twice per call.)"""
+    fields = getattr(result, "__dict__", None) or {}
+    frames = fields.get("frames")
+    data = fields.get("data")
     return (isinstance(frames, list) and len(frames) > HEAVY_ITEMS) or (
         isinstance(data, str) and len(data) > HEAVY_CHARS
     )

@@ -35,9 +35,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 from serial_mcp import messages
-from serial_mcp.core.events import Event, EventDetector
 
 if TYPE_CHECKING:
+    from serial_mcp.core.events import Event, EventDetector
     from serial_mcp.serial.connection import Connection
     from serial_mcp.serial.firmware_elf import LoadedElf
 
@@ -120,7 +120,11 @@ class EventWatch:
     def __init__(self, conn: Connection, detector: EventDetector | None = None) -> None:
         self._conn = weakref.ref(conn)
         self._name = f"events-{conn.id}"
-        self.detector = detector or EventDetector()
+        if detector is None:  # its signatures (RE2 sets) are built by the first open, not at start-up
+            from serial_mcp.core.events import EventDetector
+
+            detector = EventDetector()
+        self.detector = detector
         self.elf: LoadedElf | None = None
         self._wake = threading.Event()
         self._now = threading.Event()  # scan without waiting BATCH_S: a result settles, the port ended

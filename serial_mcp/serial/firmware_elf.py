@@ -20,12 +20,14 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from serial_mcp import messages
-from serial_mcp.core.elf_symbols import MAX_ELF_BYTES, ElfSymbols
 from serial_mcp.errors import ErrorCode, InvalidArgument, SerialMcpError
 from serial_mcp.serial.replay_files import ReplayScope, real_path
+
+if TYPE_CHECKING:
+    from serial_mcp.core.elf_symbols import ElfSymbols
 
 __all__ = ["CACHE_SIZE", "ElfScope", "LoadedElf", "load_elf"]
 
@@ -107,7 +109,10 @@ _cache_lock = threading.Lock()
 
 def load_elf(name: str, scope: ElfScope) -> LoadedElf:
     """Find, read and parse ``name`` (blocking: call in a worker thread); cached per real path, mtime
-    and size, so a rebuilt firmware is read again and an unchanged one is not."""
+    and size, so a rebuilt firmware is read again and an unchanged one is not. pyelftools is imported
+    here, by the first ``open(elf=...)``: a server that decodes no backtrace never loads it."""
+    from serial_mcp.core.elf_symbols import MAX_ELF_BYTES, ElfSymbols
+
     real = scope.resolve(name)
     flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
     try:

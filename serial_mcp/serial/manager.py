@@ -7,6 +7,7 @@ reconnect) gets the name as given; an open's failure is scrubbed of the URL's se
 from __future__ import annotations
 
 import asyncio
+import importlib
 import itertools
 import logging
 import os
@@ -44,7 +45,9 @@ def port_key(port: str) -> str:
 
 def open_scrubbed(opener: Opener, port: str, settings: SerialSettings) -> PortHandle:
     """``opener.open``, with no secret of ``port`` in its failure or in the handle's name (which the
-    pump's log lines use)."""
+    pump's log lines use). Runs on a worker thread, so it also loads, once, what start-up left for
+    the first open: the event watch's detector (``serial_mcp.core.events``)."""
+    importlib.import_module("serial_mcp.core.events")
     try:
         handle = opener.open(port, settings)
     except SerialMcpError as exc:

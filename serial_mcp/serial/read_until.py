@@ -11,7 +11,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from serial_mcp import messages
-from serial_mcp.core.events import KINDS
 from serial_mcp.errors import InvalidArgument, Short
 
 if TYPE_CHECKING:
@@ -25,6 +24,8 @@ def until_kinds(until: Any) -> frozenset[str] | None:
     """``until``'s event kinds, checked (the typed options check them too; this guards other callers)."""
     if until is None:
         return None
+    from serial_mcp.core.events import KINDS  # the detector's package: loaded by the first port opened
+
     if isinstance(until, str) or not all(isinstance(k, str) and k in KINDS for k in until):
         raise InvalidArgument(messages.READ_BAD_UNTIL.format(value=Short(until), allowed=", ".join(KINDS)))
     kinds = set(until)

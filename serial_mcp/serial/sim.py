@@ -4,27 +4,35 @@
 ``AT+CSQ`` → signal quality, ``AT+GMR`` → firmware, unknown commands → ``ERROR``. ``sim://echo``
 returns every byte written. Devices with a clock live in their own modules: ``sim://micropython``
 (sim_micropython), ``sim://slow-modem`` (sim_slow_modem), ``sim://reboot-board`` (sim_reboot_board),
-``sim://esp32-rom`` (sim_esp32_rom).
+``sim://esp32-rom`` (sim_esp32_rom); each is imported when such a port is first opened, not at
+start-up.
 """
 
 from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
 
 from serial_mcp import messages
 from serial_mcp.core.settings import SerialSettings
 from serial_mcp.errors import ErrorCode, SerialMcpError
 from serial_mcp.serial.fake import MAX_COMMAND_LINE, FakeDevice, FakePortHandle
-from serial_mcp.serial.sim_esp32_rom import open_esp32_rom
-from serial_mcp.serial.sim_micropython import open_micropython
-from serial_mcp.serial.sim_reboot_board import open_reboot_board
-from serial_mcp.serial.sim_slow_modem import open_slow_modem
 from serial_mcp.version import __version__
 
+# kind -> (module, its opener): ``opener(port, settings)`` gives the port's handle
 TIMED_KINDS = {
-    "micropython": open_micropython,
-    "slow-modem": open_slow_modem,
-    "reboot-board": open_reboot_board,
-    "esp32-rom": open_esp32_rom,
+    "micropython": ("serial_mcp.serial.sim_micropython", "open_micropython"),
+    "slow-modem": ("serial_mcp.serial.sim_slow_modem", "open_slow_modem"),
+    "reboot-board": ("serial_mcp.serial.sim_reboot_board", "open_reboot_board"),
+    "esp32-rom": ("serial_mcp.serial.sim_esp32_rom", "open_esp32_rom"),
 }
+
+
+def timed_opener(kind: str) -> Callable[[str, SerialSettings], FakePortHandle]:
+    """The opener of a ``TIMED_KINDS`` device, its module imported now (once)."""
+    module, name = TIMED_KINDS[kind]
+    opener: Callable[[str, SerialSettings], FakePortHandle] = getattr(importlib.import_module(module), name)
+    return opener
 
 _MODEM_REPLIES = {
     b"AT": b"\r\nOK\r\n",
@@ -70,7 +78,7 @@ class SimOpener:
     def open(self, port: str, settings: SerialSettings) -> FakePortHandle:
         kind = port.removeprefix("sim://").partition("?")[0].strip("/")
         if kind in TIMED_KINDS:
-            return TIMED_KINDS[kind](port, settings)
+            return timed_opener(kind)(port, settings)
         if kind == "modem":
             dev = FakeDevice(port, ModemResponder())
             dev.feed(b"\r\nSIM MODEM READY\r\n")

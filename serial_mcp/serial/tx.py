@@ -116,13 +116,25 @@ class TxSession:
     """One writer at a time, in arrival order; the blocking write happens in a worker thread."""
 
     def __init__(self, handle: PortHandle) -> None:
-        self.handle = handle
+        self._handle = handle
+        self._nowait: NonBlockingWrite | None = handle if isinstance(handle, NonBlockingWrite) else None
         self._lock = asyncio.Lock()  # asyncio.Lock wakes waiters in FIFO order
         # Engine-side writers (respond-on-match from the pump thread, a PTY mirror) bypass the asyncio
         # lock on purpose — they must answer *during* a transact's read — but never interleave bytes
         # with another write: every handle.write goes through this lock.
         self._io_lock = threading.Lock()
         self.tx_bytes = 0
+
+    @property
+    def handle(self) -> PortHandle:
+        return self._handle
+
+    @handle.setter
+    def handle(self, handle: PortHandle) -> None:
+        """A reconnect's new handle. Whether it writes without blocking is asked once here: an
+        ``isinstance`` on a runtime Protocol walks its members (~10-15 µs), too much for every write."""
+        self._handle = handle
+        self._nowait = handle if isinstance(handle, NonBlockingWrite) else None
 
     def write_now(self, data: bytes, timeout_s: float | None = None, stall_s: float | None = None) -> int:
         """Blocking write from any thread, atomic with respect to other writes (not FIFO-queued);
@@ -187,10 +199,11 @@ class TxSession:
         """Write on the event loop what the port takes at once, when that cannot block: a PTY or a
         socket whose descriptor has room (no drain to wait for). A command of a few bytes then costs
         no thread hop; whatever is left goes the bounded way in a worker."""
-        if not isinstance(self.handle, NonBlockingWrite) or not self._io_lock.acquire(blocking=False):
+        nowait = self._nowait
+        if nowait is None or not self._io_lock.acquire(blocking=False):
             return 0
         try:
-            return self.handle.write_nowait(data)
+            return nowait.write_nowait(data)
         finally:
             self._io_lock.release()
 

@@ -258,6 +258,9 @@ def test_micropython_unix_port_tracebacks() -> None:
     assert (div.reason, div.severity) == ("ZeroDivisionError: divide by zero", "error")
     assert div.trace == ('File "<stdin>", line 1, in <module>', 'File "<stdin>", line 2, in f')
     assert div.offset == line_at(data, b"Traceback") and div.end == line_end(data, b"ZeroDivisionError")
+    assert div.summary() == (  # the exception is the traceback's last line: the summary line names it
+        f"crash at offset {div.offset}: Traceback (most recent call last): ZeroDivisionError: divide by zero"
+    )
     assert imp.reason == "ImportError: no module named 'nosuchmodule'"
     assert kbd.severity == "warning"  # an interrupt is not a crash of the program's own making
 
@@ -450,3 +453,29 @@ def test_event_summary_and_dict() -> None:
     d = crash.as_dict()
     assert d["pc"] == "0x42003863" and d["reset_reason"] == "RTC_SW_CPU_RST" and "backtrace" not in d
     json.dumps(d)
+
+
+# --- the prefilter's hints -----------------------------------------------------------------------------------
+
+NEVER = rb"\x00never a boot\x00"  # a user's boot pattern no line holds: every line is searched on its own
+
+
+@pytest.mark.parametrize("path", [*STREAMS, None], ids=lambda p: p.name if p else "long-lines")
+@settings(max_examples=10, deadline=None)
+@given(sizes=st.lists(st.integers(min_value=1, max_value=5000), min_size=1, max_size=40))
+def test_the_prefilters_hints_find_what_searching_each_line_finds(
+    path: Path | None, sizes: list[int]
+) -> None:
+    """A line's trigger taken from the region's search (and a line known to hold none) gives the events that
+    searching each line again gives, at every chunking."""
+    data = path.read_bytes() if path is not None else long_lines()
+    hinted, searched = EventDetector(), EventDetector(boot_patterns=[NEVER])
+    got: tuple[list[Event], list[Event]] = ([], [])
+    i = k = 0
+    while i < len(data):
+        n = sizes[k % len(sizes)]
+        for detector, events in zip((hinted, searched), got, strict=True):
+            events += detector.feed(data[i : i + n], i, 0.0)
+        i, k = i + n, k + 1
+    assert got[0] + hinted.flush() == got[1] + searched.flush()
+    assert hinted.counters() == searched.counters()

@@ -25,6 +25,14 @@ DEFERRED = {
     "pyte": "a read with screen",
     "serial_mcp.mcp.http": "--transport http",
     "serial_mcp.view": "serial-mcp view",
+    "elftools": "open(elf=...): backtrace decoding (firmware_elf.load_elf)",
+    "serial_mcp.core.elf_symbols": "open(elf=...)",
+    "serial_mcp.core.events.detector": "the first port opened (its event watch)",
+    "serial_mcp.core.events.signatures": "the first port opened",
+    "serial_mcp.serial.sim_micropython": "opening sim://micropython",
+    "serial_mcp.serial.sim_esp32_rom": "opening sim://esp32-rom",
+    "serial_mcp.serial.sim_reboot_board": "opening sim://reboot-board",
+    "serial_mcp.serial.sim_slow_modem": "opening sim://slow-modem",
 }
 
 _PROBE = """
@@ -70,6 +78,19 @@ def test_stdio_serve_imports_no_request_specific_module(tmp_path: Path) -> None:
         ("from serial_mcp.core.parsers import build_parser; build_parser({'type': 'gnss'})\n", "pyubx2"),
         ("from serial_mcp.core.parsers import build_parser; build_parser({'type': 'rtcm3'})\n", "pyrtcm"),
         ("from serial_mcp.core.screen import TerminalScreen; TerminalScreen(80, 24)\n", "pyte"),
+        (
+            "from serial_mcp.serial.firmware_elf import ElfScope, load_elf\n"
+            "try:\n    load_elf('no-such.elf', ElfScope())\nexcept Exception:\n    pass\n",
+            "elftools",
+        ),
+        (
+            "from serial_mcp.serial.manager import open_scrubbed\n"
+            "from serial_mcp.serial.sim import SimOpener\n"
+            "from serial_mcp.core.settings import SerialSettings\n"
+            "open_scrubbed(SimOpener(), 'sim://echo', SerialSettings()).close()\n",
+            "serial_mcp.core.events.detector",
+        ),
+        ("from serial_mcp.serial.sim import timed_opener; timed_opener('esp32-rom')\n", "serial_mcp.serial.sim_esp32_rom"),
     ],
 )
 def test_the_request_that_needs_a_module_loads_it(tmp_path: Path, request_code: str, module: str) -> None:

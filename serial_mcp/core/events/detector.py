@@ -22,13 +22,11 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Final
 
-from serial_mcp import messages
-from serial_mcp.core.events.block import MAX_FRAMES, MAX_TEXT, Block, Row, clean, escape, rows_of
+from serial_mcp.core.events.block import MAX_FRAMES, MAX_TEXT, Block, Row, clean
 from serial_mcp.core.events.boot_loop import BootLoopWatch
 from serial_mcp.core.events.model import Event
 from serial_mcp.core.events.signatures import SIGNATURES, Signature
-from serial_mcp.core.match import compile_re2
-from serial_mcp.errors import InvalidArgument
+from serial_mcp.core.events.table import compile_table
 
 __all__ = [
     "DEFAULT_BOOT_LOOP_COUNT",
@@ -46,9 +44,9 @@ DEFAULT_BOOT_LOOP_COUNT: Final = 3
 DEFAULT_BOOT_LOOP_WINDOW: Final = 30.0  # seconds
 DEFAULT_IDLE: Final = 1.0  # seconds without a byte after which an open block is complete
 DEFAULT_RESET_GRACE: Final = 2.0  # seconds a critical crash waits for the boot that is its reset
-USER_BOOT_RANK: Final = 60  # a user's boot pattern ranks after every built-in banner
 
 _TERM: Final = re.compile(rb"[\r\n]")
+_SEARCH: Final = (-1, -1)  # _head's hint "not known: search the line" (None: no trigger in it)
 _COUNTERS: Final = (  # noqa: SIM905 (two lines of names read better than eleven)
     "bytes_scanned lines_examined bytes_examined events boots stages resets crashes boot_loops"
     " gaps overlap_bytes"
@@ -79,26 +77,8 @@ class EventDetector:
         self._loops = BootLoopWatch(max(2, int(boot_loop_count)), float(boot_loop_window))
         self._idle = float(idle)
         self._reset_grace = float(reset_grace)
-        rows = list(rows_of(tuple(signatures)))
-        alternatives = [escape(trigger) for row in rows for trigger in row.sig.triggers]
-        for i, pattern in enumerate(boot_patterns):
-            user = compile_re2(pattern, f"boot_patterns[{i}]", multiline=False)
-            sig = Signature(f"user_boot_{i}", "user", "boot", "info", (), r"\A", rank=USER_BOOT_RANK)
-            rows.append(Row(sig, raw_head=user))
-            alternatives.append(b"(?:" + pattern + b")")
-        self._rows: tuple[Row, ...] = tuple(rows)
-        self._user_rows: tuple[Row, ...] = tuple(row for row in rows if row.raw is not None)
-        by_trigger: dict[bytes, list[Row]] = {}
-        for row in rows:
-            for trigger in row.sig.triggers:
-                by_trigger.setdefault(trigger, []).append(row)
-        self._by_trigger: dict[bytes, tuple[Row, ...]] = {k: tuple(v) for k, v in by_trigger.items()}
-        try:
-            self._trigger = compile_re2(b"|".join(alternatives), "boot_patterns", multiline=True)
-        except InvalidArgument as exc:  # only a user's patterns can push the prefilter over RE2's budget
-            raise InvalidArgument(
-                messages.EVENTS_BOOT_PATTERNS_TOO_BIG.format(error=exc), field="boot_patterns"
-            ) from None
+        table = compile_table(tuple(signatures), boot_patterns)
+        self._rows, self._user_rows, self._by_trigger, self._trigger, self._hints = table
         self._pos: int | None = None  # absolute offset of the next byte expected
         self._tail = bytearray()  # the first MAX_LINE bytes of the unfinished line
         self._tail_start: int | None = None
@@ -235,6 +215,8 @@ class EventDetector:
         A line starting before ``early`` arrived at ``early_t`` (a held line start), the others at ``t``."""
         i = lo
         search = self._trigger.search
+        next_at = next_end = -1  # the next trigger at or after i while a block is open (-1: not looked)
+        resumed = False  # the search restarted inside a line: its leftmost trigger is not known
         while i < hi:
             if self._block is None and self._pending is None:
                 m = search(data, i, hi)
@@ -251,37 +233,64 @@ class EventDetector:
                     continue
                 if m.end() > ls + MAX_LINE:
                     i = p + 1  # it straddles the cut: another trigger may still lie inside
+                    resumed = True
                     continue
-                self._line(data[ls : min(le, ls + MAX_LINE)], base + ls, early_t if ls < early else t, out)
+                hint = (p - ls, m.end() - ls) if self._hints and not resumed else _SEARCH
+                resumed = False
+                self._line(
+                    data[ls : min(le, ls + MAX_LINE)], base + ls, early_t if ls < early else t, out, hint
+                )
                 i = le + 1
-            else:
+            else:  # a block is open: every line is read; one search finds the next trigger for them all
+                if next_at < i:
+                    nm = search(data, i, hi) if self._hints else None
+                    next_at, next_end = (nm.start(), nm.end()) if nm is not None else (hi, hi)
                 term = _TERM.search(data, i, hi)
                 le = term.start() if term is not None else hi
                 if le > i:
-                    self._line(data[i : min(le, i + MAX_LINE)], base + i, early_t if i < early else t, out)
+                    if not self._hints:
+                        hint = _SEARCH
+                    elif next_at >= le:
+                        hint = None  # no trigger in this line (no trigger holds a line end)
+                    elif next_end > i + MAX_LINE:
+                        hint = _SEARCH  # the trigger straddles or passes the kept part: read what is kept
+                    else:
+                        hint = (next_at - i, next_end - i)
+                    self._line(
+                        data[i : min(le, i + MAX_LINE)], base + i, early_t if i < early else t, out, hint
+                    )
                 i = le + 1
 
     def _maybe_line(self, raw: bytes, start: int, t: float, out: list[Event]) -> None:
         if raw and (self._block is not None or self._pending is not None or self._trigger.search(raw)):
             self._line(raw, start, t, out)
 
-    def _head(self, raw: bytes, text: str) -> tuple[Row, re.Match[str] | None] | None:
-        """The row whose head this line is, trying the rows of the leftmost trigger first."""
+    def _head(
+        self, raw: bytes, text: str, hint: tuple[int, int] | None = _SEARCH
+    ) -> tuple[Row, re.Match[str] | None] | None:
+        """The row whose head this line is, trying the rows of the leftmost trigger first. ``hint`` is
+        where the leftmost trigger is in ``raw`` when the caller knows it (None: there is none)."""
         search = self._trigger.search
-        m = search(raw)
-        if m is None:
+        if hint is None:
             return None
+        if hint is _SEARCH:
+            m = search(raw)
+            if m is None:
+                return None
+            hint = (m.start(), m.end())
+        at, to = hint
         tried: set[str] = set()
         for _ in range(4):  # the rows of the first few triggers found, in the order they are met
-            for row in self._by_trigger.get(raw[m.start() : m.end()], self._user_rows):
+            for row in self._by_trigger.get(raw[at:to], self._user_rows):
                 if row.name not in tried:
                     tried.add(row.name)
                     found = self._try(row, raw, text)
                     if found is not None:
                         return found
-            m = search(raw, m.start() + 1)
+            m = search(raw, at + 1)
             if m is None:
                 return None
+            at, to = m.start(), m.end()
         for row in self._rows:  # a line with many triggers: the remaining rows, each once
             if row.name not in tried and (row.raw is not None or any(t in raw for t in row.sig.triggers)):
                 found = self._try(row, raw, text)
@@ -296,7 +305,9 @@ class EventDetector:
         m = row.head.search(text)
         return (row, m) if m is not None else None
 
-    def _line(self, raw: bytes, start: int, t: float, out: list[Event]) -> None:
+    def _line(
+        self, raw: bytes, start: int, t: float, out: list[Event], hint: tuple[int, int] | None = _SEARCH
+    ) -> None:
         self._c["lines_examined"] += 1
         self._c["bytes_examined"] += len(raw)
         text = clean(raw)
@@ -304,7 +315,7 @@ class EventDetector:
             return
         end = start + len(raw)
         blk = self._block
-        head = None if blk is not None and blk.quiet else self._head(raw, text)
+        head = None if blk is not None and blk.quiet else self._head(raw, text, hint)
         if blk is not None and blk.quiet:
             self._inside(blk, text, end, t, out)  # a core dump: no heads are looked for inside it
             return

@@ -58,9 +58,12 @@ class Event:
     boots: tuple[int, ...] = ()  # boot_loop: the offsets of the boots in the window
 
     def summary(self) -> str:
-        """One short line: ``crash at offset 10412: Guru Meditation Error (LoadProhibited)``."""
+        """One short line: ``crash at offset 10412: Guru Meditation Error (LoadProhibited)``. A crash whose
+        first line does not say its reason (a Python traceback: the exception comes last) gets it added."""
         what = self.kind.replace("_", " ")
         text = f"{what} at offset {self.offset}: {self.line}"
+        if self.kind == "crash" and self.reason and self.reason.lower() not in self.line.lower():
+            text += f" {self.reason}" if self.line.endswith(":") else f" ({self.reason})"
         if self.kind == "crash" and self.reset_reason:
             text += f" → reset {self.reset_reason}"
         elif self.kind == "boot" and self.reason and self.reason not in self.line:
