@@ -401,13 +401,13 @@ class Connection(PortLifecycle):
                 await anyio.to_thread.run_sync(self.handle.close)
             except Exception as exc:
                 log.info("closing %s: %s", self.port, exc)
-        self.record("close")
-        await self.stop_recording("closed")
-        for closer in self.closers:
-            try:
+        for closer in self.closers:  # before the recording stops: what they log (a mirror client
+            try:  # cut off, say) is the capture's too
                 await anyio.to_thread.run_sync(closer)
             except Exception as exc:  # a clean-up failure must not keep the port open
                 log.info("closing %s: %s", self.id, exc)
+        self.record("close")
+        await self.stop_recording("closed")
         self._wake()
         self._release()
 

@@ -257,6 +257,8 @@ class Rfc2217Mirror:
         self.tx_forwarded += len(chunk)
 
     def _detach(self, reason: str) -> None:
+        if self._stopping:  # close() shut the socket: the client did not leave, it was cut off
+            reason = "mirror closed"
         with self._cond:
             sock, port, client = self._sock, self._port, self.client
             self._sock = self._port = self._manager = None

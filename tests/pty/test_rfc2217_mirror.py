@@ -335,16 +335,24 @@ async def test_one_client_at_a_time_and_nothing_left_after_a_client_dies(echo_de
     assert socket_fds() == sockets
 
 
-async def test_the_mirror_ends_with_the_connection_while_a_client_is_attached(echo_dev: PtyDevice) -> None:
+async def test_the_mirror_ends_with_the_connection_while_a_client_is_attached(
+    echo_dev: PtyDevice, tmp_path: Path
+) -> None:
     sockets = socket_fds()
-    async with Engine() as eng:
-        conn = await eng.open(echo_dev.path, mirror="rfc2217")
+    async with Engine(capture_dir=tmp_path) as eng:
+        conn = await eng.open(echo_dev.path, mirror="rfc2217", record="s.jsonl")
         port = await anyio.to_thread.run_sync(client, conn.opened.mirror_url or "")
         await conn.close()
         with pytest.raises(serial.SerialException):  # the client sees the end
             await anyio.to_thread.run_sync(port.read, 1)
         await anyio.to_thread.run_sync(port.close)
     assert socket_fds() == sockets
+    # the capture says the client was cut off by the close, before the connection's own close
+    capture = parse_capture((tmp_path / "s.jsonl").read_text().splitlines())
+    labels = [e.fields.get("label") or e.type for e in capture.events if e.type in ("marker", "close")]
+    assert labels[-2:] == ["rfc2217 detach", "close"], labels
+    detach = next(e for e in capture.events if e.fields.get("label") == "rfc2217 detach")
+    assert detach.fields["reason"] == "mirror closed"
 
 
 async def test_dtr_rts_and_break_reach_the_port_in_order_with_the_data_and_their_timing() -> None:
