@@ -9,9 +9,11 @@ always one contiguous run ``[from_offset, next_offset)`` plus the bytes lost bef
 from __future__ import annotations
 
 import time
+from typing import Any
 
 from serial_mcp import messages
-from serial_mcp.core.decode import DecodedFrame
+from serial_mcp.core.cursors import Cursor
+from serial_mcp.core.decode import DecodedFrame, StreamDecoder
 from serial_mcp.core.encoding import utf8_complete_length
 from serial_mcp.core.framing.base import FramingError
 from serial_mcp.core.match import Span
@@ -67,10 +69,28 @@ __all__ = [  # the request side lives in read_request; imported from here as bef
     "StopReason",
     "build_decode_spec",
     "build_read_request",
+    "decoder_at_start",
     "read",
     "resolve_start",
     "wait_or_stop",
 ]
+
+
+def decoder_at_start(
+    conn: Connection, req: ReadRequest, spec: DecodeSpec, on_cursor: bool, start: int | None
+) -> tuple[Cursor | None, StreamDecoder, list[Any], int, int]:
+    """Where a framed read starts and the decoder it feeds: on a cursor, the cursor's own decoder
+    (a new one if the framing changed), its pending bytes and how far it has fed; elsewhere a fresh
+    decoder at the start. Returns ``(cursor or None, decoder, pending, fed, from_offset)``."""
+    if on_cursor:
+        with conn.thread_lock:
+            cur = conn.cursors.get(req.cursor, conn.ring.start_offset)
+            if cur.decoder is None or cur.decoder_key != spec.key:
+                cur.drop_decoder()
+                cur.decoder, cur.decoder_key = spec.new_decoder(cur.offset), spec.key
+            return cur, cur.decoder, cur.pending, cur.fed, cur.offset
+    from_offset = resolve_start(conn, req) if start is None else start
+    return None, spec.new_decoder(from_offset), [], from_offset, from_offset
 
 
 def resolve_start(conn: Connection, req: ReadRequest) -> int:
@@ -247,16 +267,7 @@ async def _read_framed(
     """A read that returns frames. Decoder state lives with the cursor, so a frame torn across two
     reads (or two pump chunks) is decoded whole next time; changing the framing resets it."""
     on_cursor = req.from_ == "cursor" and start is None
-    if on_cursor:
-        with conn.thread_lock:
-            cur = conn.cursors.get(req.cursor, conn.ring.start_offset)
-            if cur.decoder is None or cur.decoder_key != spec.key:
-                cur.drop_decoder()
-                cur.decoder, cur.decoder_key = spec.new_decoder(cur.offset), spec.key
-            decoder, pending, fed, from_offset = cur.decoder, cur.pending, cur.fed, cur.offset
-    else:
-        from_offset = resolve_start(conn, req) if start is None else start
-        decoder, pending, fed = spec.new_decoder(from_offset), [], from_offset
+    cur, decoder, pending, fed, from_offset = decoder_at_start(conn, req, spec, on_cursor, start)
     dropped_before = decoder.frames_dropped
     skipped_before = decoder.bytes_skipped
     rejected: list[DecodedFrame] = []
@@ -341,7 +352,7 @@ async def _read_framed(
         frames[-1].end if pending and frames else (from_offset if pending else decoder.pending_start)
     )
     next_offset = max(next_offset, from_offset)
-    if on_cursor:
+    if cur is not None:
         with conn.thread_lock:
             cur.offset, cur.fed, cur.pending = next_offset, fed, pending
     advanced = _advance_cursor(conn, req, start, next_offset) if not on_cursor else req.cursor

@@ -30,7 +30,7 @@ from serial_mcp.serial.reader import (
     ReadOutcome,
     ReadRequest,
     StopReason,
-    resolve_start,
+    decoder_at_start,
     wait_or_stop,
 )
 
@@ -43,16 +43,7 @@ async def read_summary(
     """Summarise ``[start, req.to)`` (or until the timeout); see the module docstring."""
     on_cursor = req.from_ == "cursor" and start is None
     summary = StreamSummary(req.summary or ())
-    if on_cursor:
-        with conn.thread_lock:
-            cur = conn.cursors.get(req.cursor, conn.ring.start_offset)
-            if cur.decoder is None or cur.decoder_key != spec.key:
-                cur.drop_decoder()
-                cur.decoder, cur.decoder_key = spec.new_decoder(cur.offset), spec.key
-            decoder, pending, fed, from_offset = cur.decoder, cur.pending, cur.fed, cur.offset
-    else:
-        from_offset = resolve_start(conn, req) if start is None else start
-        decoder, pending, fed = spec.new_decoder(from_offset), [], from_offset
+    cur, decoder, pending, fed, from_offset = decoder_at_start(conn, req, spec, on_cursor, start)
     if req.to is not None and req.to < from_offset:
         raise InvalidArgument(messages.READ_SUMMARY_BAD_TO.format(to=req.to, start=from_offset))
     decoder.rejected = []
@@ -100,7 +91,7 @@ async def read_summary(
     finally:
         decoder.rejected = None
     next_offset = max(decoder.pending_start, from_offset)
-    if on_cursor:
+    if cur is not None:
         with conn.thread_lock:
             cur.offset, cur.fed, cur.pending = next_offset, fed, []
     conn.bytes_lost_total += lost
