@@ -143,6 +143,7 @@ async def test_listen_streams_take_no_slot_and_one_too_many_is_refused_at_once()
 
 
 @pytest.mark.slow
+@pytest.mark.serial  # a 20 s bound on silence: a loaded parallel run once starved the server that long
 def test_many_listen_streams_never_stop_the_server_reading() -> None:
     """300 subscriptions/listen then a ping: the bound on requests in flight once let 256 listen
     streams take every slot, and the server read nothing more (not the ping, not the end of input)."""
