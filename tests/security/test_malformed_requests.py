@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import select
 import subprocess
 import sys
@@ -45,6 +46,7 @@ class StdioServer:
             env=env,
         )
         self.next_id = 1000
+        self.pending = b""  # stdout bytes read but not yet a whole line
 
     def send(self, line: str) -> None:
         assert self.proc.stdin is not None
@@ -54,10 +56,14 @@ class StdioServer:
     def receive(self) -> dict[str, Any]:
         """The next stdout line, waiting at most BOUND_S for it."""
         assert self.proc.stdout is not None
-        ready, _, _ = select.select([self.proc.stdout], [], [], BOUND_S)
-        assert ready, f"no answer within {BOUND_S} s"
-        line = self.proc.stdout.readline()
-        assert line, f"the server exited (rc={self.proc.poll()})"
+        fd = self.proc.stdout.fileno()
+        while b"\n" not in self.pending:  # from the pipe itself, not a buffer select() cannot see
+            ready, _, _ = select.select([fd], [], [], BOUND_S)
+            assert ready, f"no answer within {BOUND_S} s"
+            chunk = os.read(fd, 1 << 16)
+            assert chunk, f"the server exited (rc={self.proc.poll()})"
+            self.pending += chunk
+        line, self.pending = self.pending.split(b"\n", 1)
         message: dict[str, Any] = json.loads(line)
         return message
 
