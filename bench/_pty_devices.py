@@ -6,11 +6,13 @@ Simulators run in a daemon thread and stop within one select round when ``stop()
 
 from __future__ import annotations
 
+import contextlib
 import os
 import select
 import statistics
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import tty
@@ -93,7 +95,7 @@ class Responder:
 _FLOOD_CODE = """
 import os, sys
 fd, total = int(sys.argv[1]), int(sys.argv[2])
-block = (bytes(range(256)) * 256)  # 64 KiB, every byte value
+block = open(sys.argv[3], "rb").read() if len(sys.argv) > 3 else bytes(range(256)) * 256  # 64 KiB
 sys.stdout.write("ready\\n")
 sys.stdout.flush()
 sys.stdin.buffer.read(1)  # wait for "go"
@@ -115,16 +117,25 @@ class Flooder:
     this process instead (the worst case for a Python reader). ``go()`` starts the flood.
     """
 
-    def __init__(self, master: int, total: int, mode: str = "process") -> None:
+    def __init__(self, master: int, total: int, mode: str = "process", payload: bytes | None = None) -> None:
         self.total = total
         self._mode = mode
         self._fd = master
+        # what is written, repeated: by default 64 KiB of every byte value; text for the event detector's cost
+        self._block = payload if payload else bytes(range(256)) * 256
+        self._payload_file: str | None = None
         self._proc: subprocess.Popen[bytes] | None = None
         self._go = threading.Event()
         self._thread: threading.Thread | None = None
         if mode == "process":
+            argv = [sys.executable, "-c", _FLOOD_CODE, str(master), str(total)]
+            if payload:
+                fd, self._payload_file = tempfile.mkstemp(prefix="flood-")
+                os.write(fd, self._block)
+                os.close(fd)
+                argv.append(self._payload_file)
             self._proc = subprocess.Popen(
-                [sys.executable, "-c", _FLOOD_CODE, str(master), str(total)],
+                argv,
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 pass_fds=[master],
@@ -148,12 +159,16 @@ class Flooder:
 
     def _run_thread(self) -> None:
         self._go.wait()
-        block = memoryview(bytes(range(256)) * 256)
+        block = memoryview(self._block)
         left = self.total
         while left:
             left -= os.write(self._fd, block[: min(left, len(block))])
 
     def join(self, timeout: float = 10.0) -> None:
+        if self._payload_file is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(self._payload_file)
+            self._payload_file = None
         if self._proc is not None:
             try:
                 self._proc.communicate(timeout=timeout)

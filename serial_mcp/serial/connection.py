@@ -173,6 +173,7 @@ class Connection(PortLifecycle):
         with self._lock:
             offset = self.ring.end_offset
             self.ring.append(data, t)
+            end = offset + len(data)
             self._last_rx_time = t
             event = self.log.append_rx(offset, len(data), t)
             self._served = bool(self._waiters)  # before the listeners: they may look at may_linger
@@ -184,7 +185,7 @@ class Connection(PortLifecycle):
             schedule = self._served and not self._wake_pending
             if schedule:
                 self._wake_pending = True
-        self.events.wake()
+        self.events.wake(end)
         if responders:  # outside the lock: matching scans the chunk
             self._respond(responders, data, offset)
         if schedule:

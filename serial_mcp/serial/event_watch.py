@@ -1,8 +1,9 @@
 """EventWatch: the crash/boot/reset detector of one connection, run on a thread of its own.
 
 The pump never waits for it: ``wake()`` (called by the pump after each chunk) only sets a flag. The
-watch thread looks ``BATCH_S`` after new bytes came (at once when a result or an ``until`` read waits
-for it, or the port ended), so a trickle costs one scan per ``BATCH_S``, not one per chunk. It reads
+watch thread looks ``BATCH_S`` after new bytes came (at once when ``BATCH_BYTES`` wait, a result or an
+``until`` read waits for it, or the port ended), so a trickle costs one scan per ``BATCH_S``, not one per
+chunk, and a flood is scanned as it comes. It reads
 the ring by offset, in pieces of at most ``PIECE`` bytes under the connection's lock (a copy, no
 parsing), and feeds them to :class:`~serial_mcp.core.events.EventDetector` outside it, with each
 chunk's arrival time. If it falls ``MAX_LAG`` bytes behind the live edge (a flood that matches
@@ -43,7 +44,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-PIECE: Final = 64 * 1024  # bytes copied out of the ring per lock hold
+PIECE: Final = 256 * 1024  # bytes copied out of the ring per lock hold (a memcpy; fewer, larger feeds)
 MAX_LAG: Final = 4 << 20  # bytes behind the live edge after which the watch skips ahead
 RESUME_BACK: Final = 256 * 1024  # ... to this far before the live edge (the newest bytes are scanned)
 STOP_DRAIN: Final = 4 << 20  # bytes still scanned when the connection closes
@@ -52,6 +53,7 @@ MAX_SHOWN: Final = 20  # events listed in one result (the rest are counted)
 MAX_TEXT_LINES: Final = 5  # of those, lines at the head of its text
 SAME_TIME_S: Final = 0.02  # chunks closer together than this are fed as one (one time for all)
 BATCH_S: Final = 0.05  # after new bytes, the watch waits this long before it scans (unless asked now)
+BATCH_BYTES: Final = 256 * 1024  # ... or until this many bytes wait to be scanned
 SETTLE_S: Final = 0.2  # longest a result waits for the watch to reach its end offset
 SETTLE_LAG: Final = 256 * 1024  # a watch further behind than this is not waited for
 
@@ -142,6 +144,8 @@ class EventWatch:
         self.bytes_not_scanned = 0
         self.skips = 0
         self._settles: list[tuple[int, asyncio.Future[None]]] = []
+        # (scan position, offset): nothing to wait for before that offset while the watch is at that position
+        self._clear_to: tuple[int, int] | None = None
         # a connection dropped without close (a dropped engine) ends the thread too: it finds no connection
         weakref.finalize(conn, self._ask_now)
 
@@ -152,10 +156,14 @@ class EventWatch:
             self._thread = threading.Thread(target=self._run, name=self._name, daemon=True)
             self._thread.start()
 
-    def wake(self) -> None:
-        """New bytes are in the ring (the pump calls this; it costs a flag)."""
+    def wake(self, end: int) -> None:
+        """New bytes are in the ring up to offset ``end`` (the pump calls this; it costs a flag and a
+        compare): a trickle is looked at ``BATCH_S`` later, but ``BATCH_BYTES`` unscanned bytes at once, so
+        a fast stream is scanned as it comes instead of piling up past ``MAX_LAG`` and being skipped."""
         if not self._wake.is_set():
             self._wake.set()
+        if end - self._pos >= BATCH_BYTES and not self._now.is_set():
+            self._now.set()
 
     def _ask_now(self) -> None:
         self._now.set()
@@ -267,9 +275,21 @@ class EventWatch:
             self._settles = [s for s in self._settles if s[1] is not fut]
 
     def _may_emit(self, conn: Connection, offset: int) -> bool:
-        pos = self._pos
-        data = conn.read_ring(pos, offset - pos).data if offset > pos else b""
-        return self.detector.may_emit(data)
+        """Whether the bytes the watch has yet to scan up to ``offset`` could make an event. A "no" is
+        remembered (``_clear_to``) while the watch has not moved: the next result's question (a read loop
+        asks one per call) only searches the bytes that came since, plus a trigger's length before them."""
+        pos, detector = self._pos, self.detector
+        if offset <= pos:
+            return detector.may_emit(b"")
+        span = detector.trigger_span
+        memo = self._clear_to
+        if span is not None and memo is not None and memo[0] == pos and pos < memo[1] <= offset:
+            lo = max(pos, memo[1] - span + 1)
+            found = detector.may_emit(conn.read_ring(lo, offset - lo).data, after_tail=lo == pos)
+        else:
+            found = detector.may_emit(conn.read_ring(pos, offset - pos).data)
+        self._clear_to = None if found else (pos, offset)
+        return found
 
     # --- the thread -----------------------------------------------------------------------------------
 

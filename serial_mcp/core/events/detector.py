@@ -184,14 +184,21 @@ class EventDetector:
             self._emit_crash(self._pending, out)
         return out
 
-    def may_emit(self, data: bytes) -> bool:
+    def may_emit(self, data: bytes, *, after_tail: bool = True) -> bool:
         """Whether feeding ``data`` next could complete an event: a dump or a crash is open, or a trigger
-        lies in the unfinished line plus ``data``. False means it cannot (a caller may skip waiting for
-        it). It only reads, so another thread than the feeding one may ask (an answer raced by a feed is
-        as good as one asked a moment earlier)."""
+        lies in the unfinished line plus ``data`` (``after_tail=False``: in ``data`` alone, a caller that
+        already asked about the unfinished line and the bytes before ``data``). False means it cannot (a
+        caller may skip waiting for it). It only reads, so another thread than the feeding one may ask
+        (an answer raced by a feed is as good as one asked a moment earlier)."""
         if self._block is not None or self._pending is not None:
             return True
-        return self._trigger.search(bytes(self._tail) + data) is not None
+        return self._trigger.search(bytes(self._tail) + data if after_tail else data) is not None
+
+    @property
+    def trigger_span(self) -> int | None:
+        """The longest trigger literal, or None when a user's boot pattern (a regex of any length) is in
+        the prefilter: bytes a caller of ``may_emit(after_tail=False)`` must repeat from before ``data``."""
+        return None if self._user_rows else max(map(len, self._by_trigger), default=0)
 
     def counters(self) -> dict[str, int]:
         """Work done and found: bytes scanned by the prefilter, lines and bytes examined, events by kind,
