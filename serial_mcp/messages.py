@@ -1159,3 +1159,6 @@ DECODE_INPUT_TOO_BIG = (
     "cannot decode {path}: it holds {size} bytes, more than the {max} bytes decode reads; decode a part"
     " of it (e.g. head -c {max} {path} > part.bin)."
 )
+
+# --- issue 24 follow-up: print_filter counts in results, the view's --print-filter, offline ELF ----
+S_FRAMES_FILTERED = " hid {n} frame(s) by the print filter"
