@@ -133,6 +133,7 @@ def build_parser() -> OneLineParser:
     view.add_argument("--fields", nargs="+", default=None, metavar="FIELD", help=messages.CLI_VIEW_FIELDS)
     view.add_argument("--gap", type=float, default=1.0, metavar="SECONDS", help=messages.CLI_VIEW_GAP)
     view.add_argument("--open", action="store_true", help=messages.CLI_VIEW_OPEN)
+    view.add_argument("--print-filter", default=None, metavar="FILTER", help=messages.CLI_PRINT_FILTER)
     return p
 
 
@@ -215,6 +216,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 args.fields,
                 args.gap,
                 args.open,
+                print_filter=args.print_filter,
             )
         return serve(cfg)
     except KeyboardInterrupt:

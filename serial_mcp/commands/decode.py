@@ -16,6 +16,7 @@ from serial_mcp.core import offline_decode
 from serial_mcp.core.capture import decode_lines, parse_capture
 from serial_mcp.core.events import Event, EventDetector
 from serial_mcp.core.json_arg import json_option
+from serial_mcp.core.offline_decode import with_print_filter
 from serial_mcp.core.presets import effective
 from serial_mcp.errors import ErrorCode, InvalidArgument, SerialMcpError
 from serial_mcp.store.capture_files import NotRegularFile, TooBig, read_regular_file
@@ -137,13 +138,3 @@ def run_decode(
     if print_filter is not None:
         status(messages.CLI_FILTERED.format(n=sum(filtered.values()), filter=print_filter))
     return 0
-
-
-def with_print_filter(rx_parser: Any, print_filter: str) -> dict[str, Any]:
-    """``--print-filter``: the ``esp_log`` parser (the one given, or a new one) with that filter."""
-    if rx_parser is None:
-        return {"type": "esp_log", "print_filter": print_filter}
-    if isinstance(rx_parser, dict) and rx_parser.get("type") == "esp_log":
-        return {**rx_parser, "print_filter": print_filter}
-    kind = rx_parser.get("type") if isinstance(rx_parser, dict) else rx_parser
-    raise InvalidArgument(messages.CLI_PRINT_FILTER_PARSER.format(parser=kind), field="--print-filter")

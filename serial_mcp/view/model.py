@@ -18,6 +18,7 @@ from typing import Any, Final
 
 from serial_mcp import __version__, messages
 from serial_mcp.core.capture import Capture, CaptureEvent, CaptureHeader, decode_lines, parse_capture
+from serial_mcp.core.offline_decode import with_print_filter
 from serial_mcp.view.frames import FrameTable, decode_frames, resolve_settings
 from serial_mcp.view.series import choose_series, extract_series, finite
 from serial_mcp.view.timeline import build_timeline
@@ -40,10 +41,11 @@ class ViewOptions:
     rx_parser: Any = None
     fields: Sequence[str] | None = None
     gap_s: float = DEFAULT_GAP_S
+    print_filter: str | None = None  # decode's --print-filter: the esp_log parser, hidden lines counted
 
     @property
     def decodes(self) -> bool:
-        return any(v is not None for v in (self.protocol, self.rx_framing, self.rx_parser))
+        return any(v is not None for v in (self.protocol, self.rx_framing, self.rx_parser, self.print_filter))
 
 
 def _quiet(_: str) -> None:
@@ -128,6 +130,9 @@ def build_view(raw: bytes, name: str, options: ViewOptions, progress: Progress =
     plotted: list[dict[str, Any]] = []
     if options.decodes:
         rx_framing, rx_parser = resolve_settings(options.protocol, options.rx_framing, options.rx_parser)
+        if options.print_filter is not None:
+            rx_parser = with_print_filter(rx_parser, options.print_filter)
+            meta["print_filter"] = options.print_filter
         meta.update(rx_framing=rx_framing, rx_parser=rx_parser)
         if rx_framing is not None or rx_parser is not None:
             frames = decode_frames(capture.events, rx_framing, rx_parser)

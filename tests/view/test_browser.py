@@ -44,11 +44,11 @@ class Loaded:
 def open_page(browser: Any, tmp_path: Path) -> Iterator[Any]:
     pages: list[Any] = []
 
-    def load(capture: Path, *options: str, name: str = "view") -> Loaded:
+    def load(capture: Path, *options: str, name: str = "view", **view_options: Any) -> Loaded:
         out = tmp_path / f"{name}.html"
         protocol = options[0] if options and not options[0].startswith("--") else None
         fields = list(options[2:]) if len(options) > 2 and options[1] == "--fields" else None
-        assert run_view(str(capture), str(out), protocol, None, None, fields) == 0
+        assert run_view(str(capture), str(out), protocol, None, None, fields, **view_options) == 0
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
         pages.append(page)
         loaded = Loaded(page)
@@ -156,6 +156,19 @@ def test_bad_nmea_frames_are_highlighted_and_counted(open_page: Any) -> None:
     # a frame links to its line in the transcript
     loaded.page.locator("#frames tbody tr").first.click()
     assert "GGA" in loaded.page.locator("#transcript .row.sel").inner_text()
+    assert loaded.problems == []
+
+
+def test_print_filter_hides_lines_from_the_frames_table_and_says_how_many(open_page: Any) -> None:
+    from serial_mcp.view.model import ViewOptions, build_view
+
+    capture = SAMPLES / "esp32-boot.jsonl"
+    frames = build_view(capture.read_bytes(), capture.name, ViewOptions(print_filter="*:W"))["frames"]
+    loaded = open_page(capture, print_filter="*:W")
+    assert loaded.page.locator("#frames tbody tr").count() == len(frames["t"])
+    counts = loaded.page.locator("#fr-counts")
+    assert counts.get_attribute("data-filtered") == str(frames["filtered"]) != "0"
+    assert f"{frames['filtered']} hidden by --print-filter *:W" in counts.inner_text()
     assert loaded.problems == []
 
 
