@@ -19,6 +19,7 @@ from typing import Final, TextIO
 from serial_mcp import messages
 from serial_mcp.core.json_arg import json_option
 from serial_mcp.errors import ErrorCode, InvalidArgument, SerialMcpError
+from serial_mcp.serial.firmware_elf import load_local_elf
 from serial_mcp.store.capture_files import NotRegularFile, TooBig, file_kind, read_regular_file, write_report
 from serial_mcp.view.model import DEFAULT_GAP_S, ViewOptions, build_view
 from serial_mcp.view.render import render_page
@@ -72,6 +73,7 @@ def run_view(
     err: TextIO | None = None,
     *,
     print_filter: str | None = None,
+    elf: str | None = None,
 ) -> int:
     """Build the page for ``file`` and write it; returns the exit code (``EXIT_REFUSED`` for a path
     that is not a regular file or too big; other failures raise, with a message)."""
@@ -83,7 +85,7 @@ def run_view(
 
     try:
         options = _options(protocol, rx_framing, rx_parser, fields, gap_s, print_filter)
-        return _run(file, output, options, open_browser, say)
+        return _run(file, output, options, open_browser, say, elf)
     except _Refused as exc:
         say(f"serial-mcp: {exc}")
         return EXIT_REFUSED
@@ -117,7 +119,12 @@ def _options(
 
 
 def _run(
-    file: str, output: str | None, options: ViewOptions, open_browser: bool, say: Callable[[str], None]
+    file: str,
+    output: str | None,
+    options: ViewOptions,
+    open_browser: bool,
+    say: Callable[[str], None],
+    elf: str | None,
 ) -> int:
     target = Path(output) if output else default_output(file)
     if target.resolve() == Path(file).resolve():
@@ -126,7 +133,8 @@ def _run(
     raw = _read_input(file)
     progress = say if len(raw) >= PROGRESS_FROM_BYTES else (lambda _: None)
     progress(messages.VIEW_PROGRESS_READ.format(path=file, mb=len(raw) / 1e6))
-    data = build_view(raw, Path(file).name, options, progress)
+    loaded = load_local_elf(elf) if elf is not None else None  # a bad one: one line, no page
+    data = build_view(raw, Path(file).name, options, progress, loaded)
     missing = data["meta"].get("fields_missing")
     if missing:
         available = ", ".join(data["meta"].get("series_available") or []) or "none"
