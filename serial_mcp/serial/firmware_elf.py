@@ -118,6 +118,8 @@ def load_elf(name: str, scope: ElfScope) -> LoadedElf:
     """Find, read and parse ``name`` (blocking: call in a worker thread); cached per real path, mtime
     and size, so a rebuilt firmware is read again and an unchanged one is not. pyelftools is imported
     here, by the first ``open(elf=...)``: a server that decodes no backtrace never loads it."""
+    import serial_mcp.core.elf_symbols  # noqa: F401  (loaded by the first open(elf=...), found or not)
+
     return _load(scope.resolve(name), name, messages.ELF_NOT_FOUND)
 
 
