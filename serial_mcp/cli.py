@@ -103,6 +103,7 @@ def build_parser() -> OneLineParser:
     dec.add_argument("--direction", choices=("rx", "tx", "both"), default="both")
     dec.add_argument("--events", action="store_true", help=messages.CLI_DECODE_EVENTS)
     dec.add_argument("--print-filter", default=None, metavar="FILTER", help=messages.CLI_PRINT_FILTER)
+    dec.add_argument("--elf", default=None, metavar="ELF", help=messages.CLI_ELF)
 
     ports = sub.add_parser("ports", help=messages.CLI_PORTS)
     ports.add_argument("--json", action="store_true", help=messages.CLI_JSON)
@@ -133,6 +134,8 @@ def build_parser() -> OneLineParser:
     view.add_argument("--fields", nargs="+", default=None, metavar="FIELD", help=messages.CLI_VIEW_FIELDS)
     view.add_argument("--gap", type=float, default=1.0, metavar="SECONDS", help=messages.CLI_VIEW_GAP)
     view.add_argument("--open", action="store_true", help=messages.CLI_VIEW_OPEN)
+    view.add_argument("--print-filter", default=None, metavar="FILTER", help=messages.CLI_PRINT_FILTER)
+    view.add_argument("--elf", default=None, metavar="ELF", help=messages.CLI_ELF)
     return p
 
 
@@ -187,6 +190,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 sys.stdout,
                 events=args.events,
                 print_filter=args.print_filter,
+                elf=args.elf,
             )
         if args.command in ("ports", "send", "read"):
             from serial_mcp.commands import oneshot
@@ -215,6 +219,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 args.fields,
                 args.gap,
                 args.open,
+                print_filter=args.print_filter,
+                elf=args.elf,
             )
         return serve(cfg)
     except KeyboardInterrupt:

@@ -1159,3 +1159,10 @@ DECODE_INPUT_TOO_BIG = (
     "cannot decode {path}: it holds {size} bytes, more than the {max} bytes decode reads; decode a part"
     " of it (e.g. head -c {max} {path} > part.bin)."
 )
+
+# --- issue 24 follow-up: print_filter counts in results, the view's --print-filter, offline ELF ----
+S_FRAMES_FILTERED = " hid {n} frame(s) by the print filter"
+CLI_ELF = "the firmware's ELF (build/app.elf): the backtrace addresses of the events become function at file:line"
+CLI_ELF_NOT_FOUND = "--elf {path!r}: no such file; give the path of the firmware's .elf in its build directory."
+CLI_ELF_NOT_REGULAR = "--elf {path!r} is not a regular file; give the firmware's .elf from its build directory."
+CLI_ELF_NEEDS_EVENTS = "--elf decodes the backtraces of the events --events lists; give --events too (frames are not decoded against an ELF)."

@@ -2,7 +2,9 @@
 
 What an agent exported, or a person recorded, decodes here into the same frames ``read`` would
 return: ``core/presets`` resolves the settings, ``core/decode.StreamDecoder`` frames and parses.
-Frames go to stdout (text or JSON lines), the count to stderr.
+Frames go to stdout (text or JSON lines), the count to stderr. ``--events`` lists the boots, resets and
+crashes instead, and ``--elf`` decodes their backtraces with the live connection's own ELF loader
+(``serial/firmware_elf.py``).
 """
 
 from __future__ import annotations
@@ -16,8 +18,11 @@ from serial_mcp.core import offline_decode
 from serial_mcp.core.capture import decode_lines, parse_capture
 from serial_mcp.core.events import Event, EventDetector
 from serial_mcp.core.json_arg import json_option
+from serial_mcp.core.offline_decode import with_print_filter
 from serial_mcp.core.presets import effective
 from serial_mcp.errors import ErrorCode, InvalidArgument, SerialMcpError
+from serial_mcp.serial.event_watch import event_dict, where_suffix
+from serial_mcp.serial.firmware_elf import LoadedElf, load_local_elf
 from serial_mcp.store.capture_files import NotRegularFile, TooBig, read_regular_file
 
 # The most a decode reads: the view's cap (4x the largest capture the server records).
@@ -60,14 +65,19 @@ def detect_events(chunks: list[tuple[float, bytes]]) -> list[Event]:
     return found + detector.flush()
 
 
-def run_events(chunks: list[tuple[float, bytes]], fmt: str, out: TextIO) -> int:
-    """``decode --events``: one line per event (or its JSON), the count to stderr."""
+def run_events(
+    chunks: list[tuple[float, bytes]], fmt: str, out: TextIO, elf: LoadedElf | None = None
+) -> int:
+    """``decode --events``: one line per event (or its JSON), the count to stderr. With ``elf`` (``--elf``)
+    each event's addresses are decoded as a live connection decodes them: the text line ends in
+    `` — function at file:line``, the JSON has ``frames``."""
     found = detect_events(chunks)
     for event in found:
+        frames = elf.decode_event(event) if elf is not None else ()
         if fmt == "jsonl":
-            out.write(json.dumps(event.as_dict(), ensure_ascii=False) + "\n")
+            out.write(json.dumps(event_dict(event, frames), ensure_ascii=False) + "\n")
         else:
-            out.write(f"{event.t:12.6f} {event.severity:<8} {event.summary()}\n")
+            out.write(f"{event.t:12.6f} {event.severity:<8} {event.summary()}{where_suffix(frames)}\n")
     crashes = sum(1 for e in found if e.kind == "crash")
     status(messages.CLI_DECODED_EVENTS.format(n=len(found), crashes=crashes))
     return 0
@@ -100,12 +110,16 @@ def run_decode(
     *,
     events: bool = False,
     print_filter: str | None = None,
+    elf: str | None = None,
 ) -> int:
     if events and print_filter is not None:  # never dropped in silence
         raise InvalidArgument(messages.CLI_EVENTS_NO_FILTER)
+    if elf is not None and not events:
+        raise InvalidArgument(messages.CLI_ELF_NEEDS_EVENTS, field="--elf")
     raw = _read_input(file)
     if events:
-        return run_events(load_streams(raw)["rx"], fmt, out)
+        loaded = load_local_elf(elf) if elf is not None else None  # before anything is written
+        return run_events(load_streams(raw)["rx"], fmt, out, loaded)
     resolved = effective(
         {
             "protocol": protocol,
@@ -137,13 +151,3 @@ def run_decode(
     if print_filter is not None:
         status(messages.CLI_FILTERED.format(n=sum(filtered.values()), filter=print_filter))
     return 0
-
-
-def with_print_filter(rx_parser: Any, print_filter: str) -> dict[str, Any]:
-    """``--print-filter``: the ``esp_log`` parser (the one given, or a new one) with that filter."""
-    if rx_parser is None:
-        return {"type": "esp_log", "print_filter": print_filter}
-    if isinstance(rx_parser, dict) and rx_parser.get("type") == "esp_log":
-        return {**rx_parser, "print_filter": print_filter}
-    kind = rx_parser.get("type") if isinstance(rx_parser, dict) else rx_parser
-    raise InvalidArgument(messages.CLI_PRINT_FILTER_PARSER.format(parser=kind), field="--print-filter")

@@ -1,5 +1,6 @@
 """Decoding a recorded session offline: each direction's chunks through the same decoders a live read
-uses, merged by time. ``serial-mcp decode`` and ``serial-mcp view`` both call this (one loop, not two)."""
+uses, merged by time. ``serial-mcp decode`` and ``serial-mcp view`` both call this (one loop, not two),
+and both take ``--print-filter`` through :func:`with_print_filter` (one rule, not two)."""
 
 from __future__ import annotations
 
@@ -7,9 +8,11 @@ import bisect
 from collections.abc import Sequence
 from typing import Any
 
+from serial_mcp import messages
 from serial_mcp.core.decode import DecodedFrame, StreamDecoder
 from serial_mcp.core.encoding import encode_output
 from serial_mcp.core.framing.base import FramingError
+from serial_mcp.errors import InvalidArgument
 
 DEFAULT_FRAMING: dict[str, Any] = {"type": "line", "ending": "auto"}
 Streams = dict[str, list[tuple[float, bytes]]]
@@ -70,3 +73,14 @@ def time_at(ends: list[int], times: list[float], offset: int) -> float:
     """The time of the chunk holding byte ``offset`` (the last chunk's past the end), by bisection."""
     i = bisect.bisect_right(ends, offset)
     return times[min(i, len(times) - 1)] if times else 0.0
+
+
+def with_print_filter(rx_parser: Any, print_filter: str) -> dict[str, Any]:
+    """``--print-filter``: the ``esp_log`` parser (the one given, or a new one) with that filter; any
+    other parser is refused (the filter would be dropped in silence)."""
+    if rx_parser is None:
+        return {"type": "esp_log", "print_filter": print_filter}
+    if isinstance(rx_parser, dict) and rx_parser.get("type") == "esp_log":
+        return {**rx_parser, "print_filter": print_filter}
+    kind = rx_parser.get("type") if isinstance(rx_parser, dict) else rx_parser
+    raise InvalidArgument(messages.CLI_PRINT_FILTER_PARSER.format(parser=kind), field="--print-filter")

@@ -163,6 +163,9 @@ class ReadResult(Verbosable):
     frames: list[Frame] | None = None
     frames_dropped: int = 0
     frames_skipped: int = 0  # reply="match"|"tail:N" on a framed read: frames consumed, not returned
+    # framed reads: frames the parser's filter hid (esp_log's print_filter); None, not 0, when none were:
+    # a nullable extra is left out of the output schema (tools/list pays for every listed field)
+    frames_filtered: int | None = None
     bytes_skipped: int = 0  # framed reads: bytes between frames that belong to none; reply: before it
     error: str | None = None
     responded: int | None = None
@@ -208,6 +211,7 @@ class ReadResult(Verbosable):
                 lost=lost,
                 dropped=_dropped(self.frames_dropped, self.bad_frames)
                 + (messages.S_FRAMES_SKIPPED.format(n=self.frames_skipped) if self.frames_skipped else "")
+                + (messages.S_FRAMES_FILTERED.format(n=self.frames_filtered) if self.frames_filtered else "")
                 + (messages.S_SKIPPED.format(n=self.bytes_skipped) if self.bytes_skipped else ""),
                 error=f" error: {self.error}" if self.error else "",
                 frames=shown,

@@ -350,6 +350,7 @@ def read_result(
         frames=frames,
         frames_dropped=o.frames_dropped or 0,
         frames_skipped=o.frames_skipped,
+        frames_filtered=o.frames_filtered or None,
         bytes_skipped=o.bytes_skipped or 0,
         error=o.error,
         responded=None if responder is None else responder.sent,

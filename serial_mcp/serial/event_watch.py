@@ -58,27 +58,24 @@ SETTLE_S: Final = 0.2  # longest a result waits for the watch to reach its end o
 SETTLE_LAG: Final = 256 * 1024  # a watch further behind than this is not waited for
 
 
+Frames = tuple[tuple[int, tuple[str, ...]], ...]  # (address, its frames innermost first), as LoadedElf.decode
+
+
 @dataclass(frozen=True, slots=True)
 class SeenEvent:
     """A detected event with its number on the connection and its addresses decoded (if an ELF is set)."""
 
     seq: int
     event: Event
-    frames: tuple[tuple[int, tuple[str, ...]], ...] = ()  # (address, its frames innermost first)
+    frames: Frames = ()  # (address, its frames innermost first)
 
     @property
     def where(self) -> str | None:
         """The innermost frame of the first decoded address (the program counter's when it has one)."""
-        for _, frames in self.frames:
-            if frames:
-                return frames[0]
-        return None
+        return where_of(self.frames)
 
     def as_dict(self) -> dict[str, Any]:
-        out = {"seq": self.seq, **self.event.as_dict()}
-        if self.frames:
-            out["frames"] = {f"0x{a:08x}": list(f) for a, f in self.frames}
-        return out
+        return {"seq": self.seq, **event_dict(self.event, self.frames)}
 
     def compact(self) -> dict[str, Any]:
         """What a read result lists: enough to act on; ``get_log`` / ``events()`` have the rest."""
@@ -96,12 +93,32 @@ class SeenEvent:
 
     def text_line(self) -> str:
         mark = messages.EVENT_MARK_INFO if self.event.severity == "info" else messages.EVENT_MARK_ALERT
-        where = self.where
         return messages.EVENT_LINE.format(
-            mark=mark,
-            summary=self.event.summary()[:200],
-            where=messages.EVENT_LINE_WHERE.format(where=where) if where else "",
+            mark=mark, summary=self.event.summary()[:200], where=where_suffix(self.frames)
         )
+
+
+def where_of(frames: Frames) -> str | None:
+    """The innermost frame of the first decoded address (the program counter's when it has one)."""
+    for _, found in frames:
+        if found:
+            return found[0]
+    return None
+
+
+def event_dict(event: Event, frames: Frames = ()) -> dict[str, Any]:
+    """An event as JSON with its decoded ``frames`` (``{"0x…": [frame, …]}``) when it has any: what the
+    event log, ``events()`` and ``decode --events --format jsonl`` give."""
+    out = event.as_dict()
+    if frames:
+        out["frames"] = {f"0x{a:08x}": list(f) for a, f in frames}
+    return out
+
+
+def where_suffix(frames: Frames) -> str:
+    """`` — function at file:line`` for a text line, or nothing when no address was decoded."""
+    where = where_of(frames)
+    return messages.EVENT_LINE_WHERE.format(where=where) if where else ""
 
 
 def text_lines(events: Iterable[dict[str, Any]] | None) -> str:
@@ -373,7 +390,7 @@ class EventWatch:
 
     def _publish(self, conn: Connection, found: list[Event]) -> None:
         elf = self.elf  # decoded here, outside the lock: a first lookup may read a whole compile unit
-        decoded = [elf.decode((e.pc, *e.backtrace)) if elf is not None else () for e in found]
+        decoded = [elf.decode_event(e) if elf is not None else () for e in found]
         seen: list[SeenEvent] = []
         with self._lock:
             for event, frames in zip(found, decoded, strict=True):

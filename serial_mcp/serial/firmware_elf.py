@@ -7,7 +7,9 @@ Where an ELF may be read (:class:`ElfScope`): the capture directory and the work
 operator's firmware build directories (``--firmware-dir``). A relative name is looked up in the working
 directory, then each of those directories. Everything else is ``not_allowed`` with one message,
 whatever exists there. An image over ``MAX_ELF_BYTES`` is ``resource_limit``; a file that is not an
-ELF, or one pyelftools cannot read, is ``invalid_argument``. Parsing costs about a second per MB of
+ELF, or one pyelftools cannot read, is ``invalid_argument``. The CLI's ``--elf`` (``decode --events``,
+``view``) is a local user's own file: :func:`load_local_elf` reads any path they name, under the same
+descriptor, size and ELF checks and the same cache. Parsing costs about a second per MB of
 DWARF: callers run :func:`load_elf` in a worker thread, never on the event loop.
 """
 
@@ -28,8 +30,9 @@ from serial_mcp.serial.replay_files import ReplayScope, real_path
 
 if TYPE_CHECKING:
     from serial_mcp.core.elf_symbols import ElfSymbols
+    from serial_mcp.core.events import Event
 
-__all__ = ["CACHE_SIZE", "ElfScope", "LoadedElf", "load_elf"]
+__all__ = ["CACHE_SIZE", "ElfScope", "LoadedElf", "load_elf", "load_local_elf"]
 
 CACHE_SIZE: Final = 4  # parsed ELFs kept (each can hold tens of MB of DWARF state)
 MAX_ADDRESSES: Final = 24  # addresses of one event decoded (the PC and the first backtrace frames)
@@ -102,6 +105,10 @@ class LoadedElf:
                     out.append((address, tuple(str(f) for f in frames)))
         return tuple(out)
 
+    def decode_event(self, event: Event) -> tuple[tuple[int, tuple[str, ...]], ...]:
+        """The frames of an event's program counter, then of its backtrace (see :meth:`decode`)."""
+        return self.decode((event.pc, *event.backtrace))
+
 
 _cache: OrderedDict[tuple[str, int, int], LoadedElf] = OrderedDict()
 _cache_lock = threading.Lock()
@@ -111,9 +118,26 @@ def load_elf(name: str, scope: ElfScope) -> LoadedElf:
     """Find, read and parse ``name`` (blocking: call in a worker thread); cached per real path, mtime
     and size, so a rebuilt firmware is read again and an unchanged one is not. pyelftools is imported
     here, by the first ``open(elf=...)``: a server that decodes no backtrace never loads it."""
+    import serial_mcp.core.elf_symbols  # noqa: F401  (loaded by the first open(elf=...), found or not)
+
+    return _load(scope.resolve(name), name, messages.ELF_NOT_FOUND)
+
+
+def load_local_elf(path: str) -> LoadedElf:
+    """The CLI's ``--elf``: any file the user names (blocking), checked and cached as :func:`load_elf`'s;
+    a missing one, or one that is not a regular file, is ``invalid_argument`` saying so."""
+    if not isinstance(path, str) or not path.strip() or "\x00" in path:
+        raise InvalidArgument(messages.ELF_BAD_NAME)
+    real = real_path(Path(path).expanduser())
+    if not os.path.lexists(real):
+        raise SerialMcpError(ErrorCode.INVALID_ARGUMENT, messages.CLI_ELF_NOT_FOUND.format(path=path))
+    return _load(real, path, messages.CLI_ELF_NOT_REGULAR)
+
+
+def _load(real: str, name: str, not_regular: str) -> LoadedElf:
+    """Read and parse the file at the real path ``real`` through one descriptor, or take it from the cache."""
     from serial_mcp.core.elf_symbols import MAX_ELF_BYTES, ElfSymbols
 
-    real = scope.resolve(name)
     flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
     try:
         fd = os.open(real, flags)
@@ -121,10 +145,15 @@ def load_elf(name: str, scope: ElfScope) -> LoadedElf:
         raise SerialMcpError(
             ErrorCode.INVALID_ARGUMENT, messages.ELF_READ_FAILED.format(path=name, error=exc.strerror or exc)
         ) from None
-    with os.fdopen(fd, "rb") as f:
+    try:  # judged on the descriptor before a file object is made: a directory's cannot be
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
-            raise SerialMcpError(ErrorCode.INVALID_ARGUMENT, messages.ELF_NOT_FOUND.format(path=name))
+            raise SerialMcpError(ErrorCode.INVALID_ARGUMENT, not_regular.format(path=name))
+        f = os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+    with f:
         key = (real, st.st_mtime_ns, st.st_size)
         with _cache_lock:
             hit = _cache.get(key)

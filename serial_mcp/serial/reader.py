@@ -270,6 +270,7 @@ async def _read_framed(
     cur, decoder, pending, fed, from_offset = decoder_at_start(conn, req, spec, on_cursor, start)
     dropped_before = decoder.frames_dropped
     skipped_before = decoder.bytes_skipped
+    filtered_before = decoder.frames_filtered
     rejected: list[DecodedFrame] = []
     decoder.rejected = rejected  # frames validate drops, named in the result (the first few)
     deadline = time.monotonic() + req.timeout_ms / 1000
@@ -381,4 +382,5 @@ async def _read_framed(
         match_frame=match_index,
         rejected=rejected or None,
         frames_skipped=frames_skipped,
+        frames_filtered=decoder.frames_filtered - filtered_before,
     )

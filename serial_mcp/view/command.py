@@ -19,6 +19,7 @@ from typing import Final, TextIO
 from serial_mcp import messages
 from serial_mcp.core.json_arg import json_option
 from serial_mcp.errors import ErrorCode, InvalidArgument, SerialMcpError
+from serial_mcp.serial.firmware_elf import load_local_elf
 from serial_mcp.store.capture_files import NotRegularFile, TooBig, file_kind, read_regular_file, write_report
 from serial_mcp.view.model import DEFAULT_GAP_S, ViewOptions, build_view
 from serial_mcp.view.render import render_page
@@ -70,6 +71,9 @@ def run_view(
     gap_s: float = DEFAULT_GAP_S,
     open_browser: bool = False,
     err: TextIO | None = None,
+    *,
+    print_filter: str | None = None,
+    elf: str | None = None,
 ) -> int:
     """Build the page for ``file`` and write it; returns the exit code (``EXIT_REFUSED`` for a path
     that is not a regular file or too big; other failures raise, with a message)."""
@@ -80,7 +84,8 @@ def run_view(
         stream.flush()
 
     try:
-        return _run(file, output, protocol, rx_framing, rx_parser, fields, gap_s, open_browser, say)
+        options = _options(protocol, rx_framing, rx_parser, fields, gap_s, print_filter)
+        return _run(file, output, options, open_browser, say, elf)
     except _Refused as exc:
         say(f"serial-mcp: {exc}")
         return EXIT_REFUSED
@@ -93,34 +98,43 @@ def run_view(
         ) from exc
 
 
-def _run(
-    file: str,
-    output: str | None,
+def _options(
     protocol: str | None,
     rx_framing: str | None,
     rx_parser: str | None,
     fields: Sequence[str] | None,
     gap_s: float,
-    open_browser: bool,
-    say: Callable[[str], None],
-) -> int:
+    print_filter: str | None,
+) -> ViewOptions:
     if not gap_s > 0:
         raise InvalidArgument(messages.VIEW_BAD_GAP.format(value=gap_s))
-    target = Path(output) if output else default_output(file)
-    if target.resolve() == Path(file).resolve():
-        raise InvalidArgument(messages.VIEW_SAME_FILE.format(path=file))
-    _check_target(target)
-    options = ViewOptions(
+    return ViewOptions(
         protocol=protocol,
         rx_framing=json_option(rx_framing, "--rx-framing"),
         rx_parser=json_option(rx_parser, "--rx-parser"),
         fields=[f for item in fields for f in item.split(",") if f] if fields else None,
         gap_s=gap_s,
+        print_filter=print_filter,
     )
+
+
+def _run(
+    file: str,
+    output: str | None,
+    options: ViewOptions,
+    open_browser: bool,
+    say: Callable[[str], None],
+    elf: str | None,
+) -> int:
+    target = Path(output) if output else default_output(file)
+    if target.resolve() == Path(file).resolve():
+        raise InvalidArgument(messages.VIEW_SAME_FILE.format(path=file))
+    _check_target(target)
     raw = _read_input(file)
     progress = say if len(raw) >= PROGRESS_FROM_BYTES else (lambda _: None)
     progress(messages.VIEW_PROGRESS_READ.format(path=file, mb=len(raw) / 1e6))
-    data = build_view(raw, Path(file).name, options, progress)
+    loaded = load_local_elf(elf) if elf is not None else None  # a bad one: one line, no page
+    data = build_view(raw, Path(file).name, options, progress, loaded)
     missing = data["meta"].get("fields_missing")
     if missing:
         available = ", ".join(data["meta"].get("series_available") or []) or "none"

@@ -6,7 +6,8 @@
 so a capture of 100k chunks costs no more per frame than a small one. One difference, on
 purpose: a parser that validates (the ``nmea0183`` and ``modbus_ascii`` presets) would drop bad
 frames, and the view exists to show them, so it decodes with ``validate`` off and
-marks those frames bad instead (``would_drop`` counts what ``decode`` leaves out).
+marks those frames bad instead (``would_drop`` counts what ``decode`` leaves out). Lines an ``esp_log``
+``print_filter`` hides are left out, as ``decode`` leaves them out, and counted (``filtered``).
 
 Layout (compact JSON, one column per field, so 300k frames cost ~30 bytes each): ``t``, ``dir``
 (``r``/``t`` per frame), ``off`` and ``len`` (the frame's bytes in its direction's stream, which the
@@ -56,6 +57,7 @@ class FrameTable:
     bad: int = 0
     errors: int = 0
     would_drop: int = 0
+    filtered: int = 0  # frames a print filter hid (``--print-filter``): not in the table
 
     def __len__(self) -> int:
         return len(self.t)
@@ -89,6 +91,7 @@ class FrameTable:
             "bad": self.bad,
             "errors": self.errors,
             "would_drop": self.would_drop,
+            "filtered": self.filtered,
         }
 
 
@@ -119,10 +122,15 @@ def frame_kind(parsed: dict[str, Any] | None) -> str:
 
 
 def decode_streams(
-    streams: dict[str, list[tuple[float, bytes]]], rx_framing: Any, rx_parser: Any, directions: Sequence[str]
+    streams: dict[str, list[tuple[float, bytes]]],
+    rx_framing: Any,
+    rx_parser: Any,
+    directions: Sequence[str],
+    filtered: dict[str, int] | None = None,
 ) -> list[dict[str, Any]]:
-    """Frames of each direction (``decode``'s dicts), merged by time as ``decode`` merges them."""
-    frames, _ = offline_decode.decode_streams(streams, rx_framing, rx_parser, directions)
+    """Frames of each direction (``decode``'s dicts), merged by time as ``decode`` merges them;
+    ``filtered`` gets each direction's count of frames a print filter hid."""
+    frames, _ = offline_decode.decode_streams(streams, rx_framing, rx_parser, directions, filtered=filtered)
     return frames
 
 
@@ -170,7 +178,8 @@ def decode_frames(events: Iterable[CaptureEvent], rx_framing: Any, rx_parser: An
     if validating:
         parser["validate"] = False
     table = FrameTable()
-    for f in decode_streams(streams, rx_framing, parser, ("rx", "tx")):
+    filtered: dict[str, int] = {}
+    for f in decode_streams(streams, rx_framing, parser, ("rx", "tx"), filtered):
         d = "r" if f["dir"] == "rx" else "t"
         offset = f["offset"]
         if "error" in f:
@@ -191,4 +200,5 @@ def decode_frames(events: Iterable[CaptureEvent], rx_framing: Any, rx_parser: An
         if parsed:
             table.parsed.append((f["t"], f["dir"], parsed, valid))
     table.would_drop = table.bad if validating else 0
+    table.filtered = sum(filtered.values())
     return table

@@ -14,14 +14,18 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from serial_mcp import __version__, messages
 from serial_mcp.core.capture import Capture, CaptureEvent, CaptureHeader, decode_lines, parse_capture
+from serial_mcp.core.offline_decode import with_print_filter
 from serial_mcp.view.frames import FrameTable, decode_frames, resolve_settings
 from serial_mcp.view.series import choose_series, extract_series, finite
 from serial_mcp.view.timeline import build_timeline
 from serial_mcp.view.transcript import build_rows
+
+if TYPE_CHECKING:
+    from serial_mcp.serial.firmware_elf import LoadedElf
 
 __all__ = ["DEFAULT_GAP_S", "Progress", "ViewOptions", "build_view", "load_capture"]
 
@@ -40,10 +44,11 @@ class ViewOptions:
     rx_parser: Any = None
     fields: Sequence[str] | None = None
     gap_s: float = DEFAULT_GAP_S
+    print_filter: str | None = None  # decode's --print-filter: the esp_log parser, hidden lines counted
 
     @property
     def decodes(self) -> bool:
-        return any(v is not None for v in (self.protocol, self.rx_framing, self.rx_parser))
+        return any(v is not None for v in (self.protocol, self.rx_framing, self.rx_parser, self.print_filter))
 
 
 def _quiet(_: str) -> None:
@@ -115,12 +120,15 @@ def _meta(capture: Capture, name: str, size: int, is_raw: bool, options: ViewOpt
     }
 
 
-def build_view(raw: bytes, name: str, options: ViewOptions, progress: Progress = _quiet) -> dict[str, Any]:
-    """Everything the page shows: ``meta``, ``timeline``, ``rows``, ``frames`` and ``series``."""
+def build_view(
+    raw: bytes, name: str, options: ViewOptions, progress: Progress = _quiet, elf: LoadedElf | None = None
+) -> dict[str, Any]:
+    """Everything the page shows: ``meta``, ``timeline``, ``rows``, ``frames`` and ``series``; ``elf``
+    (``--elf``, loaded by the caller) decodes the addresses of the crashes the timeline marks."""
     capture, is_raw = load_capture(raw, progress)
     progress(messages.VIEW_PROGRESS_EVENTS.format(n=len(capture.events)))
     meta = _meta(capture, name, len(raw), is_raw, options)
-    timeline = build_timeline(capture.events, options.gap_s)
+    timeline = build_timeline(capture.events, options.gap_s, elf)
     meta.update(rx_bytes=timeline.rx_bytes, tx_bytes=timeline.tx_bytes, lost_bytes=timeline.lost_bytes)
     rows = build_rows(capture.events, options.gap_s)
     progress(messages.VIEW_PROGRESS_ROWS.format(n=len(rows)))
@@ -128,6 +136,9 @@ def build_view(raw: bytes, name: str, options: ViewOptions, progress: Progress =
     plotted: list[dict[str, Any]] = []
     if options.decodes:
         rx_framing, rx_parser = resolve_settings(options.protocol, options.rx_framing, options.rx_parser)
+        if options.print_filter is not None:
+            rx_parser = with_print_filter(rx_parser, options.print_filter)
+            meta["print_filter"] = options.print_filter
         meta.update(rx_framing=rx_framing, rx_parser=rx_parser)
         if rx_framing is not None or rx_parser is not None:
             frames = decode_frames(capture.events, rx_framing, rx_parser)

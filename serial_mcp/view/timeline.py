@@ -4,17 +4,23 @@ Data events (rx/tx chunks) become parallel arrays (time, direction, byte count, 
 so a 50 MB capture's hundreds of thousands of chunks cost a few bytes each in the page, where the
 script aggregates them per pixel column. Everything else that happened on the line becomes a
 marker: DTR/RTS and BREAK, reconfigure, responder answers (tx with ``respond: true``), opens,
-closes, errors and reconnects, lost bytes, and the free-text markers.
+closes, errors and reconnects, lost bytes, and the free-text markers. A marker is ``[t, kind, label]``;
+a detected crash whose addresses were decoded (against ``--elf``, or live when it was recorded) has a fourth
+item, its frames as lines (``0x400d1234 app_main at main.c:42``), which its mark's detail shows.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from serial_mcp.core.capture import CaptureEvent
 from serial_mcp.core.events import EventDetector
+
+if TYPE_CHECKING:
+    from serial_mcp.serial.event_watch import Frames
+    from serial_mcp.serial.firmware_elf import LoadedElf
 
 __all__ = ["MARKER_KINDS", "Timeline", "build_timeline", "marker_of"]
 
@@ -104,9 +110,32 @@ def marker_of(event: CaptureEvent) -> tuple[str, str] | None:
     return "marker", label
 
 
-def detected_markers(events: Iterable[CaptureEvent]) -> list[list[Any]]:
+def frame_lines(frames: Frames) -> list[str]:
+    """Decoded addresses as the lines of a mark's detail: ``0x…`` and each of its frames, innermost first."""
+    return [f"0x{address:08x} {frame}" for address, found in frames for frame in found]
+
+
+def _recorded_frames(detected: dict[str, Any], elf: LoadedElf | None) -> list[str]:
+    """The frame lines of an event a connection recorded: the frames it decoded then, else its addresses
+    decoded now against ``elf``."""
+    frames = detected.get("frames")
+    if isinstance(frames, dict):
+        return [f"{a} {f}" for a, found in frames.items() if isinstance(found, list) for f in found]
+    if elf is None:
+        return []
+    texts = [detected.get("pc"), *(detected.get("backtrace") or [])]
+    addresses = [int(a, 16) for a in texts if isinstance(a, str) and a.startswith("0x")]
+    return frame_lines(elf.decode(addresses)) if addresses else []
+
+
+def _marker(t: float, kind: str, label: str, frames: list[str]) -> list[Any]:
+    return [round(t, 6), kind, label, frames] if frames else [round(t, 6), kind, label]
+
+
+def detected_markers(events: Iterable[CaptureEvent], elf: LoadedElf | None = None) -> list[list[Any]]:
     """Boots, resets, crashes and boot loops found in the capture's received bytes, as a connection finds
-    them (for a capture recorded without them: an older one, a file from elsewhere), as markers."""
+    them (for a capture recorded without them: an older one, a file from elsewhere), as markers; with
+    ``elf``, their addresses decoded as a connection decodes them."""
     detector = EventDetector()
     found = []
     offset = 0
@@ -115,19 +144,26 @@ def detected_markers(events: Iterable[CaptureEvent]) -> list[list[Any]]:
             found += detector.feed(e.data, e.offset if e.offset is not None else offset, e.t)
             offset = (e.offset if e.offset is not None else offset) + len(e.data)
     found += detector.flush()
-    return [[round(ev.t, 6), ev.kind, ev.summary()[:200]] for ev in found if ev.kind != "stage"]
+    shown = [ev for ev in found if ev.kind != "stage"]
+    return [
+        _marker(ev.t, ev.kind, ev.summary()[:200], frame_lines(elf.decode_event(ev)) if elf else [])
+        for ev in shown
+    ]
 
 
-def build_timeline(events: Iterable[CaptureEvent], gap_s: float) -> Timeline:
+def build_timeline(events: Iterable[CaptureEvent], gap_s: float, elf: LoadedElf | None = None) -> Timeline:
     """One pass over the events: columns, markers, and gaps of silence longer than ``gap_s``. A capture
-    that holds no detected boots, resets or crashes gets them from :func:`detected_markers`."""
+    that holds no detected boots, resets or crashes gets them from :func:`detected_markers`; ``elf``
+    (``--elf``) decodes the addresses of the events its markers show."""
     events = list(events)
     tl = Timeline()
     last_data_t: float | None = None
     for e in events:
         marker = marker_of(e)
         if marker is not None:
-            tl.markers.append([round(e.t, 6), marker[0], marker[1]])
+            detected = e.fields.get("event") if marker[0] in _DETECTED else None
+            frames = _recorded_frames(detected, elf) if isinstance(detected, dict) else []
+            tl.markers.append(_marker(e.t, marker[0], marker[1], frames))
         if e.type == "lost":
             lost = e.fields.get("bytes")
             tl.lost_bytes += lost if isinstance(lost, int) else 0
@@ -148,5 +184,5 @@ def build_timeline(events: Iterable[CaptureEvent], gap_s: float) -> Timeline:
             tl.tx_bytes += n
         tl.sizes.append(n)
     if not any(m[1] in _DETECTED for m in tl.markers):
-        tl.markers = sorted(tl.markers + detected_markers(events), key=lambda m: float(m[0]))
+        tl.markers = sorted(tl.markers + detected_markers(events, elf), key=lambda m: float(m[0]))
     return tl

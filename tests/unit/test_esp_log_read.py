@@ -81,3 +81,59 @@ async def test_a_bad_print_filter_is_refused_and_changes_nothing(env: tuple[Clie
     assert e["code"] == "invalid_argument" and "'X' is not one of" in e["message"]
     r = await call(c, "read", {"connection_id": cid, "rx_parser": {"type": "esp_log"}, "timeout_ms": 2000})
     assert [f["parsed"]["tag"] for f in r["frames"]] == ["boot"]  # the cursor did not move
+
+
+async def _read_all(c: Client, tool_args: dict[str, Any], end: int) -> list[dict[str, Any]]:
+    """Every read a cursor needs to get through the boot log (its decoder keeps its place)."""
+    results: list[dict[str, Any]] = []
+    while True:
+        r = await c.call_tool("read", {**tool_args, "max_frames": 10_000, "timeout_ms": 300, "idle_ms": 100})
+        assert not r.is_error, r.content
+        assert isinstance(r.structured_content, dict)
+        results.append({"lean": r.structured_content, "text": r.content[0].text})  # type: ignore[union-attr]
+        if r.structured_content["next_offset"] >= end or not r.structured_content.get("frames"):
+            return results
+
+
+async def test_a_filtered_read_counts_the_frames_its_filter_hid(env: tuple[Client, FakeOpener]) -> None:
+    """``frames_filtered``: what the print filter hid is said (README: "hidden lines are counted"), in
+    the structured result and the text; a read that hid nothing carries no such field (lean)."""
+    c, opener = env
+    cid = (await call(c, "open", {"port": "dev"}))["connection_id"]
+    log = BOOT.read_bytes()
+    opener.devices["dev"].feed(log)
+    end = len(log.rstrip(b"\r\n"))
+    every = await _read_all(c, {"connection_id": cid, "cursor": "all", "rx_parser": {"type": "esp_log"}}, end)
+    parser = {"type": "esp_log", "print_filter": "*:E"}
+    shown = await _read_all(c, {"connection_id": cid, "cursor": "errors", "rx_parser": parser}, end)
+    total = sum(len(r["lean"].get("frames", [])) for r in every)
+    kept = sum(len(r["lean"].get("frames", [])) for r in shown)
+    hidden = sum(r["lean"].get("frames_filtered", 0) for r in shown)
+    assert hidden > 0 and hidden == total - kept
+    assert all("frames_filtered" not in r["lean"] for r in every)  # nothing hidden: not in a lean result
+    first = shown[0]
+    assert f" hid {first['lean']['frames_filtered']} frame(s) by the print filter" in first["text"]
+    assert "hid" not in every[0]["text"]
+
+
+async def test_a_transact_counts_the_frames_its_print_filter_hid(env: tuple[Client, FakeOpener]) -> None:
+    c, opener = env
+    reply = b"I (10) boot: fine\nE (11) wifi: lost\nW (12) mesh: slow\nI (13) app: done\n"
+    opener.add("board", lambda data: reply if data == b"status\n" else None)
+    cid = (await call(c, "open", {"port": "board"}))["connection_id"]
+    r = await c.call_tool(
+        "transact",
+        {
+            "connection_id": cid,
+            "data": "status\n",
+            "rx_parser": {"type": "esp_log", "print_filter": "*:E"},
+            "timeout_ms": 2000,
+            "idle_ms": 100,
+        },
+    )
+    assert not r.is_error, r.content
+    assert isinstance(r.structured_content, dict)
+    read = r.structured_content["read"]
+    assert [f["parsed"]["tag"] for f in read["frames"]] == ["wifi"]
+    assert read["frames_filtered"] == 3
+    assert " hid 3 frame(s) by the print filter" in r.content[0].text  # type: ignore[union-attr]

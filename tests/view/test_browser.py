@@ -44,11 +44,11 @@ class Loaded:
 def open_page(browser: Any, tmp_path: Path) -> Iterator[Any]:
     pages: list[Any] = []
 
-    def load(capture: Path, *options: str, name: str = "view") -> Loaded:
+    def load(capture: Path, *options: str, name: str = "view", **view_options: Any) -> Loaded:
         out = tmp_path / f"{name}.html"
         protocol = options[0] if options and not options[0].startswith("--") else None
         fields = list(options[2:]) if len(options) > 2 and options[1] == "--fields" else None
-        assert run_view(str(capture), str(out), protocol, None, None, fields) == 0
+        assert run_view(str(capture), str(out), protocol, None, None, fields, **view_options) == 0
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
         pages.append(page)
         loaded = Loaded(page)
@@ -156,6 +156,19 @@ def test_bad_nmea_frames_are_highlighted_and_counted(open_page: Any) -> None:
     # a frame links to its line in the transcript
     loaded.page.locator("#frames tbody tr").first.click()
     assert "GGA" in loaded.page.locator("#transcript .row.sel").inner_text()
+    assert loaded.problems == []
+
+
+def test_print_filter_hides_lines_from_the_frames_table_and_says_how_many(open_page: Any) -> None:
+    from serial_mcp.view.model import ViewOptions, build_view
+
+    capture = SAMPLES / "esp32-boot.jsonl"
+    frames = build_view(capture.read_bytes(), capture.name, ViewOptions(print_filter="*:W"))["frames"]
+    loaded = open_page(capture, print_filter="*:W")
+    assert loaded.page.locator("#frames tbody tr").count() == len(frames["t"])
+    counts = loaded.page.locator("#fr-counts")
+    assert counts.get_attribute("data-filtered") == str(frames["filtered"]) != "0"
+    assert f"{frames['filtered']} hidden by --print-filter *:W" in counts.inner_text()
     assert loaded.problems == []
 
 
@@ -356,3 +369,44 @@ def test_axis_ticks_are_few_distinct_and_inside_the_span(open_page: Any) -> None
     assert got[7][0] == 0 and got[7][-1] == 1 and len(got[7]) > 10  # many asked for: capped, whole span
     assert got[8] == got[9] == [0, 1]
     assert got[10] == got[11] == got[12] == []
+
+
+def test_a_crash_mark_shows_its_frames_decoded_from_the_elf(open_page: Any, tmp_path: Path) -> None:
+    """``--elf``: hovering the crash's mark shows each decoded address with its function, file and line."""
+    import shutil
+    import subprocess
+
+    if shutil.which("gcc") is None or shutil.which("nm") is None:
+        pytest.skip("SKIPPED LOUDLY: gcc and nm are needed to build the ELF whose addresses the crash holds")
+    from serial_mcp.serial.firmware_elf import load_local_elf
+    from serial_mcp.view.timeline import frame_lines
+    from tests.unit.test_events_elf_offline import _inside
+
+    (tmp_path / "main.c").write_text(
+        "__attribute__((noinline)) int crash_here(int *p) { return *p + 1; }\n"
+        "int main(int argc, char **argv) { (void)argv; return crash_here(&argc); }\n"
+    )
+    subprocess.run(["gcc", "-g", "-O1", "-o", "app.elf", "main.c"], cwd=tmp_path, check=True)
+    elf = load_local_elf(str(tmp_path / "app.elf"))
+    pc = _inside(tmp_path / "app.elf", "crash_here")  # from the symbol table (nm)
+    lines = frame_lines(elf.decode([pc]))
+    log = (
+        b"I (10) boot: up\n" * 40
+        + b"Guru Meditation Error: Core  0 panic'ed (LoadProhibited). Exception was unhandled.\n"
+        + f"PC      : 0x{pc:08x}  PS      : 0x00060330\nBacktrace: 0x{pc:08x}:0x3ffb5c30\n".encode()
+        + b"\nRebooting...\n"
+        + b"I (20) boot: again\n" * 40
+    )
+    capture = capture_from_raw(log, tmp_path / "crash.jsonl", chunk_lines=2)
+    loaded = open_page(capture, elf=str(tmp_path / "app.elf"))
+    marks = loaded.js("serialView.data.timeline.markers")
+    k = next(i for i, m in enumerate(marks) if m[1] == "crash")
+    assert marks[k][3] == lines and "crash_here at " in lines[0]
+    canvas = loaded.page.locator("#timeline")
+    box = canvas.bounding_box()
+    state = loaded.js("({ t0: serialView.state.t0, t1: serialView.state.t1 })")
+    x = (marks[k][0] - state["t0"]) / (state["t1"] - state["t0"]) * box["width"]
+    loaded.page.mouse.move(box["x"] + x, box["y"] + 15)
+    tip = loaded.page.locator("#tl-tip")
+    assert tip.is_visible() and tip.inner_text().splitlines()[-len(lines) :] == lines
+    assert loaded.problems == []

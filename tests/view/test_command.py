@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import shutil
 import subprocess
@@ -13,6 +14,7 @@ from typing import Any
 import pytest
 
 from serial_mcp import cli
+from serial_mcp.commands.decode import run_decode
 from serial_mcp.view import command
 from tests.view.helpers import SAMPLES
 
@@ -124,3 +126,32 @@ def test_installed_command_runs(tmp_path: Path) -> None:
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == "" and out.stat().st_size > 10_000
+
+
+def test_print_filter_leaves_hidden_esp_idf_lines_out_of_the_frames_and_counts_them(tmp_path: Path) -> None:
+    """``--print-filter`` as in ``decode``: the esp_log parser with that filter; the frames table has
+    only the lines esp-idf-monitor would print, the page says how many it hid."""
+    capture = SAMPLES / "esp32-boot.jsonl"
+    every, shown = tmp_path / "every.html", tmp_path / "shown.html"
+    assert cli.main(["view", str(capture), "-o", str(every), "--rx-parser", '{"type": "esp_log"}']) == 0
+    assert cli.main(["view", str(capture), "-o", str(shown), "--print-filter", "*:W"]) == 0
+    all_frames, kept = embedded(every)["frames"], embedded(shown)["frames"]
+    printed = io.StringIO()
+    assert run_decode(str(capture), None, None, None, "jsonl", "both", printed, print_filter="*:W") == 0
+    decoded = [json.loads(line) for line in printed.getvalue().splitlines()]
+    assert [f["offset"] for f in decoded] == kept["off"]  # the frames decode --print-filter prints
+    assert {"log"} <= set(kept["kinds"]) and len(kept["t"]) > 0
+    assert kept["filtered"] == len(all_frames["t"]) - len(kept["t"]) > 0
+    assert all_frames["filtered"] == 0
+    assert embedded(shown)["meta"]["print_filter"] == "*:W"
+
+
+def test_print_filter_is_refused_as_decode_refuses_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    capture = SAMPLES / "esp32-boot.jsonl"
+    out = tmp_path / "p.html"
+    assert cli.main(["view", str(capture), "-o", str(out), "--protocol", "nmea0183", "--print-filter", "*:E"]) == 1
+    assert cli.main(["view", str(capture), "-o", str(out), "--print-filter", "boot:X"]) == 1
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 2 and all(line.startswith("serial-mcp: ") for line in lines)
+    assert "needs the esp_log parser" in lines[0] and "'X' is not one of" in lines[1]
+    assert not out.exists()

@@ -71,8 +71,10 @@ if (FR) {
   counts.appendChild(document.createTextNode(FN + " frames \u00b7 "));
   counts.appendChild(el("span", FR.bad ? "bad" : "", FR.bad + " bad"));
   counts.appendChild(document.createTextNode(" \u00b7 " + FR.errors + " framing errors" +
-    (FR.would_drop ? " (decode drops the " + FR.would_drop + " bad)" : "")));
+    (FR.would_drop ? " (decode drops the " + FR.would_drop + " bad)" : "") +
+    (META.print_filter != null ? " \u00b7 " + FR.filtered + " hidden by --print-filter " + META.print_filter : "")));
   counts.dataset.bad = FR.bad;
+  counts.dataset.filtered = FR.filtered;
   const sel = $("fr-kind");
   sel.appendChild(el("option", null, "all kinds (" + FN + ")")).value = "";
   FR.kinds.map((name, k) => [name, k, FR.kind_counts[k]]).sort((a, b) => b[2] - a[2]).forEach(([name, k, n]) => {

@@ -210,7 +210,10 @@ function hover(x, y) {
   let text = null;
   if (lane === "mk") {
     const k = nearestMarker(x, W);
-    if (k >= 0) text = fmtT(TL.markers[k][0]) + " s\n" + TL.markers[k][1] + ": " + TL.markers[k][2];
+    if (k >= 0) {
+      const m = TL.markers[k]; // a decoded crash has its frames as a fourth item (--elf)
+      text = fmtT(m[0]) + " s\n" + m[1] + ": " + m[2] + (m[3] ? "\n" + m[3].join("\n") : "");
+    }
   } else if (lane) {
     const c = nearestColumn(lane, x);
     if (c >= 0) {
