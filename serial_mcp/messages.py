@@ -836,7 +836,7 @@ P_STEPS = "Dialog: [{send, keys, expect, timeout_ms, idle_ms, respond} | {microp
 S_STEPS = "{ok}/{n} steps ok"
 STEPS_WITH_DATA = "give either data (one write and read) or steps (a dialog), not both; put the first send in steps[0]."
 
-# --- simulated devices (serial/sim_*.py) ----------------------------------------------------------
+# --- simulated devices (serial/sim/) --------------------------------------------------------------
 SIM_BAD_OPTION = "{port!r}: option {option} must be {allowed}."
 P_BOOT_SEND = "Text to send after the mark to trigger the boot (e.g. 'reset\\r'), for boards without a line reset."
 S_BEFORE_MARK = " ({n} unread bytes arrived before the mark: read from='buffer_start' to see them)"

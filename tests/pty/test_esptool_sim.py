@@ -18,7 +18,7 @@ import serial
 
 from serial_mcp.api import serve_pty
 from serial_mcp.serial.pty_bridge import PtyBridge
-from serial_mcp.serial.sim_esp32_rom import Esp32PortHandle
+from serial_mcp.serial.sim.esp32_rom import Esp32PortHandle
 
 pytest.importorskip("esptool")
 from esptool.bin_image import ELFSection, ESP32FirmwareImage  # type: ignore[import-untyped]

@@ -451,7 +451,7 @@ MIB = 1 << 20
 def test_a_sim_device_keeps_a_bounded_tail_of_what_was_written(kind: str) -> None:
     """80 MB written to a sim:// device used to stay in memory (+157 MiB) until close; what it
     keeps of the writes, and of a command line that never ends, is bounded now. (MicroPython's
-    simulator, sim_micropython.py, shares the device base and is covered by its own tests.)"""
+    simulator, sim/micropython.py, shares the device base and is covered by its own tests.)"""
     from serial_mcp.core.settings import SerialSettings
     from serial_mcp.serial.sim import SimOpener
 

@@ -21,12 +21,12 @@ from mcp import Client
 from serial_mcp.core.settings import SerialSettings
 from serial_mcp.engine import micropython_run
 from serial_mcp.mcp.server import build_server
-from serial_mcp.serial import sim_micropython_exec as mpy
-from serial_mcp.serial import sim_micropython_values as sim_values
 from serial_mcp.serial.fake import FakeDevice, FakeOpener, FakePortHandle
 from serial_mcp.serial.manager import ConnectionManager
 from serial_mcp.serial.openers import default_opener
-from serial_mcp.serial.sim_micropython import BANNER, PROMPT, MicroPythonBoard
+from serial_mcp.serial.sim import micropython_exec as mpy
+from serial_mcp.serial.sim import micropython_values as sim_values
+from serial_mcp.serial.sim.micropython import BANNER, PROMPT, MicroPythonBoard
 from tests.liveness import StdioServer
 from tests.tool_calls import call, error
 

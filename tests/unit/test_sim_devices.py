@@ -13,11 +13,10 @@ from mcp import Client
 from serial_mcp.core.settings import SerialSettings
 from serial_mcp.errors import InvalidArgument
 from serial_mcp.mcp.server import build_server
-from serial_mcp.serial import sim_micropython
 from serial_mcp.serial.manager import ConnectionManager
 from serial_mcp.serial.openers import default_opener
-from serial_mcp.serial.sim import SimOpener
-from serial_mcp.serial.sim_slow_modem import ICCID, IMEI
+from serial_mcp.serial.sim import SimOpener, micropython
+from serial_mcp.serial.sim.slow_modem import ICCID, IMEI
 from tests.firmware.agent import Agent
 
 pytestmark = pytest.mark.anyio
@@ -185,14 +184,14 @@ async def test_micropython_raw_paste_with_flow_control(agent: Agent) -> None:
     conn = await opened(agent, "sim://micropython")
     await transact(agent, conn, "\r\x03\x01", match="raw REPL; CTRL-B to exit\r\n>")
     hello = await transact(agent, conn, "\x05A\x01", max_bytes=5, read_encoding="hex")
-    assert bytes.fromhex(hello["data"]) == b"R\x01" + sim_micropython.WINDOW.to_bytes(2, "little") + b"\x01"
+    assert bytes.fromhex(hello["data"]) == b"R\x01" + micropython.WINDOW.to_bytes(2, "little") + b"\x01"
     code = SCRIPT.encode()
-    credit, sent = 2 * sim_micropython.WINDOW, 0
+    credit, sent = 2 * micropython.WINDOW, 0
     while sent < len(code):  # as mpremote does: never more than the credit, one window per \x01
         if credit == 0:
             ack = await agent.call("read", {"connection_id": conn, "max_bytes": 1, "timeout_ms": 2000})
             assert ack["data"] == "\x01", ack
-            credit += sim_micropython.WINDOW
+            credit += micropython.WINDOW
         chunk = code[sent : sent + credit]
         b64 = base64.b64encode(chunk).decode()
         await agent.call("write", {"connection_id": conn, "data": b64, "encoding": "base64"})

@@ -20,8 +20,8 @@ from serial_mcp.serial.fake import FakeDevice
 from serial_mcp.serial.manager import ConnectionManager
 from serial_mcp.serial.openers import default_opener
 from serial_mcp.serial.sim import SimOpener
-from serial_mcp.serial.sim_esp32_rom import FACTORY_APP, Esp32Board, Esp32PortHandle
-from serial_mcp.serial.sim_timeline import Timeline
+from serial_mcp.serial.sim.esp32_rom import FACTORY_APP, Esp32Board, Esp32PortHandle
+from serial_mcp.serial.sim.timeline import Timeline
 from tests.esptool_port import HandlePort
 from tests.tool_calls import call
 

@@ -29,10 +29,12 @@ DEFERRED = {
     "serial_mcp.core.elf_symbols": "open(elf=...)",
     "serial_mcp.core.events.detector": "the first port opened (its event watch)",
     "serial_mcp.core.events.signatures": "the first port opened",
-    "serial_mcp.serial.sim_micropython": "opening sim://micropython",
-    "serial_mcp.serial.sim_esp32_rom": "opening sim://esp32-rom",
-    "serial_mcp.serial.sim_reboot_board": "opening sim://reboot-board",
-    "serial_mcp.serial.sim_slow_modem": "opening sim://slow-modem",
+    "serial_mcp.serial.sim.modem": "opening sim://modem or sim://echo",
+    "serial_mcp.serial.sim.timeline": "opening a sim:// device with a clock",
+    "serial_mcp.serial.sim.micropython": "opening sim://micropython",
+    "serial_mcp.serial.sim.esp32_rom": "opening sim://esp32-rom",
+    "serial_mcp.serial.sim.reboot_board": "opening sim://reboot-board",
+    "serial_mcp.serial.sim.slow_modem": "opening sim://slow-modem",
 }
 
 _PROBE = """
@@ -90,7 +92,7 @@ def test_stdio_serve_imports_no_request_specific_module(tmp_path: Path) -> None:
             "open_scrubbed(SimOpener(), 'sim://echo', SerialSettings()).close()\n",
             "serial_mcp.core.events.detector",
         ),
-        ("from serial_mcp.serial.sim import timed_opener; timed_opener('esp32-rom')\n", "serial_mcp.serial.sim_esp32_rom"),
+        ("from serial_mcp.serial.sim import device_opener; device_opener('esp32-rom')\n", "serial_mcp.serial.sim.esp32_rom"),
     ],
 )
 def test_the_request_that_needs_a_module_loads_it(tmp_path: Path, request_code: str, module: str) -> None:

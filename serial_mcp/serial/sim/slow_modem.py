@@ -17,7 +17,7 @@ import threading
 
 from serial_mcp.core.settings import SerialSettings
 from serial_mcp.serial.fake import MAX_COMMAND_LINE, FakeDevice
-from serial_mcp.serial.sim_timeline import TimedPortHandle, Timeline
+from serial_mcp.serial.sim.timeline import TimedPortHandle, Timeline
 
 IMEI = "867530912345678"
 ICCID = "89860012345678901234"

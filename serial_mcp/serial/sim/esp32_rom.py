@@ -36,7 +36,7 @@ from serial_mcp.core.settings import SerialSettings
 from serial_mcp.core.unknown_keys import did_you_mean
 from serial_mcp.errors import InvalidArgument
 from serial_mcp.serial.fake import FakeDevice
-from serial_mcp.serial.sim_timeline import TimedPortHandle, Timeline
+from serial_mcp.serial.sim.timeline import TimedPortHandle, Timeline
 
 EN_RISE_MS: Final = 20  # from EN released to the chip leaving reset and sampling IO0
 BOOTLOADER_MS: Final = 40  # from the ROM banner to the 2nd-stage bootloader's first line

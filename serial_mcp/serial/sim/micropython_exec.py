@@ -6,7 +6,7 @@ over a list/``range``, ``if``/``elif``/``else``, ``pass``, ``import`` of board m
 else raises ``NotImplementedError`` naming the simulation's limit. Errors come back as MicroPython prints
 them (``Traceback (most recent call last):`` / ``  File "<stdin>", line N, in <module>`` / ``ValueError:
 msg``), with ``\\r\\n`` line endings as on a UART. Work is bounded (statements, units of work, sizes,
-integer bits, output, time: ``sim_micropython_values``) so a script cannot hang or exhaust the server,
+integer bits, output, time: ``micropython_values``) so a script cannot hang or exhaust the server,
 and any error it makes is a traceback, never a simulator crash.
 """
 
@@ -18,8 +18,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from serial_mcp.serial import sim_micropython_values as v
-from serial_mcp.serial.sim_micropython_values import ScriptError, Work
+from serial_mcp.serial.sim import micropython_values as v
+from serial_mcp.serial.sim.micropython_values import ScriptError, Work
 
 MAX_STEPS = 10_000  # statements per script
 FORMAT_SPEC = re.compile(r"[<>^=+\- #0]{0,3}\d{0,3}(?:\.\d{1,2})?[bcdeEfFgGnosxX%]?")

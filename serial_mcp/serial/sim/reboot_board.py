@@ -19,7 +19,7 @@ from serial_mcp import messages
 from serial_mcp.core.settings import SerialSettings
 from serial_mcp.errors import InvalidArgument
 from serial_mcp.serial.fake import MAX_COMMAND_LINE, FakeDevice
-from serial_mcp.serial.sim_timeline import TimedPortHandle, Timeline
+from serial_mcp.serial.sim.timeline import TimedPortHandle, Timeline
 
 BANNER = (
     b"\r\nU-Boot SPL 2024.01 (serial-mcp sim)\r\nTrying to boot from MMC1\r\n"

@@ -13,7 +13,7 @@
   is ignored until Ctrl-C, which interrupts it (a ``KeyboardInterrupt`` traceback) and leaves the friendly
   REPL.
 
-Scripts run on ``sim_micropython_exec`` (a small, safe subset of Python, bounded in work, size and
+Scripts run on ``micropython_exec`` (a small, safe subset of Python, bounded in work, size and
 time), on the board's own clock thread and not inside the host's write: the write returns at once,
 the output follows when the script ends, as on a board. What the host sends meanwhile waits in the
 board's input buffer, except Ctrl-C, which interrupts the script (a ``KeyboardInterrupt``).
@@ -29,8 +29,8 @@ from serial_mcp import messages
 from serial_mcp.core.settings import SerialSettings
 from serial_mcp.errors import InvalidArgument
 from serial_mcp.serial.fake import FakeDevice
-from serial_mcp.serial.sim_micropython_exec import Result, run, traceback
-from serial_mcp.serial.sim_timeline import TimedPortHandle, Timeline
+from serial_mcp.serial.sim.micropython_exec import Result, run, traceback
+from serial_mcp.serial.sim.timeline import TimedPortHandle, Timeline
 
 CTRL_A, CTRL_B, CTRL_C, CTRL_D, CTRL_E = 1, 2, 3, 4, 5
 BANNER = (

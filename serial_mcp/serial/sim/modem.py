@@ -1,0 +1,57 @@
+"""``sim://modem`` and ``sim://echo``: the two simulated devices without a clock.
+
+``sim://modem`` behaves like a small AT-command modem: echo off, ``AT`` → ``OK``, ``ATI`` → identity,
+``AT+CSQ`` → signal quality, ``AT+GMR`` → firmware, unknown commands → ``ERROR``; on open it prints
+``SIM MODEM READY``. ``sim://echo`` returns every byte written.
+"""
+
+from __future__ import annotations
+
+from serial_mcp.core.settings import SerialSettings
+from serial_mcp.serial.fake import MAX_COMMAND_LINE, FakeDevice, FakePortHandle
+from serial_mcp.version import __version__
+
+_MODEM_REPLIES = {
+    b"AT": b"\r\nOK\r\n",
+    b"ATI": b"\r\nserial-mcp simulated modem\r\nRevision: SIM " + __version__.encode() + b"\r\n\r\nOK\r\n",
+    b"AT+GMR": b"\r\nSIM" + __version__.encode() + b"\r\n\r\nOK\r\n",
+    b"AT+CSQ": b"\r\n+CSQ: 23,99\r\n\r\nOK\r\n",
+    b"AT+CGMI": b"\r\nserial-mcp\r\n\r\nOK\r\n",
+    b"AT+CPIN?": b"\r\n+CPIN: READY\r\n\r\nOK\r\n",
+}
+
+
+class ModemResponder:
+    """Line-buffered AT interpreter: answers each CR-terminated command. A line longer than the
+    command buffer (``MAX_COMMAND_LINE``) is not kept: it is answered ERROR when it ends."""
+
+    def __init__(self) -> None:
+        self._line = bytearray()
+        self._overflow = False
+
+    def __call__(self, data: bytes) -> bytes | None:
+        out = bytearray()
+        for b in data:
+            if b in (0x0D, 0x0A):
+                cmd = bytes(self._line).strip().upper()
+                self._line.clear()
+                if self._overflow:
+                    self._overflow = False
+                    out += b"\r\nERROR\r\n"
+                elif cmd:
+                    out += _MODEM_REPLIES.get(cmd, b"\r\nERROR\r\n")
+            elif len(self._line) < MAX_COMMAND_LINE:
+                self._line.append(b)
+            else:
+                self._overflow = True
+        return bytes(out) or None
+
+
+def open_modem(port: str, settings: SerialSettings) -> FakePortHandle:
+    dev = FakeDevice(port, ModemResponder())
+    dev.feed(b"\r\nSIM MODEM READY\r\n")
+    return FakePortHandle(dev, settings)
+
+
+def open_echo(port: str, settings: SerialSettings) -> FakePortHandle:
+    return FakePortHandle(FakeDevice(port, lambda data: data), settings)
