@@ -105,6 +105,15 @@ class NoOptions:
     described_elsewhere: ClassVar[frozenset[str]] = frozenset()
 
 
+@dataclass(frozen=True, kw_only=True, config=CONFIG)
+class Forcing(NoOptions):
+    """An operation that writes to the port or changes its settings: one a port lent to another program
+    (an RFC 2217 client flashing it) refuses with ``port_lent`` unless ``force`` says to go ahead. Declared
+    once here, so a new writing operation cannot forget it."""
+
+    force: t.Force = False
+
+
 # --- reading ---------------------------------------------------------------------------------------
 
 
@@ -151,7 +160,7 @@ class ReadOptions(CursorView):
 
 
 @dataclass(frozen=True, kw_only=True, config=CONFIG)
-class WriteOptions(NoOptions):
+class WriteOptions(Forcing):
     """``write``: bytes (decoded from ``encoding``, then framed) and/or named keys."""
 
     data: t.Data = dataclasses.field(default="", kw_only=False)
@@ -162,11 +171,10 @@ class WriteOptions(NoOptions):
     keys: t.Keys = None
     timeout_ms: t.WriteTimeout = None
     stall_ms: t.WriteStall = None
-    force: t.Force = False
 
 
 @dataclass(frozen=True, kw_only=True, config=CONFIG)
-class TransactOptions(CursorView):
+class TransactOptions(CursorView, Forcing):
     """``transact``: write, then read the reply from a mark taken before the write; or, with
     ``steps``, a whole dialog."""
 
@@ -182,7 +190,6 @@ class TransactOptions(CursorView):
     write_timeout_ms: t.WriteTimeout = None
     steps: t.Steps = None
     keys: t.Keys = None
-    force: t.Force = False
 
 
 # --- issue 28.5: a dialog step's fields, typed -------------------------------------------------------
@@ -208,7 +215,7 @@ class DialogStep(NoOptions):
 
 
 @dataclass(frozen=True, kw_only=True, config=CONFIG)
-class CaptureBootOptions(ReadWindow):
+class CaptureBootOptions(ReadWindow, Forcing):
     """``capture_boot``: mark the RX edge, trigger the boot (reset lines and/or ``send``), read it."""
 
     described_elsewhere: ClassVar[frozenset[str]] = READ_WINDOW
@@ -217,14 +224,12 @@ class CaptureBootOptions(ReadWindow):
     encoding: t.EncOut = None
     respond: t.Respond = None
     send: t.BootSend = None
-    force: t.Force = False
 
 
 @dataclass(frozen=True, kw_only=True, config=CONFIG)
-class FlushOptions(NoOptions):
+class FlushOptions(Forcing):
     target: t.FlushWhat = dataclasses.field(default="input", kw_only=False)
     cursor: t.Cursor = None
-    force: t.Force = False
 
 
 # --- the port and its lines ------------------------------------------------------------------------
@@ -291,29 +296,25 @@ PROFILE_FIELDS = (
 
 
 @dataclass(frozen=True, kw_only=True, config=CONFIG)
-class ReconfigureOptions(SerialFields):
+class ReconfigureOptions(SerialFields, Forcing):
     """``reconfigure``: change UART settings live (rolled back if the driver refuses)."""
 
-    force: t.Force = False
 
 
 @dataclass(frozen=True, kw_only=True, config=CONFIG)
-class LinesOptions(NoOptions):
+class LinesOptions(Forcing):
     dtr: t.Dtr = dataclasses.field(default=None, kw_only=False)
     rts: t.Rts = dataclasses.field(default=None, kw_only=False)
-    force: t.Force = False
 
 
 @dataclass(frozen=True, kw_only=True, config=CONFIG)
-class BreakOptions(NoOptions):
+class BreakOptions(Forcing):
     duration_ms: t.BreakMs = dataclasses.field(default=250, kw_only=False)
-    force: t.Force = False
 
 
 @dataclass(frozen=True, kw_only=True, config=CONFIG)
-class FlowOptions(NoOptions):
+class FlowOptions(Forcing):
     flow_control: t.Flow = dataclasses.field(kw_only=False)
-    force: t.Force = False
 
 
 # --- profiles ------------------------------------------------------------------------------------
@@ -388,21 +389,19 @@ class LendOptions(NoOptions):
 
 
 @dataclass(frozen=True, kw_only=True, config=CONFIG)
-class DetectBaudOptions(NoOptions):
+class DetectBaudOptions(Forcing):
     candidates: t.Candidates = None
     window_ms: t.WindowMs = 600
     probe: t.Probe = None
-    force: t.Force = False
 
 
 @dataclass(frozen=True, kw_only=True, config=CONFIG)
-class TransferOptions(NoOptions):
+class TransferOptions(Forcing):
     direction: t.TransferDirection = dataclasses.field(kw_only=False)
     protocol: t.TransferProtocol = "xmodem_crc"
     data: t.TransferData = None
     encoding: t.EncIn = None
     filename: t.TransferFilename = None
-    force: t.Force = False
 
 
 @dataclass(frozen=True, kw_only=True, config=CONFIG)
