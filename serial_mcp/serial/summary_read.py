@@ -48,6 +48,7 @@ async def read_summary(
         raise InvalidArgument(messages.READ_SUMMARY_BAD_TO.format(to=req.to, start=from_offset))
     decoder.rejected = []
     skipped_before = decoder.bytes_skipped
+    filtered_before = decoder.frames_filtered
     decode_feed.fold(decoder, list(pending), summary)  # decoded by an earlier read, not returned
     end = req.to
     deadline = time.monotonic() + req.timeout_ms / 1000
@@ -105,6 +106,7 @@ async def read_summary(
         match=None,
         cursor=req.cursor if on_cursor else None,
         summary=_timed(conn, summary.as_dict(decoder.bytes_skipped - skipped_before)),
+        frames_filtered=decoder.frames_filtered - filtered_before,  # lines a print filter hid, not counted
     )
 
 

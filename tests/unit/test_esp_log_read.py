@@ -137,3 +137,26 @@ async def test_a_transact_counts_the_frames_its_print_filter_hid(env: tuple[Clie
     assert [f["parsed"]["tag"] for f in read["frames"]] == ["wifi"]
     assert read["frames_filtered"] == 3
     assert " hid 3 frame(s) by the print filter" in r.content[0].text  # type: ignore[union-attr]
+
+
+async def test_a_summary_read_counts_the_frames_its_print_filter_hid(env: tuple[Client, FakeOpener]) -> None:
+    """``read(summary=true)`` with a print filter: the summary counts the lines shown, and the lines
+    the filter hid are said (``frames_filtered``, and in the text), as a framed read says them."""
+    c, opener = env
+    cid = (await call(c, "open", {"port": "dev"}))["connection_id"]
+    log = b"I (10) boot: fine\nE (11) wifi: lost\nW (12) mesh: slow\nI (13) app: done\nE (14) wifi: again\n"
+    opener.devices["dev"].feed(log)
+    r = await c.call_tool(
+        "read",
+        {
+            "connection_id": cid,
+            "summary": True,
+            "to": len(log),
+            "rx_parser": {"type": "esp_log", "print_filter": "*:E"},
+        },
+    )
+    assert not r.is_error, r.content
+    assert isinstance(r.structured_content, dict)
+    assert r.structured_content["counts"]["frames"] == 2
+    assert r.structured_content["frames_filtered"] == 3
+    assert " hid 3 frame(s) by the print filter" in r.content[0].text  # type: ignore[union-attr]
