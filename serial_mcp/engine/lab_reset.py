@@ -55,9 +55,10 @@ def parse(reset: dict[str, Any]) -> dict[str, Any]:
 
 def controls(conn: Connection) -> LabControls:
     """The connection's lab controls, or ``not_supported`` for a port that is no labgrid place."""
-    if not isinstance(conn.handle, LabControls):
+    lab = conn.lab_controls()
+    if lab is None:
         raise SerialMcpError(ErrorCode.NOT_SUPPORTED, messages.LAB_RESET_NOT_LAB.format(port=conn.port))
-    return conn.handle
+    return lab
 
 
 async def before_mark(lab: LabControls, reset: dict[str, Any]) -> None:

@@ -22,10 +22,10 @@ async def apply_settings(conn: Connection, new: SerialSettings) -> results.Recon
     old = conn.settings
     async with conn.tx.turn():  # not in the middle of a write
         try:
-            await anyio.to_thread.run_sync(conn.handle.apply_settings, new)
+            await anyio.to_thread.run_sync(conn.apply_settings_blocking, new)
         except Exception as exc:  # drivers raise termios.error, SerialException, OSError, ValueError
             try:
-                await anyio.to_thread.run_sync(conn.handle.apply_settings, old)
+                await anyio.to_thread.run_sync(conn.apply_settings_blocking, old)
             except Exception:  # best effort; the error below says what happened
                 pass
             raise SerialMcpError(
@@ -53,14 +53,7 @@ async def pulse_lines(conn: Connection, pulse: dict[str, Any]) -> None:
 
 async def set_lines(conn: Connection, dtr: bool | None, rts: bool | None) -> None:
     """Set DTR and/or RTS (None = leave alone), record it, remember the levels."""
-
-    def apply() -> None:
-        if dtr is not None:
-            conn.handle.set_dtr(dtr)
-        if rts is not None:
-            conn.handle.set_rts(rts)
-
-    await anyio.to_thread.run_sync(apply)
+    await anyio.to_thread.run_sync(conn.set_lines_blocking, dtr, rts)
     if dtr is not None:
         conn.dtr = dtr
     if rts is not None:

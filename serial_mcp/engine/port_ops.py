@@ -14,7 +14,6 @@ from serial_mcp.engine.options import NoOptions, OpenOptions
 from serial_mcp.engine.services import Services
 from serial_mcp.serial.connection import Connection, Listener
 from serial_mcp.serial.following import Follower
-from serial_mcp.serial.handle import ReportsProgress
 
 
 async def list_ports(svc: Services, caller: Caller, target: None, opts: NoOptions) -> results.ListPortsResult:
@@ -116,8 +115,9 @@ def get_status(svc: Services, caller: Caller, connection_id: str) -> results.Sta
         status.lend = conn.lend.status()
     if isinstance(conn.reopener, Follower):
         status.follows = conn.reopener.device
-    if isinstance(conn.handle, ReportsProgress):  # a replay:// device reports its progress
-        status.replay = conn.handle.status()
+    replay = conn.replay_progress()
+    if replay is not None:  # a replay:// device reports its progress
+        status.replay = replay.status()
     status.events = conn.events.status()
     return status
 

@@ -22,7 +22,6 @@ from serial_mcp.engine.options import CursorView, ReadWindow
 from serial_mcp.errors import ErrorCode, InvalidArgument, SerialMcpError, Short
 from serial_mcp.serial import reader
 from serial_mcp.serial.connection import Connection
-from serial_mcp.serial.handle import low_latency as handle_low_latency
 from serial_mcp.serial.lending import released_error
 from serial_mcp.serial.responder import Responder
 from serial_mcp.serial.tx import (
@@ -254,7 +253,7 @@ def status(conn: Connection, caller: Caller | None = None) -> models.StatusResul
     lines: dict[str, bool | None] = {"cts": None, "dsr": None, "ri": None, "cd": None}
     if conn.state == "open":
         try:
-            lines = conn.handle.modem_lines()
+            lines = conn.modem_lines()
         except OSError:
             pass
     opts = conn.options.as_dict()
@@ -280,7 +279,7 @@ def status(conn: Connection, caller: Caller | None = None) -> models.StatusResul
         reconnect_attempts=conn.reconnect_attempts,
         reconnects=conn.reconnects,
         reconnect=conn.reconnect_policy.as_dict() if conn.reconnect_policy else None,
-        low_latency=handle_low_latency(conn.handle),
+        low_latency=conn.low_latency(),
         defaults=opts,
         last_error=conn.last_error,
         opened_at=datetime.fromtimestamp(conn.opened_at, UTC).isoformat(),

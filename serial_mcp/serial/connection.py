@@ -35,6 +35,7 @@ from serial_mcp.core.settings import SerialSettings
 from serial_mcp.errors import ErrorCode, SerialMcpError
 from serial_mcp.serial.event_watch import EventWatch, SeenEvent
 from serial_mcp.serial.handle import PortHandle
+from serial_mcp.serial.port_controls import PortControls
 from serial_mcp.serial.port_lifecycle import PortLifecycle
 from serial_mcp.serial.port_lifecycle import State as State  # re-exported: connection.State, as before
 from serial_mcp.serial.pump import RxPump
@@ -66,7 +67,7 @@ class RxStatus(NamedTuple):
     cursors: tuple[tuple[str, int], ...]  # (name, offset) of every cursor
 
 
-class Connection(PortLifecycle):
+class Connection(PortLifecycle, PortControls):
     """An open port and everything that consumes it (its lifecycle: ``PortLifecycle``)."""
 
     def __init__(
