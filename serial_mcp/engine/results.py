@@ -163,7 +163,7 @@ class ReadResult(Verbosable):
     frames: list[Frame] | None = None
     frames_dropped: int = 0
     frames_skipped: int = 0  # reply="match"|"tail:N" on a framed read: frames consumed, not returned
-    # framed and summary reads: frames the parser's filter hid (esp_log's print_filter); None, not 0, when none were:
+    # framed and summary reads: frames the print filter hid (esp_log); None, not 0, when none were:
     # a nullable extra is left out of the output schema (tools/list pays for every listed field)
     frames_filtered: int | None = None
     bytes_skipped: int = 0  # framed reads: bytes between frames that belong to none; reply: before it

@@ -197,4 +197,4 @@ class ReadOutcome(NamedTuple):
     summary: dict[str, Any] | None = None  # a summary read: the window's summary (core/summary.py)
     rejected: list[DecodedFrame] | None = None  # framed reads: the first bad frames validate dropped
     frames_skipped: int = 0  # a framed reply read: frames consumed before the ones returned
-    frames_filtered: int = 0  # framed and summary reads: frames the parser's filter hid (esp_log's print_filter)
+    frames_filtered: int = 0  # framed and summary reads: frames the parser's filter hid (esp_log)
