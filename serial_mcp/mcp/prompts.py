@@ -13,8 +13,8 @@ from pydantic import Field
 
 from serial_mcp import messages
 from serial_mcp.core.presets import preset_names
-from serial_mcp.engine import lab_ports, port_ops
 from serial_mcp.engine.services import Services
+from serial_mcp.mcp.engine_loader import load_engine
 
 MAX_COMPLETIONS = 100
 
@@ -27,6 +27,8 @@ def register(
     captures = svc.captures
 
     def connections() -> list[tuple[str, str]]:
+        from serial_mcp.engine import port_ops  # loaded by complete()
+
         return [(c.connection_id, c.port) for c in port_ops.list_connections(svc).connections]
 
     @server.prompt(title="Diagnose a serial port")
@@ -48,6 +50,9 @@ def register(
     ) -> types.Completion | None:
         name, prefix = argument.name, argument.value or ""
         values: list[str]
+        await load_engine()  # a server publishing kept tools loads the engine on first need
+        from serial_mcp.engine import lab_ports
+
         if name == "port":
             values = [p.name for p in svc.port_lister()] + [port for _, port in connections()]
             if prefix.startswith("labgrid://") or (prefix and "labgrid://".startswith(prefix)):  # issue 25

@@ -18,10 +18,10 @@ from mcp.server.mcpserver.exceptions import ResourceNotFoundError
 
 from serial_mcp import messages
 from serial_mcp.core.eventlog import LogEvent
-from serial_mcp.engine import log_ops, port_ops
 from serial_mcp.engine.services import Services
 from serial_mcp.errors import SerialMcpError
 from serial_mcp.mcp.callers import current
+from serial_mcp.mcp.engine_loader import load_engine, load_engine_blocking
 from serial_mcp.mcp.notify import Notifier
 from serial_mcp.serial.connection import Connection
 from serial_mcp.serial.ports import PortInfo
@@ -55,13 +55,19 @@ def register(
     @server.resource(PORTS, name="ports", mime_type="application/json", description=messages.R_PORTS)
     async def ports() -> str:
         """The same port records as the list_ports tool (one model, serialised one way)."""
+        await load_engine()  # a server publishing kept tools loads the engine on first need
+        from serial_mcp.engine import port_ops
+
         listed = await port_ops.ports(svc)
         return _json({"ports": [p.model_dump(mode="json") for p in listed.ports]})
 
     @server.resource(
         CONNECTIONS, name="connections", mime_type="application/json", description=messages.R_CONNECTIONS
     )
-    def connections() -> str:
+    def connections() -> str:  # sync resources run on a worker thread: the import is off the loop
+        load_engine_blocking()
+        from serial_mcp.engine import port_ops
+
         return _json(port_ops.list_connections(svc).model_dump())
 
     @server.resource(CAPTURES, name="captures", mime_type="application/json", description=messages.R_CAPTURES)
@@ -80,6 +86,9 @@ def register(
         description=messages.R_CONNECTION,
     )
     def connection(connection_id: str) -> str:
+        load_engine_blocking()
+        from serial_mcp.engine import port_ops
+
         try:
             return _json(port_ops.get_status(svc, current(), connection_id).model_dump(mode="json"))
         except SerialMcpError as exc:
@@ -92,6 +101,9 @@ def register(
         description=messages.R_LOG,
     )
     def connection_log(connection_id: str) -> str:
+        load_engine_blocking()
+        from serial_mcp.engine import log_ops
+
         try:
             log = log_ops.get_log(svc, current(), connection_id, limit=LOG_EVENTS)
         except SerialMcpError as exc:
@@ -108,6 +120,8 @@ def register(
             def on_event(event: LogEvent, payload: bytes | None) -> None:  # pump thread or loop
                 notifier.poke(connection_uri(cid))
                 notifier.poke(log_uri(cid))
+
+            from serial_mcp.engine import port_ops  # loaded: the engine opened the port
 
             port_ops.watch_events(conn, on_event)
 

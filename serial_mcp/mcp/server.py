@@ -11,9 +11,9 @@ from mcp.server.mcpserver import MCPServer
 
 from serial_mcp import messages
 from serial_mcp.engine.access import AccessPolicy
-from serial_mcp.engine.operations import OPERATIONS
 from serial_mcp.engine.services import Services
-from serial_mcp.mcp import argument_guard, prompts, resources, sdk_private, tools
+from serial_mcp.mcp import argument_guard, prompts, resources, sdk_private
+from serial_mcp.mcp.engine_loader import EngineTools
 from serial_mcp.mcp.notify import CountingBus, Notifier
 from serial_mcp.mcp.schema import slim_tool_schemas
 from serial_mcp.mcp.tool_cache import ToolCache
@@ -74,17 +74,24 @@ def build_server(
     if not sdk_private.VERIFIED:
         tool_cache = None  # it registers tools through the SDK's insides: only on the verified SDK
     kept = tool_cache.load() if tool_cache is not None else None
-    if kept is not None and set(kept) != {op.name for op in OPERATIONS}:
-        kept = None  # another tool set: build
-    reg = ToolRegistry(server, kept)
-    tools.register(reg, svc)
+    reg = ToolRegistry(server)
+    if kept is not None:  # published as an earlier launch of this code built them; the engine later
+        engine = EngineTools(svc)
+        for name, entry in kept.items():
+            reg.kept(name, entry, engine.loader(name))
+        reg.on_listed = engine.load_soon
+        server.engine_tools = engine  # type: ignore[attr-defined]  # for tests and diagnostics
+    else:
+        from serial_mcp.mcp import tools  # the engine's operation table: every tool built from it
+
+        tools.register(reg, svc)
     server.middleware.append(reg.guard())
     drop_idle_tracing(server)
     argument_guard.install(server)  # malformed arguments answered, not dropped
     if kept is None:  # kept schemas were slimmed before they were kept
         slim_tool_schemas(server)
         if tool_cache is not None:
-            tool_cache.save(server)
+            tool_cache.save(server, reg.arg_names, reg.mutating)
     server.notifier = notifier  # type: ignore[attr-defined]  # for tests and diagnostics
     return server
 

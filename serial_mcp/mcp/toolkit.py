@@ -23,7 +23,6 @@ from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import MCPServer
 
 from serial_mcp import messages
-from serial_mcp.engine import lean
 from serial_mcp.errors import ErrorCode, SerialMcpError, capped
 from serial_mcp.mcp import callers, sdk_private, tool_arguments, tool_cache
 
@@ -48,6 +47,8 @@ def structured_result(result: Any) -> Any:
     summary = getattr(result, "summary", None)
     if not callable(summary):
         return result
+    from serial_mcp.engine import lean  # loaded with the engine that made the result
+
     return types.CallToolResult(
         content=[types.TextContent(type="text", text=summary())],
         structured_content=lean.structured(result),
@@ -73,11 +74,11 @@ def _heavy(result: Any) -> bool:
 class ToolRegistry:
     """Registers tool functions on an MCPServer and remembers each tool's argument names."""
 
-    def __init__(self, server: MCPServer, kept: dict[str, dict[str, Any]] | None = None) -> None:
+    def __init__(self, server: MCPServer) -> None:
         self.server = server
-        self.kept = kept  # the tools' schemas kept from an earlier launch (tool_cache), or None
         self.arg_names: dict[str, set[str]] = {}
         self.mutating: set[str] = set()  # write to a device, drive its lines or change stored settings
+        self.on_listed: Callable[[], None] | None = None  # told when a tools/list has been answered
 
     def tool(
         self,
@@ -95,31 +96,7 @@ class ToolRegistry:
             sig = inspect.signature(fn, eval_str=True)
             if mutates:
                 self.mutating.add(fn.__name__)
-
-            @functools.wraps(fn)
-            async def call(**kwargs: Any) -> Any:
-                for wire, py in KEYWORD_ALIASES.items():
-                    if wire in kwargs:
-                        kwargs[py] = kwargs.pop(wire)
-                caller = callers.current()
-                result: Any = None
-                try:
-                    with caller.call(callers.current_request()) as scope:
-                        result = await fn(**kwargs)
-                    if scope.cancelled_caught:  # the client went away while this call ran
-                        return error_result(ErrorCode.CANCELLED, messages.CALL_CANCELLED)
-                except SerialMcpError as exc:
-                    return error_result(exc.code, exc.message)
-                except OSError as exc:  # the device or OS refused: say so, keep serving
-                    log.info("tool %s: OS error: %s", fn.__name__, exc)
-                    return error_result(ErrorCode.IO_ERROR, messages.IO_ERROR.format(error=exc))
-                except Exception as exc:  # a bug: logged with its traceback, reported without one
-                    log.exception("tool %s failed", fn.__name__)
-                    return error_result(ErrorCode.INTERNAL_ERROR, messages.INTERNAL_ERROR.format(error=exc))
-                if _heavy(result):  # a 4 MiB framed read: its text and dump are made beside the loop
-                    return await asyncio.to_thread(structured_result, result)
-                return structured_result(result)
-
+            call = _answering(fn)
             call.__signature__ = sig  # type: ignore[attr-defined]
             names = {p.name for p in sig.parameters.values() if p.annotation is not _context_type()}
             self.arg_names[fn.__name__] = {
@@ -132,11 +109,6 @@ class ToolRegistry:
                 destructive_hint=None if read_only else destructive,
                 idempotent_hint=True if idempotent else None,
             )
-            if self.kept is not None:  # the schemas of an earlier launch; the argument model on first call
-                entry = self.kept[fn.__name__]
-                built = tool_cache.kept_tool(call, fn.__name__, title, description, annotations, entry)
-                sdk_private.add_built_tool(self.server, built)
-                return fn
             self.server.tool(name=fn.__name__, title=title, description=description, annotations=annotations)(
                 call
             )
@@ -146,8 +118,54 @@ class ToolRegistry:
 
         return register
 
+    def kept(self, name: str, entry: dict[str, Any], load: tool_cache.ToolLoader) -> None:
+        """Register a tool kept by an earlier launch (tool_cache): published as it was then; ``load``
+        gives its real function, on the first call (mcp/engine_loader.py)."""
+
+        async def tool(**kwargs: Any) -> Any:
+            return await load()(**kwargs)  # loaded by then: the first call's arguments needed it
+
+        tool.__name__ = tool.__qualname__ = name
+        self.arg_names[name] = set(entry["arg_names"])
+        if entry["mutates"]:
+            self.mutating.add(name)
+        annotations = types.ToolAnnotations(**entry["annotations"]) if entry["annotations"] else None
+        built = tool_cache.kept_tool(_answering(tool), name, entry, annotations, load)
+        sdk_private.add_built_tool(self.server, built)
+
     def guard(self) -> UnknownArgumentGuard:
-        return UnknownArgumentGuard(self.arg_names)
+        return UnknownArgumentGuard(self.arg_names, self)
+
+
+def _answering(fn: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
+    """``fn`` as the SDK calls it: keyword aliases mapped, the caller's scope held, every failure
+    answered in the one shape of a tool error, a big result shaped beside the loop."""
+
+    @functools.wraps(fn)
+    async def call(**kwargs: Any) -> Any:
+        for wire, py in KEYWORD_ALIASES.items():
+            if wire in kwargs:
+                kwargs[py] = kwargs.pop(wire)
+        caller = callers.current()
+        result: Any = None
+        try:
+            with caller.call(callers.current_request()) as scope:
+                result = await fn(**kwargs)
+            if scope.cancelled_caught:  # the client went away while this call ran
+                return error_result(ErrorCode.CANCELLED, messages.CALL_CANCELLED)
+        except SerialMcpError as exc:
+            return error_result(exc.code, exc.message)
+        except OSError as exc:  # the device or OS refused: say so, keep serving
+            log.info("tool %s: OS error: %s", fn.__name__, exc)
+            return error_result(ErrorCode.IO_ERROR, messages.IO_ERROR.format(error=exc))
+        except Exception as exc:  # a bug: logged with its traceback, reported without one
+            log.exception("tool %s failed", fn.__name__)
+            return error_result(ErrorCode.INTERNAL_ERROR, messages.INTERNAL_ERROR.format(error=exc))
+        if _heavy(result):  # a 4 MiB framed read: its text and dump are made beside the loop
+            return await asyncio.to_thread(structured_result, result)
+        return structured_result(result)
+
+    return call
 
 
 def _context_type() -> Any:
@@ -159,8 +177,9 @@ def _context_type() -> Any:
 class UnknownArgumentGuard:
     """Server middleware: a ``tools/call`` with an argument the tool lacks gets a tool error."""
 
-    def __init__(self, arg_names: dict[str, set[str]]) -> None:
+    def __init__(self, arg_names: dict[str, set[str]], registry: ToolRegistry | None = None) -> None:
         self.arg_names = arg_names
+        self.registry = registry
 
     async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         callers.bind(callers.caller_for(ctx), ctx.request_id)  # who calls: owner, default cursor, cancel
@@ -179,7 +198,10 @@ class UnknownArgumentGuard:
                     )
                     return error_result(ErrorCode.INVALID_ARGUMENT, msg)
             return _structure_sdk_error(await call_next(ctx))
-        return await call_next(ctx)
+        result = await call_next(ctx)
+        if ctx.method == "tools/list" and self.registry is not None and self.registry.on_listed is not None:
+            self.registry.on_listed()
+        return result
 
 
 _PYDANTIC_ITEM = re.compile(

@@ -41,6 +41,7 @@ GNSS_KEYS = ("protocol", "rx_parser", "steps")  # the arguments that can name on
 
 def register(reg: ToolRegistry, svc: Services) -> None:
     """Register a tool for every operation of the table."""
+    functions = tool_functions(svc)
     for op in OPERATIONS:
         hints = op.hints
         reg.tool(
@@ -50,7 +51,13 @@ def register(reg: ToolRegistry, svc: Services) -> None:
             destructive=hints.destructive,
             idempotent=hints.idempotent,
             mutates=hints.mutates,
-        )(tool_function(op, svc))
+        )(functions[op.name])
+
+
+def tool_functions(svc: Services) -> dict[str, Callable[..., Awaitable[Any]]]:
+    """The tool function of every operation, by tool name (a server publishing kept tools makes
+    them on the first call: mcp/engine_loader.py)."""
+    return {op.name: tool_function(op, svc) for op in OPERATIONS}
 
 
 def tool_function(op: Operation[Any, Any, Any], svc: Services) -> Callable[..., Awaitable[Any]]:

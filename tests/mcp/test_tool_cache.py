@@ -8,6 +8,9 @@ a miss that rebuilds and rewrites it, never an error.
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -77,7 +80,9 @@ async def test_a_warm_cache_builds_no_argument_model_until_a_call(
     "spoil",
     [
         lambda doc: {**doc, "fingerprint": "0" * 64},  # other code, other versions
-        lambda doc: {**doc, "data": {k: v for k, v in list(doc["data"].items())[1:]}},  # a tool short
+        lambda doc: {**doc, "data": {**doc["data"], "tools": dict(list(doc["data"]["tools"].items())[1:])}},
+        lambda doc: {**doc, "data": {**doc["data"], "tools": {**doc["data"]["tools"], "open": {}}}},  # edited
+        lambda doc: {**doc, "data": {"tools": doc["data"]["tools"]}},  # no digest
         lambda doc: "not json {",
         lambda doc: [],
     ],
@@ -99,3 +104,85 @@ async def test_an_unwritable_cache_directory_only_costs_the_build(tmp_path: Path
     blocker.write_text("")
     server = _server(ToolCache(blocker / "tools.json"))  # its parent is a file: cannot be made
     assert await _listed(server) == await _listed(_server(None))
+
+
+# A launch with the kept tools, in a process of its own (the engine must not be loaded before it):
+# which thread imports the engine, when, and what the first call answers.
+_WARM_PROBE = """
+import asyncio, json, sys, threading
+import importlib.abc
+
+where = {}
+
+class Watch(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name == "serial_mcp.engine.operations":
+            where["engine"] = "loop" if threading.current_thread() is threading.main_thread() else "worker"
+        return None
+
+sys.meta_path.insert(0, Watch())
+from pathlib import Path
+from mcp import Client
+from serial_mcp.mcp.server import build_server
+from serial_mcp.mcp.tool_cache import ToolCache
+from serial_mcp.serial.fake import FakeOpener
+from serial_mcp.serial.manager import ConnectionManager
+
+def server(cache):
+    opener = FakeOpener()
+    opener.add("fake0", lambda data: b"OK" if data == b"AT" else None)
+    return build_server(ConnectionManager(opener), port_lister=list, tool_cache=cache)
+
+BAD = {"port": "fake0", "baud_rate": "fast"}
+
+async def main(mode):
+    cache = ToolCache(Path(sys.argv[1]))
+    if cache.load() is None:
+        server(cache)  # a miss: build and keep
+        return {"cold": True}
+    warm = server(cache)
+    out = {"cold": False, "engine_after_build": "serial_mcp.engine.operations" in sys.modules}
+    async with Client(warm) as c:
+        if mode == "list":
+            await c.list_tools()
+            await warm.engine_tools.background_loaded()  # no call was made
+            out["engine_after_list"] = "serial_mcp.engine.operations" in sys.modules
+        out["bad"] = (await c.call_tool("open", BAD)).structured_content
+        opened = await c.call_tool("open", {"port": "fake0"})
+        cid = opened.structured_content["connection_id"]
+        reply = await c.call_tool("transact", {"connection_id": cid, "data": "AT", "match": "OK"})
+        out["matched"] = "match_index" in reply.structured_content["read"]
+    async with Client(server(None)) as c:  # the engine is in now: a full build, for comparison
+        out["bad_built"] = (await c.call_tool("open", BAD)).structured_content
+    out["engine"] = where.get("engine")
+    return out
+
+print(json.dumps(asyncio.run(main(sys.argv[2]))))
+"""
+
+
+def _warm_probe(cache_file: Path, mode: str) -> dict[str, Any]:
+    root = Path(__file__).resolve().parents[2]
+    out = subprocess.run(
+        [sys.executable, "-c", _WARM_PROBE, str(cache_file), mode],
+        capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(root)},
+        timeout=120, check=True,
+    )  # fmt: skip
+    doc: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
+    return doc
+
+
+@pytest.mark.parametrize("mode", ["call", "list"])
+def test_a_warm_launch_loads_the_engine_beside_the_loop_when_first_needed(tmp_path: Path, mode: str) -> None:
+    """Start-up with the kept tools imports none of the engine (issue 27: ~0.2 s of a launch). The
+    first call loads it on a worker thread and answers exactly as a full build does, a refused
+    argument included; a tools/list starts loading it in the background, before any call."""
+    cache_file = tmp_path / "tools.json"
+    assert _warm_probe(cache_file, mode) == {"cold": True}
+    doc = _warm_probe(cache_file, mode)
+    assert doc["cold"] is False and doc["engine_after_build"] is False
+    assert doc["engine"] == "worker"
+    assert doc["bad"] == doc["bad_built"] and doc["bad"]["error"]["code"] == "invalid_argument"
+    assert doc["matched"] is True
+    if mode == "list":
+        assert doc["engine_after_list"] is True

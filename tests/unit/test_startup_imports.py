@@ -58,6 +58,7 @@ def _modules_of_stdio_serve(tmp_path: Path, *, before: str = "") -> set[str]:
         "PYTHONPATH": str(root),
         "SERIAL_MCP_CAPTURE_DIR": str(tmp_path / "captures"),
         "SERIAL_MCP_PROFILES": str(tmp_path / "profiles.toml"),
+        "XDG_CACHE_HOME": str(tmp_path / "cache"),  # the kept tools (mcp/tool_cache.py): this test's own
     }
     env.pop("SERIAL_MCP_CONFIG", None)
     out = subprocess.run(
@@ -67,11 +68,30 @@ def _modules_of_stdio_serve(tmp_path: Path, *, before: str = "") -> set[str]:
     return set(json.loads(out.stdout.strip().splitlines()[-1]))
 
 
+# What a launch that publishes the kept tools (the second launch of the same code) leaves as well:
+# the engine, for the first request that needs it (mcp/engine_loader.py).
+DEFERRED_WHEN_KEPT = {
+    "serial_mcp.engine.operations": "the first tool call, resource read or completion",
+    "serial_mcp.engine.options": "the first tool call (the engine)",
+    "serial_mcp.engine.results": "the first tool call (the engine)",
+    "serial_mcp.mcp.tools": "the first tool call (the engine)",
+    "serial_mcp.core.xmodem": "the first tool call (the engine)",
+    "serial_mcp.core.framing": "the first tool call (the engine)",
+    "anycrc": "the first tool call (the engine: checksums)",
+}
+
+
 def test_stdio_serve_imports_no_request_specific_module(tmp_path: Path) -> None:
-    loaded = _modules_of_stdio_serve(tmp_path)
+    loaded = _modules_of_stdio_serve(tmp_path)  # the first launch: builds the tools, and keeps them
     assert "serial_mcp.mcp.server" in loaded  # the probe did reach the built server
     early = {m: why for m, why in DEFERRED.items() if m in loaded}
     assert not early, f"imported at start-up, before any request needs them: {early}"
+    assert (tmp_path / "cache" / "serial-mcp" / "tool-schemas.json").exists()
+
+    loaded = _modules_of_stdio_serve(tmp_path)  # the next: publishes the kept tools
+    assert "serial_mcp.mcp.server" in loaded
+    early = {m: why for m, why in {**DEFERRED, **DEFERRED_WHEN_KEPT}.items() if m in loaded}
+    assert not early, f"imported by a launch with the kept tools, before any request needs them: {early}"
 
 
 @pytest.mark.parametrize(
