@@ -21,8 +21,9 @@ warm-up, ``--calls`` times, all series interleaved call by call:
   loop reading the port itself. From these medians the script splits transact's time beyond the
   trivial call into the device round trip, the engine's own work, and the rest (MCP at both ends).
 
-Goals (issue): median transact ≤ 1.15 × the median trivial call of the same server, and ≤ 0.7 × the
-median mcserial transact.
+Goals (DEVELOPERS.md, which retired the old "≤ 1.15 × our own trivial call"): median transact
+≤ 0.6 × the median mcserial transact, and no slower than the bare SDK server's (the floor). The
+ratio to our own trivial call is still printed, with the split of the time beyond it.
 
     python bench/bench_transact.py [--calls 200] [--warmup 20] [--mode auto|legacy] [--peer auto|none]
                                    [--floor auto|none]
@@ -58,8 +59,8 @@ from _pty_devices import (
     print_table,
 )
 
-GOAL_TRIVIAL = 1.15  # transact / the same server's trivial call
-GOAL_PEER = 0.7  # our transact / mcserial's transact
+GOAL_PEER = 0.6  # our transact / mcserial's transact
+GOAL_FLOOR = 1.0  # our transact / the bare SDK server's transact
 PEER = "mcserial"
 
 
@@ -265,7 +266,6 @@ def print_split(mine: Series, parts: Probe) -> None:
     """Where transact's time beyond the trivial call goes, from the medians of this run."""
     beyond = median(mine.transact) - median(mine.trivial)
     engine, chain, direct = (median(parts.samples[k]) for k in Probe.KINDS)
-    budget = (GOAL_TRIVIAL - 1) * median(mine.trivial)
     rows = [
         [
             "the device round trip through a bare reader thread",
@@ -286,8 +286,7 @@ def print_split(mine: Series, parts: Probe) -> None:
     print(f"\nsplit of the {_ms(beyond)} ms beyond the trivial call (medians of this run):")
     print_table(["part", "ms", "note"], rows)
     print(
-        f"the goal leaves {_ms(budget)} ms beyond the trivial call; "
-        f"the bare reader-thread round trip alone takes {chain / budget:.0%} of it"
+        f"the bare reader-thread round trip is {chain / beyond:.0%} of the time beyond the trivial call"
     )
 
 
@@ -373,8 +372,7 @@ def main() -> int:
     ratio = median(mine.transact) / median(mine.trivial)
     print(
         f"\ntransact / trivial call = {ratio:.2f}× median, "
-        f"{percentile(mine.transact, 90) / percentile(mine.trivial, 90):.2f}× p90  "
-        f"(goal ≤ {GOAL_TRIVIAL}× on the median: {'met' if ratio <= GOAL_TRIVIAL else 'NOT met'})"
+        f"{percentile(mine.transact, 90) / percentile(mine.trivial, 90):.2f}× p90  (no goal: retired)"
     )
     print(
         "transact beyond the trivial call: "
@@ -394,7 +392,8 @@ def main() -> int:
         print(
             f"SDK floor: its transact / its trivial call = {f_t / f_v:.2f}×, "
             f"{(f_t - f_v) * 1000:.3f} ms beyond it; "
-            f"our transact / its transact = {median(mine.transact) / f_t:.2f}×, "
+            f"our transact / its transact = {median(mine.transact) / f_t:.2f}× "
+            f"(goal ≤ {GOAL_FLOOR}×: {'met' if median(mine.transact) / f_t <= GOAL_FLOOR else 'NOT met'}), "
             f"our trivial call / its trivial call = {median(mine.trivial) / f_v:.2f}×"
         )
     print_split(mine, parts)
