@@ -94,30 +94,48 @@ class Responder:
 
 _FLOOD_CODE = """
 import os, sys
+import time
 fd, total = int(sys.argv[1]), int(sys.argv[2])
-block = open(sys.argv[3], "rb").read() if len(sys.argv) > 3 else bytes(range(256)) * 256  # 64 KiB
+path = sys.argv[3] if len(sys.argv) > 3 else "-"
+block = open(path, "rb").read() if path != "-" else bytes(range(256)) * 256  # 64 KiB
+rate = float(sys.argv[4]) if len(sys.argv) > 4 else 0.0  # bytes/s; 0: as fast as the kernel takes them
 sys.stdout.write("ready\\n")
 sys.stdout.flush()
 sys.stdin.buffer.read(1)  # wait for "go"
 left = total
 mv = memoryview(block)
-while left:
-    n = os.write(fd, mv[: min(left, len(block))])
-    left -= n
+if rate <= 0:
+    while left:
+        n = os.write(fd, mv[: min(left, len(block))])
+        left -= n
+else:  # a device at a line rate: a slice every millisecond, on an absolute schedule
+    step = max(1, int(rate / 1000))
+    t0, sent, pos = time.monotonic(), 0, 0
+    while left:
+        n = os.write(fd, mv[pos : pos + min(left, step, len(block) - pos)])
+        left -= n
+        sent += n
+        pos = (pos + n) % len(block)
+        wait = t0 + sent / rate - time.monotonic()
+        if wait > 0:
+            time.sleep(wait)
 sys.stdout.write("done\\n")
 sys.stdout.flush()
 """
 
 
 class Flooder:
-    """Writes ``total`` bytes into a PTY master as fast as the kernel takes them.
+    """Writes ``total`` bytes into a PTY master as fast as the kernel takes them, or at ``rate``
+    bytes/s (a device at its line rate: a slice every millisecond; writer process only).
 
     ``mode="process"`` (default) runs the writer in a child process, like a real device on another
     CPU: it does not compete with the reader for the GIL. ``mode="thread"`` writes from a thread of
     this process instead (the worst case for a Python reader). ``go()`` starts the flood.
     """
 
-    def __init__(self, master: int, total: int, mode: str = "process", payload: bytes | None = None) -> None:
+    def __init__(
+        self, master: int, total: int, mode: str = "process", payload: bytes | None = None, rate: float = 0.0
+    ) -> None:
         self.total = total
         self._mode = mode
         self._fd = master
@@ -133,7 +151,7 @@ class Flooder:
                 fd, self._payload_file = tempfile.mkstemp(prefix="flood-")
                 os.write(fd, self._block)
                 os.close(fd)
-                argv.append(self._payload_file)
+            argv += [self._payload_file or "-", str(rate)]
             self._proc = subprocess.Popen(
                 argv,
                 stdin=subprocess.PIPE,
@@ -144,6 +162,8 @@ class Flooder:
             if self._proc.stdout.readline() != b"ready\n":  # started and waiting: not timed
                 raise RuntimeError("flood writer failed to start")
         elif mode == "thread":
+            if rate:
+                raise ValueError("a paced flood (rate) runs in a writer process")
             self._thread = threading.Thread(target=self._run_thread, name="pty-flooder", daemon=True)
             self._thread.start()
         else:
