@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import importlib
 from typing import Literal
 
 import anyio
@@ -10,26 +11,16 @@ import anyio
 from serial_mcp import messages
 from serial_mcp.core.baud import COMMON_RATES, rank
 from serial_mcp.core.encoding import decode_input
-from serial_mcp.core.xmodem import (
-    Progress as TransferProgress,
-)
-from serial_mcp.core.xmodem import (
-    XmodemReceiver,
-    XmodemSender,
-    YmodemFile,
-    YmodemReceiver,
-    YmodemSender,
-)
 from serial_mcp.engine import results, shaping
 from serial_mcp.engine.access import Caller
 from serial_mcp.engine.line_actions import apply_settings
 from serial_mcp.engine.options import DetectBaudOptions, TransferOptions
 from serial_mcp.engine.services import Services, report_progress
 from serial_mcp.errors import InvalidArgument
-from serial_mcp.serial.transfer import Machine, run_transfer
 
 MAX_CANDIDATES = 16
 MAX_TRANSFER = 16 * 1024 * 1024
+TRANSFER_MACHINERY = "serial_mcp.serial.transfer"  # and core.xmodem: loaded by the first transfer
 
 
 async def detect_baud(
@@ -83,6 +74,13 @@ async def file_transfer(
     mode: Literal["checksum", "crc", "1k"] = {"xmodem": "checksum", "xmodem_crc": "crc"}.get(  # type: ignore[assignment]
         protocol, "1k"
     )
+    # The XMODEM/YMODEM machines are for the rare call that moves a file: not imported with the
+    # engine (issue 27: idle memory), but by this call, on a worker thread (the loop stays live).
+    await anyio.to_thread.run_sync(importlib.import_module, TRANSFER_MACHINERY)
+    from serial_mcp.core.xmodem import Progress as TransferProgress
+    from serial_mcp.core.xmodem import XmodemReceiver, XmodemSender, YmodemFile, YmodemReceiver, YmodemSender
+    from serial_mcp.serial.transfer import Machine, run_transfer
+
     machine: Machine
     if direction == "send":
         if data is None:

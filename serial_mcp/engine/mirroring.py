@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ipaddress
 import urllib.parse
+from typing import TYPE_CHECKING
 
 import anyio
 
@@ -12,7 +13,9 @@ from serial_mcp import messages
 from serial_mcp.errors import ErrorCode, InvalidArgument, SerialMcpError
 from serial_mcp.serial.connection import Connection
 from serial_mcp.serial.manager import ConnectionManager
-from serial_mcp.serial.rfc2217_mirror import Rfc2217Mirror
+
+if TYPE_CHECKING:
+    from serial_mcp.serial.rfc2217_mirror import Rfc2217Mirror
 
 RFC2217_KINDS = ("rfc2217", "rfc2217+esp-reset")  # +esp-reset: opt-in, see serial/rfc2217_port.py
 MIRROR_KINDS = ("ro", "rw", *RFC2217_KINDS)
@@ -29,6 +32,8 @@ def start_rfc2217(conn: Connection, read_only: bool, kind: str = "rfc2217") -> R
         mirror: Rfc2217Mirror = conn.rfc2217
         mirror.esp_reset = kind == "rfc2217+esp-reset"  # from the next client on
         return mirror
+    from serial_mcp.serial.rfc2217_mirror import Rfc2217Mirror  # the first mirror loads it (issue 27)
+
     mirror = Rfc2217Mirror(conn, read_only=read_only, esp_reset=kind == "rfc2217+esp-reset")
     conn.rfc2217 = mirror
     conn.closers.append(mirror.close)

@@ -4,7 +4,6 @@ opens or closes it (Linux: inotify)."""
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import os
 import struct
 import sys
@@ -66,6 +65,8 @@ class NodeEvents:
         """A watch on ``path``, or None where inotify is not there (not Linux, no libc, a limit)."""
         if not sys.platform.startswith("linux"):
             return None
+        import ctypes  # only a watch on a device node loads it (issue 27: idle memory)
+
         try:
             libc = ctypes.CDLL(None, use_errno=True)
             fd = libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from serial.tools import list_ports
-
 from serial_mcp.core.port_info import PortInfo
 
 __all__ = ["PortInfo", "list_system_ports"]
@@ -15,6 +13,8 @@ def _hex4(v: int | None) -> str | None:
 
 def list_system_ports() -> list[PortInfo]:
     """Ports from pyserial's ``comports`` (USB-serial, ACM, native UARTs), sorted by name."""
+    from serial.tools import list_ports  # only a request that lists ports loads it (issue 27: idle memory)
+
     out: list[PortInfo] = []
     for p in list_ports.comports(include_links=False):
         usb = p.vid is not None

@@ -18,14 +18,15 @@ import threading
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
-
-from filelock import FileLock
+from typing import IO, TYPE_CHECKING
 
 from serial_mcp import messages
 from serial_mcp.core.capture import Capture, decode_lines, parse_capture
 from serial_mcp.errors import ErrorCode, InvalidArgument, SerialMcpError, storage_error
 from serial_mcp.store.atomic import create_atomic
+
+if TYPE_CHECKING:
+    from filelock import FileLock
 
 NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*\.jsonl")
 MAX_NAME = 120
@@ -105,6 +106,8 @@ class CaptureStore:
         return self.directory
 
     def _file_lock(self) -> FileLock:
+        from filelock import FileLock  # a server that writes no capture never loads it (issue 27)
+
         return FileLock(str(self._dir() / LOCK_NAME), timeout=30)
 
     def usage(self) -> tuple[int, int]:

@@ -23,9 +23,8 @@ import threading
 from collections.abc import Callable, Collection, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-import filelock
 import platformdirs
 
 from serial_mcp import messages
@@ -60,6 +59,9 @@ from serial_mcp.core.profile_revisions import (
 )
 from serial_mcp.errors import ErrorCode, InvalidArgument, SerialMcpError
 from serial_mcp.store.atomic import remove_stale_temps, replace_atomic
+
+if TYPE_CHECKING:
+    import filelock
 
 __all__ = [
     "DEFAULT_FIELDS",
@@ -152,7 +154,7 @@ class ProfileStore:
         self._lock_timeout = lock_timeout
         self._clock = clock
         self._thread_lock = _process_lock(self._path)
-        self._file_lock = filelock.FileLock(str(self._lock_path))
+        self._file_lock: filelock.FileLock | None = None  # made by the first write (see _mutate)
         self._cache: Snapshot | None = None
 
     @property
@@ -418,10 +420,15 @@ class ProfileStore:
 
     def _mutate(self, op: Op) -> Snapshot:
         """Run one locked read-apply-write cycle; returns the published snapshot."""
+        import filelock  # a store that is only read never loads it (issue 27: ~0.6 MB of idle memory)
+
         with self._thread_lock:
+            if self._file_lock is None:
+                self._file_lock = filelock.FileLock(str(self._lock_path))
+            file_lock = self._file_lock
             try:
                 self._path.parent.mkdir(parents=True, exist_ok=True)
-                self._file_lock.acquire(timeout=self._lock_timeout, poll_interval=_LOCK_POLL_S)
+                file_lock.acquire(timeout=self._lock_timeout, poll_interval=_LOCK_POLL_S)
             except filelock.Timeout as exc:
                 raise SerialMcpError(
                     ErrorCode.PROFILE_STORE_IO,
@@ -463,7 +470,7 @@ class ProfileStore:
                 self._cache = published
                 return published
             finally:
-                self._file_lock.release()
+                file_lock.release()
 
 
 # Brackets and braces in a TOML text, outside strings and comments: how deep its values nest.

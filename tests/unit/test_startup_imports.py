@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # each test starts a Python of its own (~2 s): the full suite runs them
+
 # The modules a stdio server must not import before a request asks for them, and who asks.
 DEFERRED = {
     "pyubx2": "a read with rx_parser ubx/gnss",
@@ -35,6 +37,13 @@ DEFERRED = {
     "serial_mcp.serial.sim.esp32_rom": "opening sim://esp32-rom",
     "serial_mcp.serial.sim.reboot_board": "opening sim://reboot-board",
     "serial_mcp.serial.sim.slow_modem": "opening sim://slow-modem",
+    "serial_mcp.core.xmodem": "file_transfer (on a worker thread)",
+    "serial_mcp.serial.rfc2217_mirror": "open(mirror='rfc2217') or configure(defaults={'mirror': ...})",
+    "serial.rfc2217": "an RFC 2217 mirror, or opening an rfc2217:// port",
+    "filelock": "the first profile or capture write",
+    "serial.tools.list_ports": "list_ports, the serial://ports resource or a port completion",
+    "ctypes": "a watch on a device node (opening a system port)",
+    "tomlkit": "reading or writing a profiles file that exists",
 }
 
 _PROBE = """
@@ -75,7 +84,6 @@ DEFERRED_WHEN_KEPT = {
     "serial_mcp.engine.options": "the first tool call (the engine)",
     "serial_mcp.engine.results": "the first tool call (the engine)",
     "serial_mcp.mcp.tools": "the first tool call (the engine)",
-    "serial_mcp.core.xmodem": "the first tool call (the engine)",
     "serial_mcp.core.framing": "the first tool call (the engine)",
     "anycrc": "the first tool call (the engine: checksums)",
 }
@@ -113,6 +121,12 @@ def test_stdio_serve_imports_no_request_specific_module(tmp_path: Path) -> None:
             "serial_mcp.core.events.detector",
         ),
         ("from serial_mcp.serial.sim import device_opener; device_opener('esp32-rom')\n", "serial_mcp.serial.sim.esp32_rom"),
+        ("from serial_mcp.serial.ports import list_system_ports; list_system_ports()\n", "serial.tools.list_ports"),
+        (
+            "import tempfile, pathlib\nfrom serial_mcp.store.captures import CaptureStore\n"
+            "CaptureStore(pathlib.Path(tempfile.mkdtemp())).export('e.jsonl', [])\n",
+            "filelock",
+        ),
     ],
 )
 def test_the_request_that_needs_a_module_loads_it(tmp_path: Path, request_code: str, module: str) -> None:
