@@ -9,6 +9,7 @@ allowed: output schemas never forbid additional properties).
 from __future__ import annotations
 
 import json
+from collections.abc import Collection
 from typing import Any
 
 from mcp.server.mcpserver import MCPServer
@@ -128,9 +129,12 @@ def _replace_refs(node: Any, defs: dict[str, Any]) -> Any:
     return {k: _replace_refs(v, defs) for k, v in node.items()}
 
 
-def slim_tool_schemas(server: MCPServer) -> None:
-    """Slim the input and output schema of every registered tool, in place."""
+def slim_tool_schemas(server: MCPServer, skip: Collection[str] = ()) -> None:
+    """Slim the input and output schema of every registered tool but those in ``skip`` (slim
+    already), in place."""
     for tool in server._tool_manager.list_tools():
+        if tool.name in skip:
+            continue
         tool.parameters = inline_single_refs(slim(tool.parameters, keep_null=False))
         output = tool.fn_metadata.output_schema
         if output is not None:

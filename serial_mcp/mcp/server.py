@@ -88,8 +88,9 @@ def build_server(
     server.middleware.append(reg.guard())
     drop_idle_tracing(server)
     argument_guard.install(server)  # malformed arguments answered, not dropped
-    if kept is None:  # kept schemas were slimmed before they were kept
-        slim_tool_schemas(server)
+    if kept is None:  # kept schemas were slimmed before they were kept, and so were reused ones
+        slim_tool_schemas(server, skip=reg.reused)
+        reg.remember_built()
         if tool_cache is not None:
             tool_cache.save(server, reg.arg_names, reg.mutating)
     server.notifier = notifier  # type: ignore[attr-defined]  # for tests and diagnostics

@@ -186,3 +186,16 @@ def kept_tool(fn: Any, name: str, entry: dict[str, Any], annotations: Any, load:
     )  # fmt: skip
     deferred.tool = tool
     return tool
+
+
+def built_tool(
+    fn: Any, name: str, title: str, description: str, annotations: Any, parameters: dict[str, Any],
+    metadata: Any, context_kwarg: str | None,
+) -> Tool:
+    """The SDK's ``Tool`` for ``fn`` with schemas and argument metadata an earlier server of this
+    process built for the same signature (toolkit._BUILT)."""
+    return Tool.model_construct(
+        fn=fn, name=name, title=title, description=description, parameters=parameters,
+        fn_metadata=metadata, is_async=True, context_kwarg=context_kwarg, resolved_params={},
+        resolver_plans={}, annotations=annotations, icons=None, meta=None,
+    )  # fmt: skip

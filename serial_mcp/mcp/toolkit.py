@@ -71,6 +71,15 @@ def _heavy(result: Any) -> bool:
     )
 
 
+# What a first full build in this process made of each tool, after slimming: its published input
+# schema and its argument metadata (model, output schema), by tool name and signature. Neither
+# depends on the server (only the function the tool calls does), and building them is ~0.2 s of
+# pydantic work per server: a process that builds a second server (a test suite, an embedding
+# host) gets the same tools in ~20 ms. A signature that differs in anything (a type, a default, a
+# description) is another key, so is built afresh.
+_BUILT: dict[tuple[str, str], tuple[dict[str, Any], Any, str | None]] = {}
+
+
 class ToolRegistry:
     """Registers tool functions on an MCPServer and remembers each tool's argument names."""
 
@@ -79,6 +88,8 @@ class ToolRegistry:
         self.arg_names: dict[str, set[str]] = {}
         self.mutating: set[str] = set()  # write to a device, drive its lines or change stored settings
         self.on_listed: Callable[[], None] | None = None  # told when a tools/list has been answered
+        self.reused: set[str] = set()  # tools whose schemas and metadata came from _BUILT
+        self._keys: dict[str, tuple[str, str]] = {}
 
     def tool(
         self,
@@ -109,6 +120,16 @@ class ToolRegistry:
                 destructive_hint=None if read_only else destructive,
                 idempotent_hint=True if idempotent else None,
             )
+            key = self._keys[fn.__name__] = (fn.__name__, str(sig))
+            built = _BUILT.get(key)
+            if built is not None:  # built by an earlier server of this process: the same tool
+                parameters, metadata, context_kwarg = built
+                tool = tool_cache.built_tool(
+                    call, fn.__name__, title, description, annotations, parameters, metadata, context_kwarg
+                )
+                sdk_private.add_built_tool(self.server, tool)
+                self.reused.add(fn.__name__)
+                return fn
             self.server.tool(name=fn.__name__, title=title, description=description, annotations=annotations)(
                 call
             )
@@ -117,6 +138,13 @@ class ToolRegistry:
             return fn
 
         return register
+
+    def remember_built(self) -> None:
+        """Keep this server's freshly built tools (slimmed by now) for the next server (_BUILT)."""
+        for tool in sdk_private.tools_of(self.server):
+            key = self._keys.get(tool.name)
+            if key is not None and tool.name not in self.reused:
+                _BUILT[key] = (tool.parameters, tool.fn_metadata, tool.context_kwarg)
 
     def kept(self, name: str, entry: dict[str, Any], load: tool_cache.ToolLoader) -> None:
         """Register a tool kept by an earlier launch (tool_cache): published as it was then; ``load``

@@ -173,6 +173,7 @@ def _warm_probe(cache_file: Path, mode: str) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("mode", ["call", "list"])
+@pytest.mark.slow  # over a second: the full suite runs it, the fast lane does not
 def test_a_warm_launch_loads_the_engine_beside_the_loop_when_first_needed(tmp_path: Path, mode: str) -> None:
     """Start-up with the kept tools imports none of the engine (issue 27: ~0.2 s of a launch). The
     first call loads it on a worker thread and answers exactly as a full build does, a refused
@@ -186,3 +187,23 @@ def test_a_warm_launch_loads_the_engine_beside_the_loop_when_first_needed(tmp_pa
     assert doc["matched"] is True
     if mode == "list":
         assert doc["engine_after_list"] is True
+
+
+async def test_a_second_server_in_a_process_reuses_the_built_tools_and_drives_its_own_devices() -> None:
+    """Building a server is ~0.2 s of pydantic work per tool set; a later server of the same process
+    takes the schemas and argument models the first one built (toolkit._BUILT), publishes exactly
+    the same tools, validates the same, and each server's tools drive its own manager."""
+    first, second = _server(None), _server(None)
+    by_name = {t.name: t for t in first._tool_manager.list_tools()}
+    again = second._tool_manager.list_tools()
+    assert all(t.fn_metadata is by_name[t.name].fn_metadata for t in again)  # reused, not rebuilt
+    assert await _listed(second) == await _listed(first)
+    lone = FakeOpener()
+    lone.add("lone0")
+    third = build_server(ConnectionManager(lone), port_lister=list)
+    async with Client(third) as client:
+        assert not (await client.call_tool("open", {"port": "lone0"})).is_error
+        refused = await client.call_tool("open", {"port": "fake0"})  # the other servers' device
+        assert refused.is_error and refused.structured_content["error"]["code"] == "port_not_found"
+        bad = await client.call_tool("open", {"port": "lone0", "baud_rate": "fast"})
+        assert bad.structured_content["error"]["code"] == "invalid_argument"
