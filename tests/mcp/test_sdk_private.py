@@ -48,6 +48,7 @@ def _private_uses(path: Path) -> list[str]:
     return found
 
 
+@pytest.mark.slow  # over a second: the full suite runs it, the fast lane does not
 def test_no_private_sdk_name_outside_sdk_private() -> None:
     found = [
         use

@@ -18,7 +18,7 @@ from tests.net.conftest import Ser2Net
 from tests.pty.devices import PtyDevice
 from tests.tool_calls import call
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]  # runs ser2net, an outside program
 
 GUARD_S = 60  # a hang fails the test instead of stalling the run (not a timing assertion)
 

@@ -77,6 +77,7 @@ def test_esptool_read_mac(board: tuple[PtyBridge, Esp32PortHandle]) -> None:
     assert handle.board.rom.mac == bytes.fromhex("240ac4123456")
 
 
+@pytest.mark.slow  # over a second: the full suite runs it, the fast lane does not
 def test_esptool_write_verify_then_the_board_boots_it(
     board: tuple[PtyBridge, Esp32PortHandle], tmp_path: Path
 ) -> None:

@@ -108,6 +108,7 @@ async def test_a_pyserial_client_streams_1_mib_each_way_through_the_mirror(
     assert len(attach) == 1 and f"(pid {os.getpid()}) at 127.0.0.1:" in attach[0].fields["client"]
 
 
+@pytest.mark.slow  # over a second: the full suite runs it, the fast lane does not
 async def test_settings_reach_the_port_and_come_back_when_the_client_leaves(echo_dev: PtyDevice) -> None:
     async with Engine() as eng:
         conn = await eng.open(echo_dev.path, mirror="rfc2217")
@@ -302,6 +303,7 @@ def lent_to(conn: Any) -> str | None:
     return conn.lent_to  # type: ignore[no-any-return]
 
 
+@pytest.mark.slow  # over a second: the full suite runs it, the fast lane does not
 async def test_one_client_at_a_time_and_nothing_left_after_a_client_dies(echo_dev: PtyDevice) -> None:
     sockets = socket_fds()
     async with Engine() as eng:
@@ -355,6 +357,7 @@ async def test_the_mirror_ends_with_the_connection_while_a_client_is_attached(
     assert detach.fields["reason"] == "mirror closed"
 
 
+@pytest.mark.slow  # over a second: the full suite runs it, the fast lane does not
 async def test_dtr_rts_and_break_reach_the_port_in_order_with_the_data_and_their_timing() -> None:
     from serial_mcp.serial.fake import FakeDevice, FakeOpener
 

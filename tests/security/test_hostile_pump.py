@@ -175,6 +175,7 @@ async def test_answers_piling_up_behind_a_stuck_one_are_dropped_and_counted(
     stuck.release()
 
 
+@pytest.mark.slow  # over a second: the full suite runs it, the fast lane does not
 async def test_an_answer_the_device_does_not_take_is_dropped_with_a_respond_failed_event(
     far_end: tuple[int, str], system: tuple[Client, ConnectionManager]
 ) -> None:
@@ -238,6 +239,7 @@ class SlowReader:
         self.thread.join(GUARD_S)
 
 
+@pytest.mark.slow  # over a second: the full suite runs it, the fast lane does not
 async def test_a_write_to_a_device_that_stopped_reading_ends_at_the_stall_time(
     far_end: tuple[int, str], system: tuple[Client, ConnectionManager]
 ) -> None:
@@ -255,6 +257,7 @@ async def test_a_write_to_a_device_that_stopped_reading_ends_at_the_stall_time(
     assert err["code"] == "write_timeout" and "took no byte" in err["message"]
 
 
+@pytest.mark.slow  # over a second: the full suite runs it, the fast lane does not
 async def test_a_slow_device_is_not_a_stalled_one(
     far_end: tuple[int, str], system: tuple[Client, ConnectionManager]
 ) -> None:
@@ -307,6 +310,7 @@ class ComplainingServer:
         await self.server.wait_closed()
 
 
+@pytest.mark.slow  # over a second: the full suite runs it, the fast lane does not
 async def test_reconnect_attempts_stop_at_max_attempts_against_a_far_end_that_prints_and_closes() -> None:
     far = ComplainingServer()
     manager = ConnectionManager(SystemOpener())

@@ -158,6 +158,7 @@ async def test_a_shared_connection_outlives_its_session_and_anyone_may_close_it(
         assert srv.manager.list() == []
 
 
+@pytest.mark.slow  # over a second: the full suite runs it, the fast lane does not
 async def test_seventy_short_sessions_do_not_fill_a_shared_connections_cursor_table() -> None:
     """Each visitor reads with its own default cursor, then leaves: its cursor goes with it, so the
     connection's 64-cursor table never fills (before, the 64th visitor could not read any more)."""

@@ -138,6 +138,7 @@ any_line = st.one_of(log_line, st.binary(max_size=24), st.sampled_from(monitor_l
 
 @settings(max_examples=400, deadline=None)
 @given(spec=filters, lines=st.lists(any_line, max_size=8))
+@pytest.mark.slow  # over a second: the full suite runs it, the fast lane does not
 def test_any_filter_and_line_agree_with_line_matcher(spec: str, lines: list[bytes]) -> None:
     try:
         oracle = LineMatcher(spec)

@@ -284,6 +284,7 @@ def long_lines() -> bytes:
 @pytest.mark.parametrize("path", [*STREAMS, None], ids=lambda p: p.name if p else "long-lines")
 @settings(max_examples=25, deadline=None)
 @given(sizes=st.lists(st.integers(min_value=1, max_value=5000), min_size=1, max_size=40))
+@pytest.mark.slow  # over a second: the full suite runs it, the fast lane does not
 def test_any_chunking_gives_the_same_events(path: Path | None, sizes: list[int]) -> None:
     data = path.read_bytes() if path is not None else long_lines()
     whole = EventDetector()
@@ -401,6 +402,7 @@ def test_eight_mib_of_noise_is_scanned_once_and_no_line_is_examined() -> None:
     assert events == [] and c["bytes_scanned"] == EIGHT_MIB and c["lines_examined"] == 0 and most <= MAX_LINE
 
 
+@pytest.mark.slow  # over a second: the full suite runs it, the fast lane does not
 def test_eight_mib_of_trigger_lines_examines_each_line_once_with_bounded_events() -> None:
     lines = [
         ln
@@ -463,6 +465,7 @@ NEVER = rb"\x00never a boot\x00"  # a user's boot pattern no line holds: every l
 @pytest.mark.parametrize("path", [*STREAMS, None], ids=lambda p: p.name if p else "long-lines")
 @settings(max_examples=10, deadline=None)
 @given(sizes=st.lists(st.integers(min_value=1, max_value=5000), min_size=1, max_size=40))
+@pytest.mark.slow  # over a second: the full suite runs it, the fast lane does not
 def test_the_prefilters_hints_find_what_searching_each_line_finds(
     path: Path | None, sizes: list[int]
 ) -> None:

@@ -81,6 +81,7 @@ async def test_until_crash_ends_the_read_at_the_end_of_the_dump_and_the_next_rea
         assert crash[0]["text"].startswith("Guru Meditation Error: Core  0 panic'ed (Illegal instruction)")
 
 
+@pytest.mark.slow  # over a second: the full suite runs it, the fast lane does not
 async def test_until_waits_for_a_crash_that_comes_later_and_match_can_win_first() -> None:
     engine, conn, device = await _opened()
     async with engine:

@@ -66,6 +66,7 @@ def test_each_handle_has_what_it_claims_and_no_more(kind: str, pty_path: str) ->
         port.close()
 
 
+@pytest.mark.slow  # over a second: the full suite runs it, the fast lane does not
 def test_the_engine_never_probes_a_handle_with_getattr() -> None:
     """Capabilities are asked for with ``isinstance`` against the declared protocols; a
     ``getattr(…handle…, "name")`` would be an undeclared capability."""

@@ -136,6 +136,7 @@ print(json.dumps(out))
 """
 
 
+@pytest.mark.slow  # over a second: the full suite runs it, the fast lane does not
 def test_without_the_extra_labgrid_says_how_to_install_it_and_nothing_else_changes() -> None:
     done = subprocess.run(
         [sys.executable, "-c", WITHOUT_LABGRID],

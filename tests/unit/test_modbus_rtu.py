@@ -234,6 +234,7 @@ def test_silence_still_ends_a_frame_whose_length_cannot_be_known() -> None:
     noise=st.binary(min_size=0, max_size=1200),
     frames=st.lists(st.tuples(st.integers(0, 1200), st.binary(min_size=2, max_size=60)), max_size=8),
 )
+@pytest.mark.slow  # over a second: the full suite runs it, the fast lane does not
 def test_the_end_index_finds_exactly_the_lengths_whose_crc_checks(
     noise: bytes, frames: list[tuple[int, bytes]]
 ) -> None:
@@ -267,6 +268,7 @@ def test_the_end_index_finds_exactly_the_lengths_whose_crc_checks(
     cuts=st.lists(st.integers(0, 400), max_size=12),
     quiet=st.lists(st.booleans(), min_size=12, max_size=12),
 )
+@pytest.mark.slow  # over a second: the full suite runs it, the fast lane does not
 def test_silences_anywhere_inside_length_aware_frames_lose_nothing(
     order: list[int], cuts: list[int], quiet: list[bool]
 ) -> None:

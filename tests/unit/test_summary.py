@@ -103,6 +103,7 @@ async def _summary_and_reference(stream: bytes, a: int, b: int) -> tuple[dict[st
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(stream=streams(), cut=st.tuples(st.floats(0, 1), st.floats(0, 1)))
+@pytest.mark.slow  # over a second: the full suite runs it, the fast lane does not
 def test_summary_counts_equal_a_frame_by_frame_read_of_the_window(
     stream: bytes, cut: tuple[float, float]
 ) -> None:
@@ -121,6 +122,7 @@ def test_summary_counts_equal_a_frame_by_frame_read_of_the_window(
 
 @settings(max_examples=200, deadline=None)
 @given(stream=streams(), seed=st.integers(0, 2**32))
+@pytest.mark.slow  # over a second: the full suite runs it, the fast lane does not
 def test_a_summary_does_not_depend_on_how_the_bytes_were_chunked(stream: bytes, seed: int) -> None:
     def summarise(chunks: list[bytes]) -> dict[str, Any]:
         decoder = StreamDecoder({"type": "gnss"}, {"type": "gnss", "validate": True})

@@ -170,6 +170,7 @@ def xmodem_expect(data: bytes, mode: str) -> bytes:
     backward=st.lists(FAULT, max_size=60),
     drifts=st.tuples(st.sampled_from([0.6, 1.0, 1.4]), st.sampled_from([0.6, 1.0, 1.4])),
 )
+@pytest.mark.slow  # over a second: the full suite runs it, the fast lane does not
 def test_lossy_line_delivers_the_exact_file_or_both_sides_report_an_error(
     kind: str, sizes: list[int], forward: list[Fault], backward: list[Fault], drifts: tuple[float, float]
 ) -> None:
