@@ -13,6 +13,7 @@ from serial_mcp.core.checksums import compute
 from serial_mcp.errors import AccessError, InvalidArgument
 from serial_mcp.serial.fake import FakeDevice
 from tests.engine.conftest import PORT, Bench
+from tests.xmodem_peer import xmodem_crc_sender
 
 pytestmark = pytest.mark.anyio
 
@@ -122,21 +123,8 @@ async def test_detect_baud_tries_each_candidate_and_puts_the_rate_back(bench: Be
 
 
 async def test_file_transfer_receives_an_xmodem_file_from_the_device(bench: Bench) -> None:
-    payload = b"firmware".ljust(128, b"\x1a")
-    block = b"\x01\x01\xfe" + payload + compute("crc16_xmodem", payload).to_bytes(2, "big")
-    acks = 0
-
-    def sender(data: bytes) -> bytes | None:
-        nonlocal acks
-        if data == b"C":
-            return block
-        if data == b"\x06":
-            acks += 1
-            return b"\x04" if acks == 1 else None
-        return b"\x04" if data == b"\x15" else None
-
     conn = await bench.open()
-    bench.device.responder = sender
+    bench.device.responder = xmodem_crc_sender(b"firmware")
     got = await conn.file_transfer(direction="receive", protocol="xmodem_crc")
     assert got.ok and got.blocks == 1 and got.data is not None
     assert base64.b64decode(got.data).rstrip(b"\x1a") == b"firmware"

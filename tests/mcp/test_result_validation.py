@@ -12,6 +12,7 @@ from serial_mcp.mcp.server import build_server
 from serial_mcp.serial.fake import FakeOpener
 from serial_mcp.serial.manager import ConnectionManager
 from tests.tool_calls import call
+from tests.xmodem_peer import xmodem_crc_sender
 
 pytestmark = pytest.mark.anyio
 
@@ -82,7 +83,7 @@ def _plan(cid: str) -> list[tuple[str, dict[str, Any]]]:
         ("clear_log", c),
         ("compute_checksum", {"data": "123456789", "algorithm": "crc16_modbus"}),
         ("detect_baud", {**c, "candidates": [9600], "window_ms": 50}),
-        ("file_transfer", {**c, "direction": "receive"}),  # the device sends one block (_xmodem_peer)
+        ("file_transfer", {**c, "direction": "receive"}),  # the device sends one block (xmodem_peer)
         ("lend", {**c, "action": "status"}),
         ("lend", {**c, "action": "release", "timeout_ms": 60_000}),
         ("lend", {**c, "action": "reclaim"}),
@@ -91,26 +92,6 @@ def _plan(cid: str) -> list[tuple[str, dict[str, Any]]]:
         ("open_profile", {"name": "p1"}),
         ("delete_profile", {"name": "p1"}),
     ]
-
-
-def _xmodem_peer() -> Any:
-    """A device that sends one 128-byte XMODEM-CRC block when asked (C), then EOT, then is done."""
-    from serial_mcp.core.checksums import compute
-
-    payload = b"hi".ljust(128, b"\x1a")
-    block = b"\x01\x01\xfe" + payload + compute("crc16_xmodem", payload).to_bytes(2, "big")
-    acks = 0
-
-    def respond(data: bytes) -> bytes | None:
-        nonlocal acks
-        if data == b"C":
-            return block
-        if data == b"\x06":  # ACK: the block, then the EOT
-            acks += 1
-            return b"\x04" if acks == 1 else None
-        return b"\x04" if data == b"\x15" else None  # NAK of the first EOT: again
-
-    return respond
 
 
 async def test_every_tool_result_validates_against_its_output_schema(tmp_path: Any) -> None:
@@ -135,7 +116,7 @@ async def test_every_tool_result_validates_against_its_output_schema(tmp_path: A
         checked["open"] = 1
         dev.feed(GGA + BAD_GGA + GGA)
         for name, args in _plan(opened.structured_content["connection_id"]):
-            dev.responder = _xmodem_peer() if name == "file_transfer" else None
+            dev.responder = xmodem_crc_sender(b"hi") if name == "file_transfer" else None
             r = await client.call_tool(name, args)
             if r.is_error:
                 failed[name] = str(r.content[0])
