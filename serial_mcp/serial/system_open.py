@@ -53,7 +53,10 @@ class SystemOpener:
             ser = serial.serial_for_url(pin.name if pin else name, do_not_open=True, **kwargs)
             if not is_url and os.name == "posix":
                 ser.exclusive = True
-            ser.open()
+            if type(ser).__module__ in _KEEPS_INPUT:
+                _open_keeping_input(ser)
+            else:
+                ser.open()
         except (serial.SerialException, OSError, ValueError) as exc:
             raise classify_open_error(str(port), exc) from exc
         finally:
@@ -73,6 +76,21 @@ class SystemOpener:
                 handle.low_latency = False  # reported by get_status; not an error: the port works
                 handle.low_latency_error = str(exc)
         return handle
+
+
+# pyserial's socket:// open ends with reset_input_buffer(), which reads and drops whatever the peer
+# sent meanwhile: ser2net's "Device open failure", a device server's banner, the first line of a
+# board that talks at once. A TCP connection that did not exist a moment ago holds nothing stale, so
+# those bytes are kept for the pump (lost before, silently, whenever they beat the end of open).
+_KEEPS_INPUT = ("serial.urlhandler.protocol_socket",)
+
+
+def _open_keeping_input(ser: Any) -> None:
+    ser.reset_input_buffer = lambda: None  # this instance, for its open only
+    try:
+        ser.open()
+    finally:
+        del ser.reset_input_buffer
 
 
 class _Pin:
