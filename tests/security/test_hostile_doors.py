@@ -400,6 +400,7 @@ def test_a_dropped_sync_engine_gives_back_its_threads_and_ports() -> None:
 
     opener = FakeOpener()
     devices = [opener.add(f"fake{i}") for i in range(20)]
+    gc.collect()  # what earlier tests of this worker left is finalized now, not counted below
     before = set(threading.enumerate())  # a thread an earlier test left to end may end meanwhile
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
