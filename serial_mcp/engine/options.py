@@ -46,18 +46,29 @@ def wire_name(field: str) -> str:
     return KEYWORD_NAMES.get(field, field)
 
 
+_NAMES: dict[type[Any], tuple[tuple[str, ...], frozenset[str]]] = {}
+
+
 def names(model: type[Any]) -> tuple[str, ...]:
-    """The options of ``model`` as the Python API spells them."""
-    return tuple(f.name for f in dataclasses.fields(model))
+    """The options of ``model`` as the Python API spells them (worked out once a class)."""
+    return _names(model)[0]
+
+
+def _names(model: type[Any]) -> tuple[tuple[str, ...], frozenset[str]]:
+    known = _NAMES.get(model)
+    if known is None:
+        listed = tuple(f.name for f in dataclasses.fields(model))
+        known = _NAMES[model] = (listed, frozenset(listed))
+    return known
 
 
 def check_names(model: type[Any], given: Mapping[str, Any], operation: str) -> None:
     """Refuse an option ``model`` does not have, naming the closest one (``baud_rat`` →
     ``baud_rate``): a typo is never dropped in silence, in the Python API as in the tools."""
-    known = names(model)
-    unknown = sorted(k for k in given if k not in known)
-    if not unknown:
+    known, known_set = _names(model)
+    if all(k in known_set for k in given):  # every call's path: one set lookup a key
         return
+    unknown = sorted(k for k in given if k not in known_set)
     key = unknown[0]
     close = difflib.get_close_matches(key, known, n=1, cutoff=0.5)
     hint = messages.DID_YOU_MEAN.format(name=close[0]) if close else ""

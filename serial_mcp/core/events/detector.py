@@ -79,6 +79,9 @@ class EventDetector:
         self._reset_grace = float(reset_grace)
         table = compile_table(tuple(signatures), boot_patterns)
         self._rows, self._user_rows, self._by_trigger, self._trigger, self._hints = table
+        # The longest trigger literal, or None when a user's boot pattern (a regex of any length) is in the
+        # prefilter: bytes a caller of ``may_emit(after_tail=False)`` must repeat from before ``data``.
+        self.trigger_span = None if self._user_rows else max(map(len, self._by_trigger), default=0)
         self._pos: int | None = None  # absolute offset of the next byte expected
         self._tail = bytearray()  # the first MAX_LINE bytes of the unfinished line
         self._tail_start: int | None = None
@@ -193,12 +196,6 @@ class EventDetector:
         if self._block is not None or self._pending is not None:
             return True
         return self._trigger.search(bytes(self._tail) + data if after_tail else data) is not None
-
-    @property
-    def trigger_span(self) -> int | None:
-        """The longest trigger literal, or None when a user's boot pattern (a regex of any length) is in
-        the prefilter: bytes a caller of ``may_emit(after_tail=False)`` must repeat from before ``data``."""
-        return None if self._user_rows else max(map(len, self._by_trigger), default=0)
 
     def counters(self) -> dict[str, int]:
         """Work done and found: bytes scanned by the prefilter, lines and bytes examined, events by kind,
