@@ -94,19 +94,32 @@ def _plan(cid: str) -> list[tuple[str, dict[str, Any]]]:
     ]
 
 
-async def test_every_tool_result_validates_against_its_output_schema(tmp_path: Any) -> None:
+@pytest.mark.parametrize("published", ["built", "kept"])
+async def test_every_tool_result_validates_against_its_output_schema(tmp_path: Any, published: str) -> None:
+    """Every tool called for real, on a server that built its tools and on one that publishes the
+    tools an earlier launch kept (the CLI server's path: each tool's argument model made on its
+    first call, mcp/tool_cache.py), with the same results."""
     import jsonschema
 
+    from serial_mcp.mcp.tool_cache import DeferredArguments, ToolCache
     from serial_mcp.store.captures import CaptureStore
     from serial_mcp.store.profiles import ProfileStore
 
     opener = FakeOpener()
     dev = opener.add("/dev/ttyFAKE0")
+    cache = None
+    if published == "kept":
+        cache = ToolCache(tmp_path / "tools.json")
+        build_server(ConnectionManager(FakeOpener()), port_lister=list, tool_cache=cache)  # keeps them
+        cache = ToolCache(tmp_path / "tools.json")
     server = build_server(
         ConnectionManager(opener),
         captures=CaptureStore(tmp_path / "captures"),
         profiles=ProfileStore(tmp_path / "profiles.toml"),
+        tool_cache=cache,
     )
+    deferred = [t for t in server._tool_manager.list_tools() if isinstance(t.fn_metadata, DeferredArguments)]
+    assert len(deferred) == (len(server._tool_manager.list_tools()) if published == "kept" else 0)
     checked: dict[str, int] = {}
     failed: dict[str, str] = {}
     async with Client(server) as client:
