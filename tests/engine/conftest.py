@@ -46,11 +46,6 @@ class Bench:
 
 
 @pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
 async def bench(tmp_path: Path) -> AsyncIterator[Bench]:
     opener = FakeOpener()
     device = opener.add(PORT, at_modem)
