@@ -267,8 +267,6 @@ class Rfc2217Mirror:
             self._queued = 0
         if sock is None:
             return
-        if self.conn.lent_to == client:
-            self.conn.lent_to = None
         with contextlib.suppress(OSError):
             sock.close()
         if port is not None and self.conn.state == "open":
@@ -281,6 +279,9 @@ class Rfc2217Mirror:
             rx_forwarded=self.rx_forwarded, rx_dropped=self.rx_dropped,
             tx_forwarded=self.tx_forwarded, tx_dropped=self.tx_dropped,
         )  # fmt: skip
+        # given back last: whoever sees the port free again finds its settings restored and the detach logged
+        if self.conn.lent_to == client:
+            self.conn.lent_to = None
 
     # --- end ------------------------------------------------------------------------------------
 

@@ -337,6 +337,33 @@ async def test_one_client_at_a_time_and_nothing_left_after_a_client_dies(echo_de
     assert socket_fds() == sockets
 
 
+async def test_the_port_is_given_back_only_once_its_detach_is_logged(echo_dev: PtyDevice) -> None:
+    """Whoever sees ``lent_to`` cleared (a caller about to write, a test) finds the detach marker already
+    in the log: the port is given back last, after its settings are restored and the detach recorded."""
+    async with Engine() as eng:
+        conn = await eng.open(echo_dev.path, mirror="rfc2217")
+        c = inner(eng, conn.id)
+        first = await anyio.to_thread.run_sync(client, conn.opened.mirror_url or "")
+        with anyio.fail_after(10):
+            while c.lent_to is None:
+                await c.wait_change(0.05)
+        lent_when_logged: list[str | None] = []
+        record = c.record
+
+        def watching(kind: str, **fields: Any) -> Any:
+            if fields.get("label") == "rfc2217 detach":
+                lent_when_logged.append(c.lent_to)
+            return record(kind, **fields)
+
+        c.record = watching  # type: ignore[method-assign]
+        await anyio.to_thread.run_sync(first.close)
+        with anyio.fail_after(10):
+            while lent_to(c) is not None:
+                await c.wait_change(0.05)
+        assert len(lent_when_logged) == 1
+        assert lent_when_logged[0] is not None  # still lent while the detach was logged
+
+
 async def test_the_mirror_ends_with_the_connection_while_a_client_is_attached(
     echo_dev: PtyDevice, tmp_path: Path
 ) -> None:
