@@ -124,9 +124,10 @@ class RxRing:
             return b""
         cap = self._cap
         pos = begin % cap
+        view = memoryview(self._buf)  # one copy out (a bytearray slice is a copy, and bytes() another)
         if pos + n <= cap:
-            return bytes(self._buf[pos : pos + n])
-        return bytes(self._buf[pos:]) + bytes(self._buf[: n - (cap - pos)])
+            return view[pos : pos + n].tobytes()
+        return b"".join((view[pos:], view[: n - (cap - pos)]))
 
     def find(self, needle: bytes, begin: int, stop: int | None = None) -> int:
         """Absolute offset of the first ``needle`` in [begin, stop), or -1; ``begin`` is clamped."""
@@ -141,13 +142,8 @@ class RxRing:
         """(end offset, arrival time) of each retained chunk holding a byte of ``[begin, stop)``, in order."""
         ends, times = self._stamp_ends, self._stamp_times
         i = bisect_left(ends, max(begin, self.start_offset) + 1, self._stamp_head)
-        out: list[tuple[int, float]] = []
-        while i < len(ends):
-            out.append((ends[i], times[i]))
-            if ends[i] >= stop:
-                break
-            i += 1
-        return out
+        j = min(bisect_left(ends, stop, i) + 1, len(ends))  # through the chunk holding stop - 1
+        return list(zip(ends[i:j], times[i:j], strict=True))
 
     def time_at(self, offset: int) -> float | None:
         """Arrival time of the chunk holding the byte at ``offset`` (None if no longer known)."""
