@@ -139,7 +139,7 @@ class EventWatch:
     def __init__(self, conn: Connection, detector: EventDetector | None = None) -> None:
         self._conn = weakref.ref(conn)
         self._name = f"events-{conn.id}"
-        if detector is None:  # its signatures (RE2 sets) are built by the first open, not at start-up
+        if detector is None:  # its signatures and prefilter are built by the first open, not at start-up
             from serial_mcp.core.events import EventDetector
 
             detector = EventDetector()
@@ -373,6 +373,8 @@ class EventWatch:
             while i < len(stamps):
                 t0 = stamps[i][1]
                 j = i
+                if stamps[-1][1] - t0 < SAME_TIME_S:  # a flood's piece: its chunks came together
+                    j = len(stamps) - 1
                 while j + 1 < len(stamps) and stamps[j + 1][1] - t0 < SAME_TIME_S:
                     j += 1
                 hi = min(stamps[j][0], rr.next_offset)

@@ -41,12 +41,16 @@ class _CountingSearch:
         self.searched += len(data)
         return self.inner.search(data, *args)
 
+    def found(self, data: bytes) -> bool:
+        self.searched += len(data)
+        return bool(self.inner.found(data))
+
 
 def _watch() -> tuple[EventWatch, _Conn, _CountingSearch]:
     conn = _Conn()
     watch = EventWatch(conn, EventDetector())  # type: ignore[arg-type]
     counting = _CountingSearch(watch.detector._trigger)
-    watch.detector._trigger = counting
+    watch.detector._trigger = counting  # type: ignore[assignment]
     return watch, conn, counting
 
 

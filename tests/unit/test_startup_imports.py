@@ -31,6 +31,7 @@ DEFERRED = {
     "serial_mcp.core.elf_symbols": "open(elf=...)",
     "serial_mcp.core.events.detector": "the first port opened (its event watch)",
     "serial_mcp.core.events.signatures": "the first port opened",
+    "ahocorasick_rs": "the first port opened (the event detector's prefilter)",
     "serial_mcp.serial.sim.modem": "opening sim://modem or sim://echo",
     "serial_mcp.serial.sim.timeline": "opening a sim:// device with a clock",
     "serial_mcp.serial.sim.micropython": "opening sim://micropython",

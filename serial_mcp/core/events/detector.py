@@ -6,11 +6,12 @@ complete (a crash dump that stopped, a crash whose reset never came); ``flush()`
 detector does no I/O and keeps its receive buffer private: one unfinished line of at most ``MAX_LINE`` bytes.
 
 How it stays cheap. The text is cut into lines at CR, LF or CRLF (empty lines are skipped, so line-ending
-variants do not matter; a line is kept to its first ``MAX_LINE`` bytes). One RE2 search per chunk finds the
-*trigger* literals of the signature table (:mod:`.signatures`); a line is examined — ANSI escapes stripped,
-the heads of the rows whose triggers it holds tried — only if it holds a trigger, or while a crash dump or ROM
-banner is open and its following lines must be read. So a stream that matches nothing costs one DFA pass,
-every line is examined at most once, and an open block reads at most its row's ``max_lines`` counted lines.
+variants do not matter; a line is kept to its first ``MAX_LINE`` bytes). One pass of the prefilter
+(:mod:`.prefilter`: Aho-Corasick over the *trigger* literals of the signature table, :mod:`.signatures`) per
+chunk finds the lines worth a look; a line is examined — ANSI escapes stripped, the heads of the rows whose
+triggers it holds tried — only if it holds a trigger, or while a crash dump or ROM banner is open and its
+following lines must be read. So a stream that matches nothing costs one prefilter pass, every line is
+examined at most once, and an open block reads at most its row's ``max_lines`` counted lines.
 
 Which events it yields and how they link up (``Event.reset_offset`` ↔ ``Event.crash_offset``,
 ``boot_loop``) is described in :mod:`.model` and docs/events.md.
@@ -133,19 +134,16 @@ class EventDetector:
                 return out
             held, lt = len(tail), self._tail_t
             self._tail_start = None
-            if not self._tail_dropped:  # the common case: one search over the line's start and the new lines
-                work = b"".join((tail, data))
-                tail.clear()
-                self._region(work, 0, held + last + 1, start, t, out, early=held, early_t=lt)
-            else:  # the line outgrew MAX_LINE: its kept start is read alone
-                self._tail_dropped = 0
-                j = _TERM.search(data)
-                assert j is not None
-                raw = bytes(tail + data[: max(0, min(j.start(), MAX_LINE - held))])
-                tail.clear()
-                self._maybe_line(raw, start, lt, out)
-                if last > j.start():
-                    self._region(data, j.start() + 1, last + 1, offset, t, out)
+            self._tail_dropped = 0
+            # the held line ends in data: it is read on its own (its kept start plus data up to its end),
+            # then data's whole lines after it (no copy of data to join the two)
+            j = _TERM.search(data)
+            assert j is not None
+            raw = bytes(tail + data[: max(0, min(j.start(), MAX_LINE - held))])
+            tail.clear()
+            self._maybe_line(raw, start, lt, out)
+            if last > j.start():
+                self._region(data, j.start() + 1, last + 1, offset, t, out)
         elif last >= 0:
             self._region(data, 0, last + 1, offset, t, out)
         if last + 1 < n:
@@ -195,7 +193,7 @@ class EventDetector:
         (an answer raced by a feed is as good as one asked a moment earlier)."""
         if self._block is not None or self._pending is not None:
             return True
-        return self._trigger.search(bytes(self._tail) + data if after_tail else data) is not None
+        return self._trigger.found(bytes(self._tail) + data if after_tail else data)
 
     def counters(self) -> dict[str, int]:
         """Work done and found: bytes scanned by the prefilter, lines and bytes examined, events by kind,
@@ -212,21 +210,19 @@ class EventDetector:
         base: int,
         t: float,
         out: list[Event],
-        early: int = 0,
-        early_t: float = 0.0,
     ) -> None:
-        """Whole lines ``data[lo:hi]`` (``data[hi - 1]`` is a line end), ``data[0]`` at offset ``base``.
-        A line starting before ``early`` arrived at ``early_t`` (a held line start), the others at ``t``."""
+        """Whole lines ``data[lo:hi]`` (``data[hi - 1]`` is a line end), ``data[0]`` at offset ``base``,
+        received at ``t``."""
         i = lo
-        search = self._trigger.search
+        first = self._trigger.hits(data, lo, hi).first
         next_at = next_end = -1  # the next trigger at or after i while a block is open (-1: not looked)
         resumed = False  # the search restarted inside a line: its leftmost trigger is not known
         while i < hi:
             if self._block is None and self._pending is None:
-                m = search(data, i, hi)
+                m = first(i)
                 if m is None:
                     return
-                p = m.start()
+                p, m_end = m
                 back = max(i, p - MAX_LINE)
                 k = max(data.rfind(b"\n", back, p), data.rfind(b"\r", back, p))
                 ls = k + 1 if k >= 0 else (i if back == i else -1)
@@ -235,20 +231,18 @@ class EventDetector:
                 if ls < 0 or p >= ls + MAX_LINE:
                     i = le + 1  # the trigger lies past the part of a long line that is kept
                     continue
-                if m.end() > ls + MAX_LINE:
+                if m_end > ls + MAX_LINE:
                     i = p + 1  # it straddles the cut: another trigger may still lie inside
                     resumed = True
                     continue
-                hint = (p - ls, m.end() - ls) if self._hints and not resumed else _SEARCH
+                hint = (p - ls, m_end - ls) if self._hints and not resumed else _SEARCH
                 resumed = False
-                self._line(
-                    data[ls : min(le, ls + MAX_LINE)], base + ls, early_t if ls < early else t, out, hint
-                )
+                self._line(data[ls : min(le, ls + MAX_LINE)], base + ls, t, out, hint)
                 i = le + 1
             else:  # a block is open: every line is read; one search finds the next trigger for them all
                 if next_at < i:
-                    nm = search(data, i, hi) if self._hints else None
-                    next_at, next_end = (nm.start(), nm.end()) if nm is not None else (hi, hi)
+                    nm = first(i) if self._hints else None
+                    next_at, next_end = nm if nm is not None else (hi, hi)
                 term = _TERM.search(data, i, hi)
                 le = term.start() if term is not None else hi
                 if le > i:
@@ -260,13 +254,11 @@ class EventDetector:
                         hint = _SEARCH  # the trigger straddles or passes the kept part: read what is kept
                     else:
                         hint = (next_at - i, next_end - i)
-                    self._line(
-                        data[i : min(le, i + MAX_LINE)], base + i, early_t if i < early else t, out, hint
-                    )
+                    self._line(data[i : min(le, i + MAX_LINE)], base + i, t, out, hint)
                 i = le + 1
 
     def _maybe_line(self, raw: bytes, start: int, t: float, out: list[Event]) -> None:
-        if raw and (self._block is not None or self._pending is not None or self._trigger.search(raw)):
+        if raw and (self._block is not None or self._pending is not None or self._trigger.found(raw)):
             self._line(raw, start, t, out)
 
     def _head(
@@ -278,10 +270,9 @@ class EventDetector:
         if hint is None:
             return None
         if hint is _SEARCH:
-            m = search(raw)
-            if m is None:
+            hint = search(raw)
+            if hint is None:
                 return None
-            hint = (m.start(), m.end())
         at, to = hint
         tried: set[str] = set()
         for _ in range(4):  # the rows of the first few triggers found, in the order they are met
@@ -294,7 +285,7 @@ class EventDetector:
             m = search(raw, at + 1)
             if m is None:
                 return None
-            at, to = m.start(), m.end()
+            at, to = m
         for row in self._rows:  # a line with many triggers: the remaining rows, each once
             if row.name not in tried and (row.raw is not None or any(t in raw for t in row.sig.triggers)):
                 found = self._try(row, raw, text)

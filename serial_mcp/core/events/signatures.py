@@ -2,10 +2,10 @@
 
 One :class:`Signature` per row, grouped by family; adding a family is adding rows (and a test with real
 output).
-A row is tried on a line only when the line contains one of its ``triggers`` (literal bytes, found by one RE2
-search over each chunk: the prefilter); then its ``head`` regex runs on the line's text (ANSI escapes removed,
-UTF-8 with bad bytes replaced, trailing whitespace stripped). The rows of the leftmost trigger in the line are
-tried first, in table order; the first whose head matches wins.
+A row is tried on a line only when the line contains one of its ``triggers`` (literal bytes, found by one
+Aho-Corasick pass over each chunk: the prefilter, :mod:`.prefilter`); then its ``head`` regex runs on the
+line's text (ANSI escapes removed, UTF-8 with bad bytes replaced, trailing whitespace stripped). The rows of
+the leftmost trigger in the line are tried first, in table order; the first whose head matches wins.
 
 A row with ``max_lines`` opens a *block*: the lines after the head belong to the event until its ``end`` regex
 matches (that line included), a line does not match ``cont`` (that line excluded), ``max_lines`` lines were

@@ -1,15 +1,16 @@
 """The signature table compiled for the detector: its rows (with a user's own boot patterns after
-every built-in banner), the rows each trigger literal points to, and the one RE2 prefilter that finds
-the triggers of every row in a chunk (see :mod:`.detector`).
+every built-in banner), the rows each trigger literal points to, and the prefilter that finds the
+triggers of every row (and a user's patterns) in a chunk (see :mod:`.detector` and :mod:`.prefilter`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Final, NamedTuple
+from typing import Final, NamedTuple
 
 from serial_mcp import messages
-from serial_mcp.core.events.block import Row, escape, rows_of
+from serial_mcp.core.events.block import Row, rows_of
+from serial_mcp.core.events.prefilter import Prefilter
 from serial_mcp.core.events.signatures import Signature
 from serial_mcp.core.match import compile_re2
 from serial_mcp.errors import InvalidArgument
@@ -21,7 +22,7 @@ class CompiledTable(NamedTuple):
     rows: tuple[Row, ...]
     user_rows: tuple[Row, ...]  # rows of a user's boot patterns (matched on raw bytes)
     by_trigger: dict[bytes, tuple[Row, ...]]  # trigger literal -> the rows it may start
-    trigger: Any  # the RE2 prefilter over every trigger and user pattern
+    trigger: Prefilter  # finds every trigger literal and user pattern
     hints: bool  # the prefilter's hits say which trigger a line holds (see below)
 
 
@@ -29,12 +30,10 @@ def compile_table(signatures: tuple[Signature, ...], boot_patterns: Sequence[byt
     """Compile ``signatures`` plus a user's ``boot_patterns`` (RE2, size-bounded: a table too big for
     RE2's budget is ``invalid_argument`` on ``boot_patterns``)."""
     rows = list(rows_of(tuple(signatures)))
-    alternatives = [escape(trigger) for row in rows for trigger in row.sig.triggers]
     for i, pattern in enumerate(boot_patterns):
         user = compile_re2(pattern, f"boot_patterns[{i}]", multiline=False)
         sig = Signature(f"user_boot_{i}", "user", "boot", "info", (), r"\A", rank=USER_BOOT_RANK)
         rows.append(Row(sig, raw_head=user))
-        alternatives.append(b"(?:" + pattern + b")")
     rows_t = tuple(rows)
     user_rows = tuple(row for row in rows if row.raw is not None)
     by_trigger: dict[bytes, list[Row]] = {}
@@ -47,7 +46,8 @@ def compile_table(signatures: tuple[Signature, ...], boot_patterns: Sequence[byt
     # (``$`` before a CR), and a trigger holding a line end spans lines: then every line is searched.
     hints = not boot_patterns and not any(b"\r" in k or b"\n" in k for k in by_trigger)
     try:
-        prefilter = compile_re2(b"|".join(alternatives), "boot_patterns", multiline=True)
+        literals = [trigger for row in rows for trigger in row.sig.triggers]
+        prefilter = Prefilter(list(dict.fromkeys(literals)), boot_patterns, field="boot_patterns")
     except InvalidArgument as exc:  # only a user's patterns can push the prefilter over RE2's budget
         raise InvalidArgument(
             messages.EVENTS_BOOT_PATTERNS_TOO_BIG.format(error=exc), field="boot_patterns"
