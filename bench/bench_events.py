@@ -8,7 +8,9 @@ reads, as the pump would, timing ``EventDetector.feed`` (best of ``--repeat``). 
 * ``crash logs``: tests/data/crashes (a panic, a dump and a reset in every few KiB);
 * ``all triggers``: every line holds a trigger (a Guru Meditation head), the worst case: every line examined.
 
-The baseline row is one ``bytes.count(b"\\n")`` over the same stream: a C pass over the bytes, for scale.
+The baseline rows: the same detector with its prefilter's RE2 fallback (what it was before the Aho-Corasick
+prefilter, and what an install without ``ahocorasick_rs`` runs), and one ``bytes.count(b"\\n")`` over the same
+stream: a C pass over the bytes, for scale.
 CPU time (``time.process_time``) is the headline figure because the machine is shared; it may still be
 loaded: compare rows of one run, not runs.
 
@@ -20,8 +22,9 @@ from __future__ import annotations
 import argparse
 import time
 from pathlib import Path
+from unittest import mock
 
-from serial_mcp.core.events import EventDetector
+from serial_mcp.core.events import EventDetector, prefilter
 
 DATA = Path(__file__).resolve().parents[1] / "tests" / "data"
 
@@ -31,8 +34,13 @@ def _stream(parts: list[bytes], size: int) -> bytes:
     return (base * (size // len(base) + 1))[:size]
 
 
-def _feed(data: bytes, chunk: int) -> tuple[float, float, int, int]:
-    detector = EventDetector()
+def _feed(data: bytes, chunk: int, fallback: bool = False) -> tuple[float, float, int, int]:
+    if fallback:
+        with mock.patch.object(prefilter, "_ac", None):
+            detector = EventDetector()
+        assert not detector._trigger.fast
+    else:
+        detector = EventDetector()
     chunks = [data[i : i + chunk] for i in range(0, len(data), chunk)]
     c0, t0 = time.process_time(), time.perf_counter()
     events = 0
@@ -67,11 +75,11 @@ def main() -> None:
         if not parts:
             continue
         data = _stream(parts, size)
-        runs = [_feed(data, args.chunk) for _ in range(args.repeat)]
-        cpu, wall = min(r[0] for r in runs), min(r[1] for r in runs)
-        print(
-            f"{name:<16} {cpu * 1000 / mib:11.3f} {wall * 1000 / mib:12.3f} {runs[0][2]:8d} {runs[0][3]:15d}"
-        )
+        for label, fallback in ((name, False), ("  RE2 fallback", True)):
+            runs = [_feed(data, args.chunk, fallback) for _ in range(args.repeat)]
+            cpu, wall = min(r[0] for r in runs), min(r[1] for r in runs)
+            rate = f"{cpu * 1000 / mib:11.3f} {wall * 1000 / mib:12.3f}"
+            print(f"{label:<16} {rate} {runs[0][2]:8d} {runs[0][3]:15d}")
         base = 9e9
         for _ in range(args.repeat):
             c0 = time.process_time()
