@@ -355,7 +355,7 @@ async def test_the_port_is_given_back_only_once_its_detach_is_logged(echo_dev: P
                 lent_when_logged.append(c.lent_to)
             return record(kind, **fields)
 
-        c.record = watching  # type: ignore[method-assign]
+        c.record = watching  # type: ignore[method-assign,assignment]
         await anyio.to_thread.run_sync(first.close)
         with anyio.fail_after(10):
             while lent_to(c) is not None:
