@@ -44,7 +44,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-PIECE: Final = 256 * 1024  # bytes copied out of the ring per lock hold (a memcpy; fewer, larger feeds)
+PIECE: Final = 512 * 1024  # bytes copied out of the ring per lock hold (a memcpy; fewer, larger feeds)
 MAX_LAG: Final = 4 << 20  # bytes behind the live edge after which the watch skips ahead
 RESUME_BACK: Final = 256 * 1024  # ... to this far before the live edge (the newest bytes are scanned)
 STOP_DRAIN: Final = 4 << 20  # bytes still scanned when the connection closes
@@ -53,9 +53,9 @@ MAX_SHOWN: Final = 20  # events listed in one result (the rest are counted)
 MAX_TEXT_LINES: Final = 5  # of those, lines at the head of its text
 SAME_TIME_S: Final = 0.02  # chunks closer together than this are fed as one (one time for all)
 BATCH_S: Final = 0.05  # after new bytes, the watch waits this long before it scans (unless asked now)
-BATCH_BYTES: Final = 256 * 1024  # ... or until this many bytes wait to be scanned
+BATCH_BYTES: Final = 512 * 1024  # ... or until this many bytes wait to be scanned
 SETTLE_S: Final = 0.2  # longest a result waits for the watch to reach its end offset
-SETTLE_LAG: Final = 256 * 1024  # a watch further behind than this is not waited for
+SETTLE_LAG: Final = 512 * 1024  # a watch further behind than this is not waited for (BATCH_BYTES: a scan is due)
 
 
 Frames = tuple[tuple[int, tuple[str, ...]], ...]  # (address, its frames innermost first), as LoadedElf.decode
@@ -408,6 +408,8 @@ class EventWatch:
         conn.wake_waiters()
 
     def _resolve_settles(self, all_: bool = False) -> None:
+        if not self._settles:  # the common case, read without the lock: a settle() appending now asks
+            return  # for a scan after it appended (_ask_now), and that scan resolves it
         with self._lock:
             if not self._settles:
                 return
