@@ -55,7 +55,7 @@ SAME_TIME_S: Final = 0.02  # chunks closer together than this are fed as one (on
 BATCH_S: Final = 0.05  # after new bytes, the watch waits this long before it scans (unless asked now)
 BATCH_BYTES: Final = 512 * 1024  # ... or until this many bytes wait to be scanned
 SETTLE_S: Final = 0.2  # longest a result waits for the watch to reach its end offset
-SETTLE_LAG: Final = 512 * 1024  # a watch further behind than this is not waited for (BATCH_BYTES: a scan is due)
+SETTLE_LAG: Final = 512 * 1024  # a watch further behind than this is not waited for (a scan is due)
 
 
 Frames = tuple[tuple[int, tuple[str, ...]], ...]  # (address, its frames innermost first), as LoadedElf.decode
