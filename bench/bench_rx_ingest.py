@@ -9,8 +9,8 @@ Wall-clock throughput on a shared machine swings by 2× between runs, so the rea
 MiB (this process's user + system time, the flood writer being a child process) is reported too: it
 is the steadier figure for comparing the contenders' efficiency.
 
-The same pump with its crash/boot event detector stopped is a contender too: events on ÷ off is issue
-24's goal (≥ 0.9×); ``--payload nmea`` or ``log`` floods text (no event in it) instead of every byte value.
+The same pump with its crash/boot event detector stopped is a contender too: events on ÷ off in wall
+clock is printed; ``--payload nmea`` or ``log`` floods text (no event in it) instead of every byte value.
 Wall-clock throughput cannot resolve 10 % here, so the event watch thread's own CPU clock is read in the
 same runs and printed as a share of ingest's CPU with the detector off (goal ≤ 10 %), beside the same
 detector with its RE2 prefilter (the fallback, and what it was before Aho-Corasick).
@@ -49,8 +49,8 @@ from serial_mcp.serial.manager import ConnectionManager
 from serial_mcp.serial.system_open import SystemOpener
 
 GOAL = 0.8
-EVENTS_GOAL = 0.9  # issue 24: the event detector costs at most 10 % of RX ingest throughput
-EVENTS_CPU_GOAL = 0.10  # ... measured as CPU: the watch thread's own clock ÷ ingest's CPU with it off
+EVENTS_CPU_GOAL = 0.10  # issue 24: the detector costs at most 10 % of RX ingest, read as CPU: the watch
+# thread's own clock ÷ ingest's CPU with it off (the flood's wall-clock ratio cannot resolve 10 % here)
 RUN_TIMEOUT_S = 30.0
 
 
@@ -156,36 +156,17 @@ async def _ours_async(
     return sample
 
 
-def run_ours(total: int, writer: str, ring: int) -> Sample:
-    pair = open_pty()
-    try:
-        return asyncio.run(_ours_async(pair, total, writer, ring, None))
-    finally:
-        pair.close()
+def ours(poll_s: float | None = None, **kw: bool) -> Callable[[int, str, int], Sample]:
+    """Our pump as a contender: one fresh PTY per run, ``_ours_async`` with these options."""
 
+    def run(total: int, writer: str, ring: int) -> Sample:
+        pair = open_pty()
+        try:
+            return asyncio.run(_ours_async(pair, total, writer, ring, poll_s, **kw))
+        finally:
+            pair.close()
 
-def run_ours_no_events(total: int, writer: str, ring: int) -> Sample:
-    pair = open_pty()
-    try:
-        return asyncio.run(_ours_async(pair, total, writer, ring, None, events=False))
-    finally:
-        pair.close()
-
-
-def run_ours_re2(total: int, writer: str, ring: int) -> Sample:
-    pair = open_pty()
-    try:
-        return asyncio.run(_ours_async(pair, total, writer, ring, None, re2=True))
-    finally:
-        pair.close()
-
-
-def run_ours_no_waiter(total: int, writer: str, ring: int) -> Sample:
-    pair = open_pty()
-    try:
-        return asyncio.run(_ours_async(pair, total, writer, ring, 0.01))
-    finally:
-        pair.close()
+    return run
 
 
 def run_pyserial(total: int, writer: str, ring: int) -> Sample:
@@ -231,10 +212,10 @@ def run_os_read(total: int, writer: str, ring: int) -> Sample:
 
 
 CONTENDERS: dict[str, Callable[[int, str, int], Sample]] = {
-    "serial-mcp pump → ring": run_ours,
-    "  same, event detector off": run_ours_no_events,
-    "  same, detector's RE2 prefilter": run_ours_re2,
-    "  (diagnostic) same, no waiter": run_ours_no_waiter,
+    "serial-mcp pump → ring": ours(),
+    "  same, event detector off": ours(events=False),
+    "  same, detector's RE2 prefilter": ours(re2=True),
+    "  (diagnostic) same, no waiter": ours(0.01),
     "pyserial read(in_waiting)": run_pyserial,
     "raw os.read(slave, 64 KiB)": run_os_read,
 }
@@ -303,9 +284,9 @@ def main() -> int:
     )
     off = "  same, event detector off"
     ev_ratio, ev_cpu = mbps[ours] / mbps[off], cpu_ms[ours] / cpu_ms[off] - 1
-    verdict = "met" if ev_ratio >= EVENTS_GOAL else "NOT met"
     print(
-        f"events on / off = {ev_ratio:.2f}× throughput (goal ≥ {EVENTS_GOAL}×, issue 24: {verdict}); "
+        f"events on / off = {ev_ratio:.2f}× throughput (wall clock, ±20 % between runs here: the goal is "
+        f"read from the thread clocks below); "
         f"CPU per byte {ev_cpu * 100:+.1f} %  (payload {args.payload})"
     )
     if RATE:  # every contender keeps up with a paced device: the cost is CPU, not throughput
