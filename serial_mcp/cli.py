@@ -238,6 +238,7 @@ def serve(cfg: config.ServerConfig) -> int:
     """Serve over stdio until the client closes stdin, or over HTTP until interrupted."""
     import anyio
 
+    from serial_mcp.mcp.engine_loader import freeze_heap_when_loaded
     from serial_mcp.mcp.server import build_server
     from serial_mcp.mcp.stdio_serve import run_stdio
     from serial_mcp.mcp.tool_cache import ToolCache
@@ -264,6 +265,7 @@ def serve(cfg: config.ServerConfig) -> int:
         elf_scope=policy.elf_scope(),
         tool_cache=ToolCache(),  # the schemas of the last launch of this same code (issue 27)
     )
+    freeze_heap_when_loaded()  # this process only serves: its start-up heap is never garbage
     if cfg.transport == "http":
         from serial_mcp.mcp.http import build_http_app, serve_http  # only an HTTP server loads it (issue 27)
 
