@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from types import ModuleType
-from typing import Any, Final
+from typing import Any
 
 from serial_mcp.core.events.block import escape
 from serial_mcp.core.match import compile_re2
@@ -38,9 +38,6 @@ try:
     _ac = ahocorasick_rs
 except ImportError:  # pragma: no cover - the fallback is exercised by setting _ac to None in tests
     _ac = None
-
-_NONE: Final = (-1, -1)  # a remembered "no match up to the region's end"
-
 
 def fast_literals_available() -> bool:
     """Whether the literals are searched by Aho-Corasick (``ahocorasick_rs`` is installed)."""
@@ -118,7 +115,7 @@ class Hits:
         self._listed: list[tuple[int, int, int]] | None = None  # Aho-Corasick's matches, relative to _lo
         self._k = 0  # the first listed match not yet behind the questions
         self._regex_from = hi + 1  # the regex part's last answer holds from here ...
-        self._regex_at: Span = _NONE  # ... up to its start (or the region's end when _NONE)
+        self._regex_at: Span | None = None  # ... up to its start (None: to the region's end)
 
     def first(self, pos: int) -> Span | None:
         """The leftmost match in ``data[pos:hi]``; ``pos`` at least the previous question's."""
@@ -167,8 +164,8 @@ class Hits:
 
     def _user(self, pos: int) -> Span | None:
         at = self._regex_at
-        if self._regex_from <= pos and (at is _NONE or pos <= at[0]):
-            return None if at is _NONE else at  # no match starts between the last question and its answer
+        if self._regex_from <= pos and (at is None or pos <= at[0]):
+            return at  # no match starts between the last question and its answer
         found = self._regex(self._pf._pattern_re, pos)
-        self._regex_from, self._regex_at = pos, _NONE if found is None else found
+        self._regex_from, self._regex_at = pos, found
         return found
