@@ -30,7 +30,9 @@ OVERLAPPING = [b"abcd", b"bc", b"b", b"cd e", b"U-Boot ", b"U-Boot SPL", b"-Boot
 USER = [rb"ab+c", rb"^my board v\d+", rb"Boot\b"]  # a user's boot patterns: RE2 syntax Python's re shares
 
 
-def oracle(literals: list[bytes], patterns: list[bytes], data: bytes, pos: int, hi: int) -> tuple[int, int] | None:
+def oracle(
+    literals: list[bytes], patterns: list[bytes], data: bytes, pos: int, hi: int
+) -> tuple[int, int] | None:
     alternatives = [re.escape(x) for x in literals] + [b"(?:" + p + b")" for p in patterns]
     m = re.compile(b"|".join(alternatives), re.MULTILINE).search(data, pos, hi)
     return None if m is None else (m.start(), m.end())
@@ -67,7 +69,9 @@ def test_every_question_gets_the_leftmost_first_match(
         for pf, run in zip((fast, slow), runs, strict=True):
             assert run.first(pos) == want, (pf.fast, pos)
             assert pf.search(data, pos, hi) == want, (pf.fast, pos)
-            assert pf.found(data[pos:hi]) == (oracle(literals, patterns, data[pos:hi], 0, hi - pos) is not None)
+            assert pf.found(data[pos:hi]) == (
+                oracle(literals, patterns, data[pos:hi], 0, hi - pos) is not None
+            )
 
 
 def test_a_question_inside_a_listed_match_finds_the_match_starting_there() -> None:
@@ -89,6 +93,8 @@ def test_at_the_same_start_a_literal_wins_over_a_users_pattern_as_in_one_alterna
 def test_the_default_detector_uses_aho_corasick_one_automaton_for_all() -> None:
     assert fast_literals_available()  # ahocorasick-rs is a dependency (pyproject): CI has it
     assert EventDetector()._trigger.fast
+    user = EventDetector(boot_patterns=[rb"my board v\d+ up"])
+    assert user._trigger.fast  # a user's pattern is searched by RE2 beside the literals, not instead
     # built once per process (~1.2 ms and ~440 KiB each), not once per open connection
     assert EventDetector()._trigger._ac is EventDetector(boot_patterns=[rb"x\d"])._trigger._ac
 
@@ -111,7 +117,6 @@ def test_the_shared_automaton_answers_threads_searching_at_once() -> None:
     for th in threads:
         th.join()
     assert not wrong
-    assert EventDetector(boot_patterns=[rb"my board v\d+ up"])._trigger.fast  # a user's pattern: RE2 beside it
 
 
 @pytest.mark.parametrize("path", STREAMS, ids=lambda p: p.name)

@@ -55,7 +55,8 @@ def _launch(tmp_path: Path) -> tuple[int, int, int]:
 
 
 def test_serve_freezes_the_start_up_heap_and_again_once_the_engine_is_loaded(tmp_path: Path) -> None:
-    before, _, _ = _launch(tmp_path)  # the first launch builds the tools (the engine with them) and keeps them
+    # the first launch builds the tools (the engine with them) and keeps them
+    before, _, _ = _launch(tmp_path)
     assert before > 10_000
     before, after, tracked = _launch(tmp_path)  # the next publishes the kept tools: the engine loads later
     assert before > 10_000

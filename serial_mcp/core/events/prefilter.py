@@ -40,6 +40,7 @@ try:
 except ImportError:  # pragma: no cover - the fallback is exercised by setting _ac to None in tests
     _ac = None
 
+
 @functools.lru_cache(maxsize=8)
 def _automaton(literals: tuple[bytes, ...]) -> Any:
     """The Aho-Corasick automaton of ``literals``, built once and shared by every detector (it is immutable
