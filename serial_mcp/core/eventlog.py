@@ -10,7 +10,7 @@ Not thread-safe on its own: the connection holds its lock around every call.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
@@ -18,6 +18,11 @@ from typing import Any
 DEFAULT_BUDGET = 1024 * 1024
 DEFAULT_MAX_EVENTS = 20_000
 _EVENT_OVERHEAD = 64  # rough bytes per event beyond its payload, for the budget
+#: the types of entry a connection's log holds (``get_log(kinds=...)`` takes these and the event kinds)
+LOG_TYPES: tuple[str, ...] = (
+    "open", "close", "rx", "tx", "event", "config", "control", "break", "error", "marker", "moved",
+    "start", "stop", "reconnect", "reclaim", "released", "release", "touch_1200",
+)  # fmt: skip
 # Every rx event shares this one read-only mapping: a dict of its own would be a quarter of the
 # event's memory (64 of ~250 bytes), and a busy port keeps ~16 000 of them.
 NO_FIELDS: Mapping[str, Any] = MappingProxyType({})
@@ -81,20 +86,31 @@ class EventLog:
             self.evicted_events += 1
             self.evicted_bytes += len(old.data) if old.data else 0
 
-    def since(self, seq: int = 0, limit: int | None = None) -> list[LogEvent]:
-        """Events with ``seq`` greater than ``seq``, oldest first, at most ``limit``."""
+    def since(
+        self, seq: int = 0, limit: int | None = None, keep: Callable[[LogEvent], bool] | None = None
+    ) -> list[LogEvent]:
+        """Events after ``seq`` (those ``keep`` keeps), oldest first, at most ``limit``."""
         out: list[LogEvent] = []
         for event in self._events:
-            if event.seq > seq:
+            if event.seq > seq and (keep is None or keep(event)):
                 out.append(event)
                 if limit is not None and len(out) >= limit:
                     break
         return out
 
-    def tail(self, limit: int) -> list[LogEvent]:
-        """The newest ``limit`` events, oldest first."""
-        n = len(self._events)
-        return [self._events[i] for i in range(max(0, n - limit), n)]
+    def tail(self, limit: int, keep: Callable[[LogEvent], bool] | None = None) -> list[LogEvent]:
+        """The newest ``limit`` events (of those ``keep`` keeps), oldest first."""
+        if keep is None:
+            n = len(self._events)
+            return [self._events[i] for i in range(max(0, n - limit), n)]
+        out: list[LogEvent] = []
+        for event in reversed(self._events):
+            if len(out) >= limit:
+                break
+            if keep(event):
+                out.append(event)
+        out.reverse()
+        return out
 
     def first_seq(self) -> int | None:
         return self._events[0].seq if self._events else None

@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, Any
 
 from serial_mcp import messages
 from serial_mcp.core.capture import CaptureEvent, event_line, header_line
+from serial_mcp.core.eventlog import LOG_TYPES
+from serial_mcp.core.unknown_keys import did_you_mean
 from serial_mcp.engine import results
 from serial_mcp.engine.access import Caller
 from serial_mcp.engine.options import ExportOptions, LogOptions, NoOptions, RecordOptions
@@ -38,6 +40,7 @@ async def get_log_op(
         since=opts.since,
         payloads=opts.payloads,
         encoding=opts.encoding,
+        kinds=opts.kinds,
     )
 
 
@@ -50,8 +53,10 @@ def get_log(
     since: int | None = None,
     payloads: bool = True,
     encoding: str | None = None,
+    kinds: list[str] | None = None,
 ) -> results.LogResult:
     conn = svc.connection(caller, connection_id)
+    wanted = None if kinds is None else _log_kinds(kinds)
     if isinstance(limit, bool) or not 1 <= limit <= MAX_LOG_LIMIT:
         raise InvalidArgument(messages.LOG_BAD_LIMIT.format(max=MAX_LOG_LIMIT))
     if since is not None and (isinstance(since, bool) or since < 0):
@@ -64,6 +69,7 @@ def get_log(
         encoding=encoding or "utf8",
         max_bytes=MAX_LOG_RESPONSE_BYTES,
         overhead=EVENT_OVERHEAD,
+        kinds=wanted,
     )
     truncated = len(items) < selected
     next_seq = items[-1]["seq"] if items else (since or 0)
@@ -75,6 +81,20 @@ def get_log(
         truncated=truncated,
         next_since=next_seq if truncated else None,
     )
+
+
+def _log_kinds(kinds: list[str]) -> frozenset[str]:
+    """``get_log(kinds=...)`` checked: each a log type or a detected-event kind."""
+    from serial_mcp.core.events import KINDS  # the detector's package: loaded by the first port opened
+
+    allowed = (*LOG_TYPES, *KINDS)
+    for kind in kinds:
+        if kind not in allowed:
+            raise InvalidArgument(
+                messages.LOG_BAD_KINDS.format(value=kinds, bad=kind, allowed=", ".join(allowed))
+                + did_you_mean(kind, allowed)
+            )
+    return frozenset(kinds)
 
 
 async def clear_log(

@@ -311,7 +311,6 @@ class ReconfigureOptions(SerialFields, Forcing):
     """``reconfigure``: change UART settings live (rolled back if the driver refuses)."""
 
 
-
 @dataclass(frozen=True, kw_only=True, config=CONFIG)
 class LinesOptions(Forcing):
     dtr: t.Dtr = dataclasses.field(default=None, kw_only=False)
@@ -372,6 +371,7 @@ class LogOptions(NoOptions):
     since: t.LogSince = None
     payloads: t.LogPayloads = True
     encoding: t.EncOut = None
+    kinds: t.LogKinds = None
 
 
 @dataclass(frozen=True, kw_only=True, config=CONFIG)

@@ -10,6 +10,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from serial_mcp import messages
+from serial_mcp.serial.event_watch import rank
 
 
 class ChecksumResult(BaseModel):
@@ -28,6 +29,9 @@ class ChecksumResult(BaseModel):
             if self.wire_hex != self.checksum_hex  # said only when the wire order differs
             else ""
         )
+
+
+LOG_TEXT_EVENTS = 10  # detected events named in get_log's text (the rest are counted)
 
 
 class LogResult(BaseModel):
@@ -49,7 +53,24 @@ class LogResult(BaseModel):
             last=self.last_seq,
             evicted=messages.S_EVICTED.format(n=self.evicted_events) if self.evicted_events else "",
         )
+        text += self._event_lines()
         return text + messages.S_LOG_TRUNCATED.format(since=self.next_since) if self.truncated else text
+
+    def _event_lines(self) -> str:
+        """The detected events of this page, a labelled line each, most important first (every boot loop;
+        at most ``LOG_TEXT_EVENTS`` lines in all), so the text names the crash and where it happened."""
+        found = [e for e in self.events if e.get("type") == "event" and isinstance(e.get("event"), dict)]
+        if not found:
+            return ""
+        found.sort(key=lambda e: rank(e["event"].get("kind"), e["event"].get("severity")))
+        kept = LOG_TEXT_EVENTS
+        shown = [e for i, e in enumerate(found) if i < kept or e["event"].get("kind") == "boot_loop"]
+        line = messages.S_LOG_EVENT_LINE
+        text = messages.S_LOG_EVENTS_HEAD.format(n=len(found))
+        text += "".join(line.format(seq=e["seq"], line=e.get("label", "")) for e in shown)
+        if len(found) > len(shown):
+            text += messages.S_LOG_EVENTS_MORE.format(n=len(found) - len(shown))
+        return text
 
 
 class ClearLogResult(BaseModel):

@@ -206,6 +206,9 @@ def events_status(events: dict[str, Any] | None) -> str:
         text = messages.S_EVENTS_STATUS.format(
             boots=events.get("boots", 0),
             crashes=events.get("crashes", 0),
+            loops=messages.S_EVENTS_STATUS_LOOPS.format(n=events["boot_loops"])
+            if events.get("boot_loops")
+            else "",
             last=messages.S_EVENTS_STATUS_LAST.format(
                 kind=str(last["kind"]).replace("_", " "), offset=last["offset"], line=last["text"]
             )
@@ -213,7 +216,8 @@ def events_status(events: dict[str, Any] | None) -> str:
             else "",
         )
     if events.get("bytes_not_scanned"):
-        text += messages.S_EVENTS_NOT_SCANNED.format(n=events["bytes_not_scanned"])
+        lo, hi = events.get("last_not_scanned") or (0, 0)
+        text += messages.S_EVENTS_NOT_SCANNED.format(n=events["bytes_not_scanned"], lo=lo, hi=hi)
     return text
 
 

@@ -51,6 +51,7 @@ STOP_DRAIN: Final = 4 << 20  # bytes still scanned when the connection closes
 MAX_KEPT: Final = 1000  # events kept per connection (older ones are counted as evicted)
 MAX_SHOWN: Final = 20  # events listed in one result (the rest are counted)
 MAX_TEXT_LINES: Final = 5  # of those, lines at the head of its text
+MAX_SKIPS_KEPT: Final = 16  # ranges not scanned that are kept to be named (all are counted)
 SAME_TIME_S: Final = 0.02  # chunks closer together than this are fed as one (one time for all)
 BATCH_S: Final = 0.05  # after new bytes, the watch waits this long before it scans (unless asked now)
 BATCH_BYTES: Final = 512 * 1024  # ... or until this many bytes wait to be scanned
@@ -121,13 +122,30 @@ def where_suffix(frames: Frames) -> str:
     return messages.EVENT_LINE_WHERE.format(where=where) if where else ""
 
 
+#: the order a result's text lists its events in: a boot loop (the answer to "how often does it reboot?"),
+#: then by severity; the same rank keeps arrival order
+_SEVERITY_RANK: Final = {"critical": 1, "error": 2, "warning": 3, "info": 4}
+
+
+def rank(kind: object, severity: object) -> int:
+    """Where an event of ``kind`` and ``severity`` goes in a text: lower first."""
+    return 0 if kind == "boot_loop" else _SEVERITY_RANK.get(str(severity), 5)
+
+
 def text_lines(events: Iterable[dict[str, Any]] | None) -> str:
-    """The lines a result's text starts with, one per listed event (stages left out), and how many more."""
+    """The lines a result's text starts with: one per listed event (stages left out), most important first
+    (boot loops, then crashes, then resets and boots), at most ``MAX_TEXT_LINES`` but every boot loop, then
+    how many more there are (those left out of the list included)."""
     if not events:
         return ""
-    shown = [e for e in events if e.get("kind") != "stage"]
-    lines = [str(e["line"]) for e in shown[:MAX_TEXT_LINES] if "line" in e]
-    more = len(shown) - len(lines)
+    listed = list(events)
+    left_out = sum(int(e.get("earlier", 0)) for e in listed)
+    shown = [e for e in listed if e.get("kind") not in ("stage", "not_scanned") and "line" in e]
+    shown.sort(key=lambda e: rank(e.get("kind"), e.get("severity")))
+    keep = [e for i, e in enumerate(shown) if i < MAX_TEXT_LINES or e.get("kind") == "boot_loop"]
+    lines = [str(e["line"]) for e in keep]
+    lines += [str(e["line"]) for e in listed if e.get("kind") == "not_scanned"]
+    more = len(shown) - len(keep) + left_out
     if more > 0:
         lines.append(messages.EVENT_LINES_MORE.format(n=more))
     return "".join(line + "\n" for line in lines)
@@ -160,6 +178,9 @@ class EventWatch:
         self._last: SeenEvent | None = None
         self.bytes_not_scanned = 0
         self.skips = 0
+        # (skip number, first, end) of the latest ranges not scanned, and the last number each caller was told
+        self._skipped: deque[tuple[int, int, int]] = deque(maxlen=MAX_SKIPS_KEPT)
+        self._skips_told: dict[str, int] = {}
         self._settles: list[tuple[int, asyncio.Future[None]]] = []
         # (scan position, offset): nothing to wait for before that offset while the watch is at that position
         self._clear_to: tuple[int, int] | None = None
@@ -225,31 +246,50 @@ class EventWatch:
     def take_unseen(self, key: str, upto: int) -> list[dict[str, Any]] | None:
         """The events ``key`` (a caller's cursor) has not been shown yet that begin before ``upto`` (the
         end of what its result returns: an event further on waits for the result that reaches it),
-        compact, each with its text ``line``; they count as shown from now on. None when there are none."""
+        compact, each with its text ``line``; they count as shown from now on. Past ``MAX_SHOWN`` the most
+        important are listed (boot loops and crashes before boots; the newest of a rank) and the first says
+        how many were left out (``earlier``). A range the watch skipped (it shed a flood) that this caller
+        was not told of follows as a ``not_scanned`` item. None when there is nothing to say."""
         with self._lock:
             hw, extra = self._seen.get(key, (0, set()))
-            if self._seq <= hw:
-                return None
-            new = [e for e in self._events if e.seq > hw and e.seq not in extra and _position(e.event) < upto]
-            extra = extra | {e.seq for e in new}
-            while hw + 1 in extra or (self._events and hw + 1 < self._events[0].seq):
-                extra.discard(hw + 1)
-                hw += 1
-            self._seen[key] = (hw, extra)
-        if not new:
+            new = []
+            if self._seq > hw:
+                new = [
+                    e for e in self._events if e.seq > hw and e.seq not in extra and _position(e.event) < upto
+                ]
+                extra = extra | {e.seq for e in new}
+                while hw + 1 in extra or (self._events and hw + 1 < self._events[0].seq):
+                    extra.discard(hw + 1)
+                    hw += 1
+                self._seen[key] = (hw, extra)
+            told = self._skips_told.get(key, 0)
+            skipped = [s for s in self._skipped if s[0] > told and s[1] < upto]
+            if skipped:
+                self._skips_told[key] = skipped[-1][0]
+        if not new and not skipped:
             return None
+        if len(new) > MAX_SHOWN:
+            by_rank = sorted(new, key=lambda e: (rank(e.event.kind, e.event.severity), -e.seq))
+            picked = {e.seq for e in by_rank[:MAX_SHOWN]}
+            listed = [e for e in new if e.seq in picked]
+        else:
+            listed = new
         out = []
-        for e in new[-MAX_SHOWN:]:
+        for e in listed:
             item = e.compact()
             item["line"] = e.text_line()
             out.append(item)
         if len(new) > MAX_SHOWN:
             out[0]["earlier"] = len(new) - MAX_SHOWN  # not listed here: get_log has them
+        for _, lo, hi in skipped:
+            line = messages.EVENTS_NOT_SCANNED_RANGE.format(lo=lo, hi=hi, n=hi - lo)
+            out.append({"kind": "not_scanned", "offset": lo, "end": hi, "line": line})
         return out
 
     def forget(self, key: str) -> None:
         with self._lock:
             self._seen.pop(key, None)
+            self._skips_told.pop(key, None)
 
     def status(self) -> dict[str, Any]:
         """The counters ``get_status`` shows."""
@@ -264,6 +304,8 @@ class EventWatch:
             }
             if self.bytes_not_scanned:
                 out["bytes_not_scanned"] = self.bytes_not_scanned
+                _, lo, hi = self._skipped[-1]
+                out["last_not_scanned"] = [lo, hi]
             if self._last is not None:
                 out["last"] = self._last.compact()
             if self.elf is not None:
@@ -357,8 +399,7 @@ class EventWatch:
                 else:
                     skip_to = max(pos, ring.start_offset)
                 if skip_to > pos:
-                    self.bytes_not_scanned += skip_to - pos
-                    self.skips += 1
+                    self._skip(pos, skip_to)
                     pos = skip_to
                 rr = ring.read(pos, PIECE)
                 stamps = ring.stamps(rr.from_offset, rr.next_offset) if rr.data else []
@@ -389,6 +430,17 @@ class EventWatch:
             if found:
                 self._publish(conn, found)
             self._resolve_settles()
+
+    def _skip(self, lo: int, hi: int) -> None:
+        """Bytes ``lo``..``hi`` will not be scanned: counted, and kept as a range results can name."""
+        self.bytes_not_scanned += hi - lo
+        with self._lock:
+            self.skips += 1
+            last = self._skipped[-1] if self._skipped else None
+            if last is not None and last[2] == lo:  # right after the last one: one range
+                self._skipped[-1] = (self.skips, last[1], hi)
+            else:
+                self._skipped.append((self.skips, lo, hi))
 
     def _publish(self, conn: Connection, found: list[Event]) -> None:
         elf = self.elf  # decoded here, outside the lock: a first lookup may read a whole compile unit

@@ -7,6 +7,7 @@ The engine calls these; it never takes the lock itself.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -43,6 +44,18 @@ def _event_dict(conn: Connection, event: LogEvent, payloads: bool, encoding: str
     return out
 
 
+def _of_kinds(kinds: frozenset[str]) -> Callable[[LogEvent], bool]:
+    """Keeps the entries of those log types, and the detected events of those event kinds."""
+
+    def keep(event: LogEvent) -> bool:
+        if event.type in kinds:
+            return True
+        found = event.fields.get("event") if event.type == "event" else None
+        return isinstance(found, dict) and found.get("kind") in kinds
+
+    return keep
+
+
 def page(
     conn: Connection,
     *,
@@ -52,11 +65,14 @@ def page(
     encoding: str,
     max_bytes: int,
     overhead: int,
+    kinds: frozenset[str] | None = None,
 ) -> LogPage:
-    """The newest ``limit`` events (or those after ``since``), oldest first, until the answer is
-    ``max_bytes`` big (each event counted as ``overhead`` plus its encoded payload; one at least)."""
+    """The newest ``limit`` events (or those after ``since``) of ``kinds`` (log types or event kinds; None:
+    all), oldest first, until the answer is ``max_bytes`` big (each event counted as ``overhead`` plus its
+    encoded payload; one at least)."""
+    keep = None if kinds is None else _of_kinds(kinds)
     with conn.thread_lock:
-        events = conn.log.tail(limit) if since is None else conn.log.since(since, limit)
+        events = conn.log.tail(limit, keep) if since is None else conn.log.since(since, limit, keep)
         items: list[dict[str, Any]] = []
         size = 0
         for e in events:

@@ -45,8 +45,10 @@ async def test_a_panicking_app_is_a_crash_per_boot_then_a_boot_loop() -> None:
         full = [e for e in conn.events() if e["kind"] == "crash"]
         assert full[0]["pc"] == f"0x{CODE_LOAD + 0x14:08x}"
         assert full[0]["backtrace"][:2] == [f"0x{CODE_LOAD + 0x14:08x}", f"0x{CODE_LOAD + 0x42:08x}"]
-        assert boot.summary().splitlines()[0].startswith("↻ boot at offset")
-        assert any(line.startswith("⚠ crash at offset") for line in boot.summary().splitlines())
+        lines = boot.summary().splitlines()  # most important first: the boot loop, the crash, then boots
+        assert lines[0].startswith("⚠ boot loop at offset")
+        assert lines[1].startswith("⚠ crash at offset")
+        assert lines[2].startswith("↻ boot at offset")
 
 
 async def test_an_agent_sees_the_boot_in_the_first_line_of_text_and_in_structured_content() -> None:
