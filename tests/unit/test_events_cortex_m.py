@@ -156,13 +156,15 @@ def test_a_mbed_os_fault_is_one_crash_from_the_fault_handler_to_the_error_report
     assert (found.detail["fault_register"], found.detail["fault_address"]) == ("MMFAR", "00000000")
 
 
-def test_a_mbed_os_error_report_alone_is_a_crash_with_its_message_and_caller() -> None:
+def test_a_mbed_os_error_report_alone_is_a_crash_with_its_message_and_caller(elf: LoadedElf) -> None:
     data = REPORTS["b"]
     report = data[data.index(b"++ MbedOS Error Info ++") :]
     found = crash(run(report))
     assert (found.signature, found.offset, found.reason) == ("mbed_error", 0, "Fault exception")
     assert found.detail["caller"] == data.split(b"Location: ")[1].split(b"\r")[0].decode()
     assert found.end == line_end(report, b"-- MbedOS Error Info --")
+    ((_, frames),) = elf.decode_event(found)  # Location: the return address of the mbed_error() call
+    assert frames[0].startswith("mbed_report at fault_demo.c:")
 
 
 def test_a_freertos_assert_is_a_crash_naming_file_and_line_without_a_pc() -> None:
@@ -242,6 +244,12 @@ def test_addr2line_agrees(elf: LoadedElf) -> None:
         check=True,
     ).stdout.split()
     assert [f"{out[0]} at {out[1]}", f"{out[2]} at {out[3]}"] == [SENSOR_STORE, APP_TASK]
+
+
+def test_esp_idf_riscv_ra_is_kept_as_the_caller() -> None:
+    data = (ROOT / "tests/data/crashes/esp32c3-panics.txt").read_bytes()
+    found = next(e for e in run(data) if e.kind == "crash")
+    assert found.detail["ra"] == data.split(b"RA      : ")[1].split()[0].decode()
 
 
 def test_the_trigger_literals_still_fit_the_fast_prefilter() -> None:
