@@ -58,7 +58,9 @@ PORT_BUSY_HERE = (
 TOO_MANY_CONNECTIONS = "this server already has {max} open connections; close one first."
 CONNECTION_NOT_FOUND = "no connection {id!r}; open connections: {known}. Call open(port) to create one."
 WRITE_EMPTY = "data is empty; give the text (or hex/base64 bytes) to send."
-NOT_CONNECTED = "connection {id!r} is {state} (last error: {error}); nothing was sent. {advice}"
+NOT_CONNECTED = (
+    "connection {id!r} is {state} (last error: {error}); nothing was sent. {advice}"
+)
 WRITE_TIMEOUT = (
     "writing to {id!r} timed out (flow control holding the line?); check flow_control and cabling."
 )
@@ -285,9 +287,7 @@ P_CURSOR = "Cursor name (default 'default'); a new name starts its own cursor."
 P_TIMEOUT_MS = "Longest wait, ms (default 1000; 0 = no wait)."
 P_IDLE_MS = "Return once quiet this long after data (default 100 without match)."
 P_MAX_BYTES = "Most bytes to return (default 65536)."
-P_MATCH = (
-    "Stop at this: a string or {pattern, mode: literal|regex|glob, pattern_encoding, ansi: keep|ignore}."
-)
+P_MATCH = "Stop at this: a string or {pattern, mode: literal|regex|glob, pattern_encoding, ansi: keep|ignore}."
 P_ENCODING_OUT = "utf8 (default; invalid UTF-8 comes back as hex), hex or base64."
 P_ENCODING_IN = "Encoding of data: utf8 (default; file_transfer: base64), hex or base64."
 P_ENCODING_BOTH = "Encoding of data and of the reply: utf8 (default), hex or base64."
@@ -520,16 +520,16 @@ CAPTURE_NOT_OBJECT = (
 CAPTURE_BAD_FORMAT = (
     'capture line {line}: format is not "serial-mcp-capture"; this is not a serial-mcp capture file.'
 )
-CAPTURE_BAD_VERSION = "capture line {line}: this version is not supported; this reader understands version 1."
+CAPTURE_BAD_VERSION = (
+    "capture line {line}: this version is not supported; this reader understands version 1."
+)
 CAPTURE_MISSING = "capture line {line}: {field} is required{hint}."
 CAPTURE_BAD_CREATED = (
     'capture line {line}: created is not an ISO 8601 UTC time such as "2026-11-30T10:15:02.123456Z".'
 )
 CAPTURE_BAD_FIELD = "capture line {line}: {field} must be {expected} (it is a JSON {kind})."
 CAPTURE_BAD_T = "capture line {line}: t must be a finite number of seconds >= 0 (since the header's created)."
-CAPTURE_T_BACKWARDS = (
-    "capture line {line}: t is earlier than the previous event's t; events must be in time order."
-)
+CAPTURE_T_BACKWARDS = "capture line {line}: t is earlier than the previous event's t; events must be in time order."
 CAPTURE_BAD_HEX = (
     'capture line {line}: data must be hex digit pairs without separators (e.g. "4f4b0d0a"): {problem}.'
 )
@@ -818,11 +818,9 @@ RECORDER_BEHIND_REASON = (
 RECORDER_BEHIND_LOG = "recording of %s stopped: the disk fell more than %d MiB behind (the port is fine)"
 RECORDER_BEHIND_MARKER = "recording stopped: the disk fell more than {mib} MiB behind the port"
 RECORDER_QUOTA_MARKER = "recording stopped: file quota reached"
-RECORDER_STORAGE_STOPPED = (
-    "recording of %s stopped: %s (the port is fine; the capture file keeps what was written)"
-)
+RECORDER_STORAGE_STOPPED = "recording of %s stopped: %s (the port is fine; the capture file keeps what was written)"
 RESPOND_LIST_BAD = "respond must be a list of at most {max} rules {{on, send, encoding, times}}."
-P_RESPOND_OPEN = 'Standing rules [{on, send, encoding, times} | "terminal" (answers ESC[6n)] armed from the first byte; configure changes them.'
+P_RESPOND_OPEN = "Standing rules [{on, send, encoding, times} | \"terminal\" (answers ESC[6n)] armed from the first byte; configure changes them."
 S_STATUS_RESPONDED = "; respond rules answered {n} time(s)"
 
 # --- pytest plugin (pytest_plugin.py) -------------------------------------------------------------
@@ -832,19 +830,15 @@ PYTEST_ENGINE_NOT_ASYNC = (
 )
 PYTEST_ENGINE_BACKEND = "serial_engine runs on asyncio, not {backend}"
 S_WRITE_TIMED_OUT = " before the timeout: the device stopped taking data (flow control, or nothing reading)"
-STEPS_BAD = 'steps must be a list of 1 to {max} steps such as {{"send": "root\\n", "expect": "Password:"}}.'
+STEPS_BAD = "steps must be a list of 1 to {max} steps such as {{\"send\": \"root\\n\", \"expect\": \"Password:\"}}."
 STEP_BAD = "step {i}: {problem}."
 P_STEPS = "Dialog: [{send, keys, expect, timeout_ms, idle_ms, respond} | {micropython: script}] in order; stops at the first miss."
 S_STEPS = "{ok}/{n} steps ok"
-STEPS_WITH_DATA = (
-    "give either data (one write and read) or steps (a dialog), not both; put the first send in steps[0]."
-)
+STEPS_WITH_DATA = "give either data (one write and read) or steps (a dialog), not both; put the first send in steps[0]."
 
 # --- simulated devices (serial/sim/) --------------------------------------------------------------
 SIM_BAD_OPTION = "{port!r}: option {option} must be {allowed}."
-P_BOOT_SEND = (
-    "Text to send after the mark to trigger the boot (e.g. 'reset\\r'), for boards without a line reset."
-)
+P_BOOT_SEND = "Text to send after the mark to trigger the boot (e.g. 'reset\\r'), for boards without a line reset."
 S_BEFORE_MARK = " ({n} unread bytes arrived before the mark: read from='buffer_start' to see them)"
 NOT_CONNECTED_RECONNECTING = "Auto-reconnect is running: wait and call again, or call reconnect (closing would lose the buffer and offsets)."
 NOT_CONNECTED_GONE = "Call reconnect once the device is back (the buffer and offsets are kept), or close it."
@@ -863,13 +857,9 @@ MPY_HINT_INTERRUPT = "a program may be running: run the step with interrupt true
 MPY_HINT_BOARD = "is this a MicroPython board at the right baud rate, with its REPL on this port?"
 MPY_NOT_OK = "the board answered {got} where the raw REPL protocol expected its reply; nothing more was sent."
 MPY_TIMEOUT = "the script did not finish in time (last heard {got}); raise timeout_ms, or interrupt it with keys ['ctrl-c']."
-MPY_STEP_ALONE = (
-    "a micropython step holds the script alone (with timeout_ms and interrupt), without send, keys or expect"
-)
+MPY_STEP_ALONE = "a micropython step holds the script alone (with timeout_ms and interrupt), without send, keys or expect"
 S_MPY = "stdout {out} stderr {err}"
-MATCH_BAD_ANSI = (
-    "match.ansi is {value!r}; use keep (default) or ignore (match the text without ANSI sequences)."
-)
+MATCH_BAD_ANSI = "match.ansi is {value!r}; use keep (default) or ignore (match the text without ANSI sequences)."
 S_SKIPPED = " skipped {n} byte(s) between frames"
 MODBUS_ASCII_FRAME_BAD = "{frame!r} looks like a whole Modbus ASCII frame but its hex or LRC is wrong; send the address + PDU bytes instead (the LRC is added for you)."
 UNKNOWN_KEY = "{field} has an unknown key {key!r}.{hint} Allowed keys: {allowed}."
@@ -890,9 +880,7 @@ VIEW_NOTE_NOT_FINITE = (
     "{n} numeric value(s) were not finite or too large for a float (such as 1e999, NaN or a 400-digit"
     " integer) and are shown as missing"
 )
-VIEW_NOT_REGULAR_INPUT = (
-    "cannot view {path}: it is {kind}, not a regular file; save the capture to a file and view that."
-)
+VIEW_NOT_REGULAR_INPUT = "cannot view {path}: it is {kind}, not a regular file; save the capture to a file and view that."
 VIEW_NOT_REGULAR_OUTPUT = (
     "will not write the page to {path}: it is {kind}, not a regular file, and would be replaced;"
     " pass -o with the name of a regular file."
@@ -935,9 +923,7 @@ MPY_NO_END = (
 )
 
 # --- issue 28.5: a micropython step's timeout --------------------------------------------------------
-MPY_STEP_TIMEOUT = (
-    "a micropython step's timeout_ms is the script's whole time: give 1 ms or more (default 10000)"
-)
+MPY_STEP_TIMEOUT = "a micropython step's timeout_ms is the script's whole time: give 1 ms or more (default 10000)"
 
 # --- issue 28.11: every front door, one policy ------------------------------------------------------
 POLICY_NOT_A_LIST = "{name} is a list of strings, not the string {value!r}; write {name}=[{value!r}]."
@@ -977,13 +963,11 @@ ELF_UNREADABLE = "the ELF could not be read ({error}); it may be truncated or da
 EVENTS_BOOT_PATTERNS_TOO_BIG = "boot_patterns together with the built-in crash and boot signatures are over the regex budget ({error}); give fewer or shorter patterns."
 
 # --- issue 23.2-3: lend, reclaim, follow -------------------------------------------------------------
-FOLLOW_ABSENT = (
-    "{device} is not on the bus (last seen as {path}); it is looked for under any node it comes back as"
+FOLLOW_ABSENT = "{device} is not on the bus (last seen as {path}); it is looked for under any node it comes back as"
+FOLLOW_OTHER_DEVICE = (
+    "{path} is another device now ({other}), not {device}: it is not taken; {device} is looked for under any node"
 )
-FOLLOW_OTHER_DEVICE = "{path} is another device now ({other}), not {device}: it is not taken; {device} is looked for under any node"
-FOLLOW_AMBIGUOUS = (
-    "{device} shows up as several ports ({ports}); not guessing which one: open the one you mean"
-)
+FOLLOW_AMBIGUOUS = "{device} shows up as several ports ({ports}); not guessing which one: open the one you mean"
 D_LEND = (
     "Lend the port to a flasher (arduino-cli, avrdude): release closes the OS handle, keeping buffer, "
     "offsets and recording, until reclaim, timeout_ms or that program lets go."
@@ -993,14 +977,16 @@ P_LEND_TIMEOUT = "release: reclaim after this at the latest (default {default}).
 PORT_RELEASED = (
     "connection {id!r} is released: its port {port!r} is lent to another program{since}; nothing was "
     "sent or read. It comes back by itself when that program lets go (or in {left_ms} ms); call "
-    'lend(action="reclaim") to take it back now.'
+    "lend(action=\"reclaim\") to take it back now."
 )
 PORT_RELEASED_SINCE = " since {when}"
-LEND_NOT_OPEN = "connection {id!r} is {state}, not open: only an open port can be released{advice}"
+LEND_NOT_OPEN = (
+    "connection {id!r} is {state}, not open: only an open port can be released{advice}"
+)
 LEND_NOT_OPEN_RELEASED = " (it is released already; reclaim takes it back)"
 LEND_TIMEOUT_BAD = "timeout_ms is {value!r}; give whole milliseconds from 1 to {max} (default {default})"
 LEND_TIMEOUT_NOT_RELEASE = (
-    'timeout_ms goes with action="release" only (how long the port may stay lent); reclaim takes it back now'
+    "timeout_ms goes with action=\"release\" only (how long the port may stay lent); reclaim takes it back now"
 )
 S_LEND_RELEASED = (
     "{id}: {port} released at offset {offset}; {watch} It comes back within {ms} ms at the latest."
@@ -1010,7 +996,7 @@ S_LEND_NOT_WATCHING = "who holds it cannot be seen here, so only reclaim or the 
 S_LEND_STATE = "{id}: {port} is {state}, RX at offset {offset}."
 P_RESET_TOUCH = ' Or {"kind": "1200bps_touch"}: the Arduino native-USB reset.'
 RESET_TOUCH_ALONE = 'reset {{"kind": "1200bps_touch"}} takes no other key (it got {keys}); the touch sets the baud rate and DTR itself.'
-RESET_KIND_BAD = 'reset.kind is {value!r}; give "lines" (a DTR/RTS pulse, the default) or "1200bps_touch".'
+RESET_KIND_BAD = "reset.kind is {value!r}; give \"lines\" (a DTR/RTS pulse, the default) or \"1200bps_touch\"."
 TOUCH_UNSUPPORTED = "connection {id!r} cannot be reopened, so it cannot do the 1200-baud touch"
 TOUCH_FAILED = "the 1200-baud touch: {error}; waiting for the board to come back anyway"
 
@@ -1032,9 +1018,7 @@ S_EVENTS_NOT_SCANNED = "; {n} byte(s) not scanned for events (the detector fell 
 OPT_FIRMWARE_DIR = "directory of firmware builds whose ELF files open(elf=...) may read (repeatable)"
 READ_BAD_UNTIL = "until {value!r} is not a list of event kinds; use some of: {allowed}."
 CLI_DECODE_EVENTS = "list the boots, resets, crashes and boot loops in the received bytes instead of frames"
-CLI_EVENTS_NO_FILTER = (
-    "--events lists boots, resets and crashes; --print-filter filters esp_log frames: give one of them."
-)
+CLI_EVENTS_NO_FILTER = "--events lists boots, resets and crashes; --print-filter filters esp_log frames: give one of them."
 CLI_DECODED_EVENTS = "{n} event(s), {crashes} crash(es)"
 
 # --- issue 25: labgrid ---------------------------------------------------------------------------
@@ -1089,8 +1073,8 @@ MIRROR_BAD_KIND = (
     "download-mode reset on the port itself)."
 )
 MIRROR_CONFIGURE_BAD = (
-    'configure\'s mirror is {value!r}; on a live connection give "rfc2217" (start an RFC 2217 mirror), '
-    '"rfc2217+esp-reset" (one that plays esptool\'s download reset on the port) or null (end it).'
+    "configure's mirror is {value!r}; on a live connection give \"rfc2217\" (start an RFC 2217 mirror), "
+    "\"rfc2217+esp-reset\" (one that plays esptool's download reset on the port) or null (end it)."
 )
 S_RFC2217_MIRROR = "; RFC 2217 mirror on {url}"
 S_STATUS_LENT = "; lent to RFC 2217 client {client} (writes refused without force, responders held)"
@@ -1099,9 +1083,7 @@ PORT_LENT = (
     "meanwhile. Wait for it to leave (get_status shows rfc2217.client), {hint}"
 )
 PORT_LENT_FORCE = "or pass force=true to write over it."
-PORT_LENT_NO_FORCE = (
-    "or close the client first: reopening or lending the port under it would cut it off mid-flash."
-)
+PORT_LENT_NO_FORCE = "or close the client first: reopening or lending the port under it would cut it off mid-flash."
 PORT_LENT_CONFIGURE = "or change the settings with reconfigure(force=true)."
 CLI_MIRROR_RFC2217 = (
     "serve the port as an RFC 2217 server on 127.0.0.1 instead (esptool/mpremote --port rfc2217://…); "
@@ -1121,20 +1103,12 @@ MIRROR_OWN = (
 )
 
 # --- issue 24.4 / 26.8: esp_log, frames to count on ---
-ESP_FILTER_COLONS = (
-    "print_filter item {item!r} has more than one ':'; write tag:level, e.g. 'wifi:W' or '*:E'."
-)
-ESP_FILTER_NO_TAG = (
-    "print_filter item {item!r} has no tag before ':'; write tag:level, or '*{item}' for every tag."
-)
-ESP_FILTER_LEVEL = (
-    "print_filter item {item!r}: level {level!r} is not one of N, E, W, I, D, V (or *); e.g. 'wifi:W'."
-)
-CLI_PRINT_FILTER = (
-    "esp-idf-monitor's --print_filter for ESP-IDF logs, e.g. 'wifi:W *:E' (implies the esp_log parser)"
-)
+ESP_FILTER_COLONS = "print_filter item {item!r} has more than one ':'; write tag:level, e.g. 'wifi:W' or '*:E'."
+ESP_FILTER_NO_TAG = "print_filter item {item!r} has no tag before ':'; write tag:level, or '*{item}' for every tag."
+ESP_FILTER_LEVEL = "print_filter item {item!r}: level {level!r} is not one of N, E, W, I, D, V (or *); e.g. 'wifi:W'."
+CLI_PRINT_FILTER = "esp-idf-monitor's --print_filter for ESP-IDF logs, e.g. 'wifi:W *:E' (implies the esp_log parser)"
 CLI_FILTERED = "{n} line(s) hidden by --print-filter {filter!r}"
-CLI_PRINT_FILTER_PARSER = '--print-filter filters ESP-IDF log lines and needs the esp_log parser, not {parser!r}; drop --rx-parser/--protocol or give --rx-parser \'{{"type": "esp_log"}}\'.'
+CLI_PRINT_FILTER_PARSER = "--print-filter filters ESP-IDF log lines and needs the esp_log parser, not {parser!r}; drop --rx-parser/--protocol or give --rx-parser '{{\"type\": \"esp_log\"}}'."
 
 # --- issue 26: answers, not bytes ---------------------------------------------------------------
 P_SUMMARY = (
@@ -1145,9 +1119,7 @@ P_TO = "summary: end of the window (an absolute offset)."
 P_FIELDS = "summary: numeric fields to range over (e.g. hMSL, registers[0]); default: the decoded ones."
 P_REPLY = "With match: 'match' returns only the match, 'tail:N' it and N bytes before; the rest is skipped and counted."
 P_VERBOSE = "Structured result with every field (nulls, defaults, per-frame t)."
-P_VALIDATE_DEFAULT = (
-    "validate: drop bad-checksum frames (default false; presets nmea0183, gnss, modbus_rtu: true)."
-)
+P_VALIDATE_DEFAULT = "validate: drop bad-checksum frames (default false; presets nmea0183, gnss, modbus_rtu: true)."
 READ_BAD_REPLY = "reply is {value}; give 'match' or 'tail:N' (N bytes before the match, 0 to {max})"
 READ_REPLY_NEEDS_MATCH = "reply needs match: it says which part of what arrived to return"
 READ_SUMMARY_ONLY = "{name} belongs to a summary read; add summary: true (or leave {name} out)"
@@ -1190,15 +1162,9 @@ DECODE_INPUT_TOO_BIG = (
 
 # --- issue 24 follow-up: print_filter counts in results, the view's --print-filter, offline ELF ----
 S_FRAMES_FILTERED = " hid {n} frame(s) by the print filter"
-CLI_ELF = (
-    "the firmware's ELF (build/app.elf): the backtrace addresses of the events become function at file:line"
-)
-CLI_ELF_NOT_FOUND = (
-    "--elf {path!r}: no such file; give the path of the firmware's .elf in its build directory."
-)
-CLI_ELF_NOT_REGULAR = (
-    "--elf {path!r} is not a regular file; give the firmware's .elf from its build directory."
-)
+CLI_ELF = "the firmware's ELF (build/app.elf): the backtrace addresses of the events become function at file:line"
+CLI_ELF_NOT_FOUND = "--elf {path!r}: no such file; give the path of the firmware's .elf in its build directory."
+CLI_ELF_NOT_REGULAR = "--elf {path!r} is not a regular file; give the firmware's .elf from its build directory."
 CLI_ELF_NEEDS_EVENTS = "--elf decodes the backtraces of the events --events lists; give --events too (frames are not decoded against an ELF)."
 
 # --- D2 ---

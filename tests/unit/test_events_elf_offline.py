@@ -52,9 +52,7 @@ def crash_log(program: Path, tmp_path: Path) -> tuple[Path, int, int]:
     """A raw log (boot, then an ESP-IDF panic whose backtrace holds two of the program's functions)."""
     pc, caller = _inside(program, "crash_here"), _inside(program, "middle")
     log = tmp_path / "crash.log"
-    log.write_bytes(
-        b"ets Jun  8 2016 00:22:57\r\n\r\nrst:0x1 (POWERON_RESET),boot:0x13\r\n" + _panic(pc, caller)
-    )
+    log.write_bytes(b"ets Jun  8 2016 00:22:57\r\n\r\nrst:0x1 (POWERON_RESET),boot:0x13\r\n" + _panic(pc, caller))
     return log, pc, caller
 
 
@@ -110,9 +108,7 @@ def test_a_bad_elf_is_one_clean_line_and_nothing_on_stdout(
         assert cli.main(["decode", "--events", "--elf", elf, str(log)]) == 1, elf
         out = capsys.readouterr()
         assert out.out == "", elf
-        assert len(out.err.splitlines()) == 1 and out.err.startswith("serial-mcp: ") and says in out.err, (
-            out.err
-        )
+        assert len(out.err.splitlines()) == 1 and out.err.startswith("serial-mcp: ") and says in out.err, out.err
     big = tmp_path / "big.elf"  # (a copy: the program itself is in the cache, parsed under the real limit)
     shutil.copy(program, big)
     monkeypatch.setattr("serial_mcp.core.elf_symbols.MAX_ELF_BYTES", big.stat().st_size - 1)
@@ -140,10 +136,7 @@ def test_view_with_an_elf_shows_the_frames_in_the_crash_mark(
     assert cli.main(["view", str(log), "-o", str(page), "--elf", str(program)]) == 0
     markers = embedded(page)["timeline"]["markers"]
     crash = next(m for m in markers if m[1] == "crash")
-    assert crash[3] == [
-        f"0x{pc:08x} {_addr2line(program, pc)}",
-        f"0x{caller:08x} {_addr2line(program, caller)}",
-    ]
+    assert crash[3] == [f"0x{pc:08x} {_addr2line(program, pc)}", f"0x{caller:08x} {_addr2line(program, caller)}"]
     assert all(len(m) == 3 for m in markers if m[1] != "crash")
     assert cli.main(["view", str(log), "-o", str(page), "--elf", str(log)]) == 1  # not an ELF
     err = capsys.readouterr().err.splitlines()
