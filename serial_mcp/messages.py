@@ -1175,3 +1175,6 @@ S_LOG_EVENT_LINE = "\n#{seq} {line}"
 S_LOG_EVENTS_MORE = "\n… and {n} more detected event(s) in this page"
 P_LOG_KINDS = "Only these entries: log types (rx, tx, open, event, ...) or event kinds (crash, boot_loop, boot, ...)."
 LOG_BAD_KINDS = "kinds {value!r} has {bad!r}, which is neither a log type nor an event kind; use some of: {allowed}."
+# --- D2 ---
+EVENT_WHERE_CALLER = " ← "  # between a crash's frame and its caller's, innermost first
+EVENT_WHERE_MORE = " ← … and {n} more"  # after the frames a text line names

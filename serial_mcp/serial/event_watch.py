@@ -52,6 +52,7 @@ MAX_KEPT: Final = 1000  # events kept per connection (older ones are counted as 
 MAX_SHOWN: Final = 20  # events listed in one result (the rest are counted)
 MAX_TEXT_LINES: Final = 5  # of those, lines at the head of its text
 MAX_SKIPS_KEPT: Final = 16  # ranges not scanned that are kept to be named (all are counted)
+MAX_WHERE_FRAMES: Final = 3  # frames of the decoded chain an event's text line names (then how many more)
 SAME_TIME_S: Final = 0.02  # chunks closer together than this are fed as one (one time for all)
 BATCH_S: Final = 0.05  # after new bytes, the watch waits this long before it scans (unless asked now)
 BATCH_BYTES: Final = 512 * 1024  # ... or until this many bytes wait to be scanned
@@ -117,9 +118,17 @@ def event_dict(event: Event, frames: Frames = ()) -> dict[str, Any]:
 
 
 def where_suffix(frames: Frames) -> str:
-    """`` — function at file:line`` for a text line, or nothing when no address was decoded."""
-    where = where_of(frames)
-    return messages.EVENT_LINE_WHERE.format(where=where) if where else ""
+    """`` — function at file:line ← caller at file:line ← …`` for a text line: the decoded chain, innermost
+    first (the PC's frames, then each caller's), ``MAX_WHERE_FRAMES`` of it and how many more; nothing when
+    no address was decoded."""
+    chain = [f for _, found in frames for f in found]
+    chain = [f for i, f in enumerate(chain) if i == 0 or f != chain[i - 1]]
+    if not chain:
+        return ""
+    where = messages.EVENT_WHERE_CALLER.join(chain[:MAX_WHERE_FRAMES])
+    if len(chain) > MAX_WHERE_FRAMES:
+        where += messages.EVENT_WHERE_MORE.format(n=len(chain) - MAX_WHERE_FRAMES)
+    return messages.EVENT_LINE_WHERE.format(where=where)
 
 
 #: the order a result's text lists its events in: a boot loop (the answer to "how often does it reboot?"),

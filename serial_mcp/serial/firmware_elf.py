@@ -93,21 +93,55 @@ class LoadedElf:
     def decode(self, addresses: Iterable[int | None]) -> tuple[tuple[int, tuple[str, ...]], ...]:
         """Each distinct address (None skipped, at most ``MAX_ADDRESSES``) with its frames, innermost
         first, as ``function at file:line``; addresses the image does not cover are left out."""
+        return self._decode((a, a) for a in addresses)
+
+    def decode_event(self, event: Event) -> tuple[tuple[int, tuple[str, ...]], ...]:
+        """The frames of an event's program counter, then of its callers, then of its backtrace (see
+        :meth:`decode`). The callers are the return addresses the report printed: a link register
+        (``lr``, ``ra``: Cortex-M's LR, RISC-V's RA), Mbed OS's ``Location`` (``caller``) and
+        CmBacktrace's call stack (``calls``, the PC aside). Each is looked up as addr2line users do, with
+        the Thumb bit cleared and one subtracted, so the call's own line is found, not the next one's;
+        each is keyed as printed."""
+        detail = event.detail
+        pairs: list[tuple[int | None, int | None]] = [(event.pc, event.pc)]
+        for key in _RETURN_KEYS:
+            for value in _hexes(detail.get(key)):
+                returns = value != event.pc  # CmBacktrace's call stack starts with the PC of a fault
+                pairs.append((value, (value & ~1) - 1 if returns and value > 1 else value))
+        pairs += [(a, a) for a in event.backtrace]
+        return self._decode(pairs)
+
+    def _decode(
+        self, pairs: Iterable[tuple[int | None, int | None]]
+    ) -> tuple[tuple[int, tuple[str, ...]], ...]:
+        """``(address as printed, address looked up)`` pairs: each looked-up address once."""
         out: list[tuple[int, tuple[str, ...]]] = []
         done: set[int] = set()
         with self.lock:
-            for address in addresses:
-                if address is None or address in done or len(done) >= MAX_ADDRESSES:
+            for shown, address in pairs:
+                if shown is None or address is None or address in done or len(done) >= MAX_ADDRESSES:
                     continue
                 done.add(address)
                 frames = self.symbols.lookup(address)
                 if frames:
-                    out.append((address, tuple(str(f) for f in frames)))
+                    out.append((shown, tuple(str(f) for f in frames)))
         return tuple(out)
 
-    def decode_event(self, event: Event) -> tuple[tuple[int, tuple[str, ...]], ...]:
-        """The frames of an event's program counter, then of its backtrace (see :meth:`decode`)."""
-        return self.decode((event.pc, *event.backtrace))
+
+_RETURN_KEYS: Final = ("lr", "ra", "caller", "calls")  # detail fields holding return addresses (see above)
+
+
+def _hexes(value: str | None) -> list[int]:
+    """The hex numbers of a detail value (``0x0000004f``, ``0000004F``, ``00000040 0000004e ...``)."""
+    if not value:
+        return []
+    out = []
+    for word in value.split()[:MAX_ADDRESSES]:
+        try:
+            out.append(int(word, 16))
+        except ValueError:
+            continue
+    return out
 
 
 _cache: OrderedDict[tuple[str, int, int], LoadedElf] = OrderedDict()

@@ -59,13 +59,13 @@ def crash_log(program: Path, tmp_path: Path) -> tuple[Path, int, int]:
 def test_decode_events_with_an_elf_ends_each_crash_line_with_where_it_crashed(
     program: Path, crash_log: tuple[Path, int, int], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    log, pc, _ = crash_log
+    log, pc, caller = crash_log
     assert cli.main(["decode", "--events", "--elf", str(program), str(log)]) == 0
     lines = capsys.readouterr().out.splitlines()
     crash = next(line for line in lines if "crash at offset" in line)
     where = _addr2line(program, pc)
     assert where.startswith("crash_here at ") and where.endswith("main.c:2")  # addr2line's own answer
-    assert crash.endswith(f" — {where}")
+    assert crash.endswith(f" — {where} ← {_addr2line(program, caller)}")  # then its caller (issue 38)
     assert all(" — " not in line for line in lines if "crash at offset" not in line)  # boots: no frames
 
 

@@ -47,6 +47,7 @@ _HEX = r"0x[0-9a-fA-F]+"
 _ESP_RULES = (
     r"^PC\s*:\s*(?P<pc>0x[0-9a-fA-F]{8})",
     r"^MEPC\s*:\s*(?P<pc>0x[0-9a-fA-F]{8})",
+    r"\bRA\s*:\s*(?P<ra>0x[0-9a-fA-F]{8})",
     r"\bEXCCAUSE:\s*(?P<exccause>0x[0-9a-fA-F]+)",
     r"\bEXCVADDR:\s*(?P<excvaddr>0x[0-9a-fA-F]+)",
     r"\bMCAUSE\s*:\s*(?P<mcause>0x[0-9a-fA-F]+)",
@@ -141,9 +142,10 @@ def _linux(
 
 
 _ZEPHYR_RULES = (
-    r"Faulting instruction address \(r15/pc\): (?P<pc>0x[0-9a-fA-F]+)",
+    r"Faulting instruction address (?:\(r15/pc\):|=) (?P<pc>0x[0-9a-fA-F]+)",  # 2.x+ esf_dump / 1.x printk
     r"\bmepc: (?P<pc>[0-9a-fA-F]+)",
     r"\br14/lr:\s+(?P<lr>0x[0-9a-fA-F]+)",
+    r"\bra: (?P<ra>[0-9a-fA-F]{8,16})\b",
     r"\b(?P<fault_register>BFAR|MMFAR) Address: (?P<fault_address>0x[0-9a-fA-F]+)",
     r"Current thread: (?P<thread>.+)",
 )
@@ -159,10 +161,30 @@ def _zephyr(name: str, triggers: tuple[bytes, ...], head: str) -> Signature:
         triggers,
         head,
         rules=_ZEPHYR_RULES,
-        end=r"\bHalting system",
+        # "Halting system" (kernel/fatal.c); 1.x: "Fatal fault in thread 0x...! Aborting." or "... in ISR!
+        # Spinning..." (nRF Connect SDK's "Resetting system" ends it too: the head of a reset row, not merged)
+        end=r"\bHalting system|^Fatal fault in (?:thread|ISR)\b",
         max_lines=40,
         merges=_ZEPHYR_MERGES,
     )
+
+
+# CmBacktrace (armink/CmBacktrace: cm_backtrace.c, its en-US strings): the head says where the fault ran; the
+# registers, the diagnosis and the call stack follow; the stack dump between them is not counted.
+_CMB_RULES = (
+    r"\bLR : (?P<lr>[0-9a-fA-F]{8})\s+PC : (?P<pc>[0-9a-fA-F]{8})",
+    r"^(?P<reason>(?:Hard|Memory management|Bus|Usage|Debug) fault is caused by .+)",
+    r"^(?P<reason>Error: (?:Main|Thread) stack\([0-9a-fA-F]+\) was overflow)",
+    r"^The (?:memory management|bus) fault occurred address is (?P<fault_address>[0-9a-fA-F]{8})",
+)
+_CMB_END = (
+    r"^Show more call stack info by run: addr2line -e (?P<elf_file>\S+)(?: -\w+)+"
+    r" (?P<calls>[0-9a-fA-F]{8}(?: [0-9a-fA-F]{8})*)|^Dump call stack has an error"
+)
+_CMB_QUIET = (r"^=+ (?:Main|Thread) stack information =+$", r"^=+$")
+
+# Mbed OS: platform/source/TARGET_CORTEX_M/mbed_fault_handler.c, then mbed_error.c's error report.
+_MBED_ERROR_END = r"^-- MbedOS Error Info --"
 
 
 _UBOOT_RULES = (
@@ -199,8 +221,10 @@ def _boot(
     )
 
 
-def _reset(name: str, family: str, triggers: tuple[bytes, ...], head: str) -> Signature:
-    return Signature(name, family, "reset", "warning", triggers, head, reason="software reset")
+def _reset(
+    name: str, family: str, triggers: tuple[bytes, ...], head: str, reason: str = "software reset"
+) -> Signature:
+    return Signature(name, family, "reset", "warning", triggers, head, reason=reason)
 
 
 # --- the table, in matching order ---------------------------------------------------------------------------
@@ -371,7 +395,7 @@ SIGNATURES: tuple[Signature, ...] = (
     _boot(
         "uboot_spl",
         "u-boot",
-        (b"U-Boot SPL", b"U-Boot TPL", b"U-Boot VPL"),
+        (b"U-Boot ",),  # uboot's trigger too: one literal for both rows
         r"^\s*U-Boot (?P<phase>SPL|TPL|VPL) (?P<version>\S+)",
         10,
     ),
@@ -402,9 +426,7 @@ SIGNATURES: tuple[Signature, ...] = (
     ),
     _reset("uboot_resetting", "u-boot", (b"resetting ...",), r"^resetting \.\.\."),
     # Zephyr (and MCUboot, nRF Connect SDK).
-    _boot(
-        "zephyr_mcuboot", "zephyr", (b"*** Booting MCUboot",), r"\*\*\* Booting MCUboot (?P<version>\S+)", 20
-    ),
+    _boot("zephyr_mcuboot", "zephyr", (b"*** Booting ",), r"\*\*\* Booting MCUboot (?P<version>\S+)", 20),
     _boot(
         "zephyr_mcuboot_jump",
         "zephyr",
@@ -432,6 +454,73 @@ SIGNATURES: tuple[Signature, ...] = (
         "zephyr_fatal",
         (b">>> ZEPHYR FATAL ERROR",),
         r">>> ZEPHYR FATAL ERROR (?P<fatal_error>(?P<code>\d+): (?P<reason>.+?))(?: on CPU (?P<cpu>\d+))?$",
+    ),
+    # nRF Connect SDK's lib/fatal_error (and applications that reset on a fatal error): "Resetting system"
+    _reset(
+        "zephyr_resetting",
+        "zephyr",
+        (b"Resetting system",),
+        r"(?:^|: )Resetting system$",
+        reason="fatal error",
+    ),
+    # CmBacktrace.
+    Signature(
+        "cmb_fault",
+        "cmbacktrace",
+        "crash",
+        "critical",
+        (b"Fault on ",),
+        r"^Fault on (?:interrupt or bare metal\(no OS\) environment|thread (?P<thread>.+))$",
+        reason="fault",
+        rules=_CMB_RULES,
+        end=_CMB_END,
+        max_lines=24,
+        quiet=_CMB_QUIET,
+    ),
+    # Mbed OS: the fault handler's context dump, then the error report it raises (one event); an error report
+    # alone (MBED_ERROR, MBED_ASSERT, an RTOS error) is a crash of its own. Both halt or reboot the board.
+    Signature(
+        "mbed_fault",
+        "mbed-os",
+        "crash",
+        "critical",
+        (b"++ MbedOS ",),
+        r"^\+\+ MbedOS Fault Handler \+\+",
+        rules=(
+            r"^FaultType: (?P<reason>\w+)",
+            r"^PC\s+: (?P<pc>[0-9A-Fa-f]{8})",
+            r"^LR\s+: (?P<lr>[0-9A-Fa-f]{8})",
+            r"^(?P<fault_register>MMFAR|BFAR)\s*: (?P<fault_address>[0-9A-Fa-f]{8})",
+        ),
+        end=_MBED_ERROR_END,
+        max_lines=60,
+        merges=("mbed_error",),
+    ),
+    Signature(
+        "mbed_error",
+        "mbed-os",
+        "crash",
+        "critical",
+        (b"++ MbedOS ",),
+        r"^\+\+ MbedOS Error Info \+\+",
+        rules=(
+            r"^Error Status: (?P<error_status>0x[0-9A-Fa-f]+)",
+            r"^Error Message: (?P<reason>.+)",
+            r"^Location: (?P<caller>0x[0-9A-Fa-f]+)",  # the return address of the mbed_error() call
+            r"^File: ?(?P<file>.+)",
+        ),
+        end=_MBED_ERROR_END,
+        max_lines=40,
+    ),
+    # FreeRTOS: the demos' vAssertCalled (configASSERT) prints the file and line, no address, and spins.
+    Signature(
+        "freertos_assert",
+        "freertos",
+        "crash",
+        "critical",
+        (b"ASSERT! Line ",),
+        r"^ASSERT! Line (?P<line>\d+), file (?P<file>.+?)(?:, GetLastError\(\) -?\d+)?$",
+        reason="configASSERT failed",
     ),
     # MicroPython (CPython's tracebacks look the same and are found too).
     _boot(
