@@ -1166,3 +1166,10 @@ CLI_ELF = "the firmware's ELF (build/app.elf): the backtrace addresses of the ev
 CLI_ELF_NOT_FOUND = "--elf {path!r}: no such file; give the path of the firmware's .elf in its build directory."
 CLI_ELF_NOT_REGULAR = "--elf {path!r} is not a regular file; give the firmware's .elf from its build directory."
 CLI_ELF_NEEDS_EVENTS = "--elf decodes the backtraces of the events --events lists; give --events too (frames are not decoded against an ELF)."
+
+# --- C (issue 36.5, 36.8): a reopen opens the same device; a held port is exclusive ---------------
+PORT_CHANGED_REOPEN = (
+    "port {port!r} names another device now ({now}), not the one this connection opened ({first}); "
+    "it was not opened and nothing was written to it. Point {port!r} back at {first}, or close this "
+    "connection and open the other device by name."
+)

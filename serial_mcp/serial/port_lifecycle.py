@@ -5,7 +5,8 @@ cursors and offsets (offsets keep increasing, nothing is reset silently).
 ``open`` → (read/write error) → ``reconnecting`` (with a policy) or ``disconnected`` → ``open``
 again after a successful reopen → ``closed``; ``released`` while the port is lent to another program
 (``serial.lending``). A reopen that followed the device to another node (``serial.following``)
-says so first (event ``moved``).
+says so first (event ``moved``); any other reopen must find the device first opened (its real path
+and device number: a link repointed meanwhile is refused, never a silent switch).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from serial_mcp import messages
 from serial_mcp.core.reconnect import STABLE_S, ReconnectPolicy
 from serial_mcp.core.settings import SerialSettings
 from serial_mcp.errors import ErrorCode, SerialMcpError
+from serial_mcp.serial.following import Follower
 from serial_mcp.serial.handle import PortHandle
 
 if TYPE_CHECKING:
@@ -30,6 +32,7 @@ if TYPE_CHECKING:
     from serial_mcp.core.ring import RxRing
     from serial_mcp.serial.event_watch import EventWatch
     from serial_mcp.serial.pump import RxPump
+    from serial_mcp.serial.system import DeviceId
     from serial_mcp.serial.tx import TxSession
 
 log = logging.getLogger("serial_mcp.serial.connection")
@@ -121,10 +124,11 @@ class PortLifecycle:
             except Exception as exc:
                 self.last_error = f"reconnect attempt {self.reconnect_attempts}: {exc}"
                 log.info("connection %s: %s", self.id, self.last_error)
+                self._wake()  # whoever waits on the connection sees why it is not back
 
     async def _reopen_once(self, event: str = "reconnect", **fields: Any) -> None:
         assert self._reopen is not None
-        handle = await anyio.to_thread.run_sync(self._reopen, self.settings)
+        handle = await anyio.to_thread.run_sync(self._reopen_same, self.settings)
         if self.state not in ("reconnecting", "disconnected", "released"):  # closed meanwhile
             await anyio.to_thread.run_sync(handle.close)
             return
@@ -224,5 +228,32 @@ class PortLifecycle:
 
     @property
     def reopener(self) -> Callable[[SerialSettings], PortHandle] | None:
-        """How the port is reopened (a ``serial.following.Follower`` for a device followed by identity)."""
-        return self._reopen
+        """How the port is reopened (a ``serial.following.Follower`` for a device followed by identity;
+        otherwise by its name, refused when that names another device now)."""
+        if self._reopen is None or isinstance(self._reopen, Follower):
+            return self._reopen
+        return self._reopen_same
+
+    @property
+    def opened_device(self) -> DeviceId | None:
+        """The real path and device number of the device first opened (None: not a device node).
+        Taken from the first handle, which every reopen replaces only after this was asked."""
+        if "_opened_device" not in vars(self):
+            self._opened_device = getattr(self.handle, "device", None)
+        return self._opened_device
+
+    def _reopen_same(self, settings: SerialSettings) -> PortHandle:
+        """Reopen (blocking: a worker thread). A port not followed by USB identity must be the device
+        first opened: the same node and device number (a replugged adapter at the same node is),
+        not whatever its name (a symlink) points at now."""
+        assert self._reopen is not None
+        first = self.opened_device
+        handle = self._reopen(settings)
+        now = getattr(handle, "device", None)
+        if isinstance(self._reopen, Follower) or first is None or now is None or now == first:
+            return handle
+        with contextlib.suppress(Exception):
+            handle.close()
+        log.warning("connection %s: %s is %s now, not %s: refused", self.id, self.port, now, first)
+        refusal = messages.PORT_CHANGED_REOPEN.format(port=self.port, first=first[0], now=now[0])
+        raise SerialMcpError(ErrorCode.NOT_ALLOWED, refusal)

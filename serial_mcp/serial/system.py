@@ -13,6 +13,7 @@ import errno
 import fcntl
 import os
 import select
+import stat
 import struct
 import termios
 import threading
@@ -84,6 +85,7 @@ class SystemPortHandle:
         self._write_busy = threading.Lock()  # held while a write uses the descriptor
         self._draining: threading.Event | None = None  # set once a helper thread's tcdrain returned
         self._is_tty = self._fd is not None and os.isatty(self._fd)
+        self.device = device_of(self._fd, name)  # what a reopen must find again (port_lifecycle)
         # A device path or socket:// is written on its descriptor (bounded, wakeable); any other
         # handler (spy://, hwgrep:// ...) has its own write, which must not be bypassed.
         self._direct_write = type(ser).__module__ in _DIRECT_WRITE_MODULES
@@ -422,6 +424,27 @@ class SystemPortHandle:
                     os.close(fd)
                 except OSError:
                     pass
+
+
+DeviceId = tuple[str, int]  # (real path, st_rdev) of a character device
+
+
+def device_of(fd: int | None, name: str) -> DeviceId | None:
+    """The character device ``fd`` is open on: its real path (as the kernel names the open file,
+    not a second lookup of ``name``) and device number; None for anything else (a socket)."""
+    if fd is None:
+        return None
+    try:
+        st = os.fstat(fd)
+    except OSError:
+        return None
+    if not stat.S_ISCHR(st.st_mode):
+        return None
+    try:
+        real = os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        real = os.path.realpath(name)
+    return (real, st.st_rdev)
 
 
 def _empty_pipe(fd: int) -> None:
