@@ -15,7 +15,9 @@ import asyncio
 import contextlib
 import logging
 import time
+import weakref
 from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
@@ -24,6 +26,7 @@ from serial_mcp import messages
 from serial_mcp.core.reconnect import STABLE_S, ReconnectPolicy
 from serial_mcp.core.settings import SerialSettings
 from serial_mcp.errors import ErrorCode, SerialMcpError
+from serial_mcp.serial import holders
 from serial_mcp.serial.following import Follower
 from serial_mcp.serial.handle import PortHandle
 
@@ -31,13 +34,14 @@ if TYPE_CHECKING:
     from serial_mcp.core.eventlog import LogEvent
     from serial_mcp.core.ring import RxRing
     from serial_mcp.serial.event_watch import EventWatch
+    from serial_mcp.serial.judged import DeviceId
     from serial_mcp.serial.pump import RxPump
-    from serial_mcp.serial.system import DeviceId
     from serial_mcp.serial.tx import TxSession
 
 log = logging.getLogger("serial_mcp.serial.connection")
 
 State = Literal["open", "reconnecting", "disconnected", "released", "closed"]
+MAX_INTRUDERS = 16  # other programs listed in get_status (each is also an event in the log)
 
 
 class PortLifecycle:
@@ -150,6 +154,7 @@ class PortLifecycle:
         if event == "reconnect":
             self.reconnects += 1
         self._attached_at = time.monotonic()
+        self.watch_opens()
         self._pump.start()
         self.record(event, attempts=self.reconnect_attempts, offset=self.ring.end_offset, **fields)
         log.info(
@@ -257,3 +262,51 @@ class PortLifecycle:
         log.warning("connection %s: %s is %s now, not %s: refused", self.id, self.port, now, first)
         refusal = messages.PORT_CHANGED_REOPEN.format(port=self.port, first=first[0], now=now[0])
         raise SerialMcpError(ErrorCode.NOT_ALLOWED, refusal)
+
+    # --- other programs opening the node we hold (issue 36.8) -----------------------------------
+
+    @property
+    def intruders(self) -> list[dict[str, Any]]:
+        """Other programs seen opening the node while this connection held it (``get_status``):
+        ``pid``, ``program`` (None for a process we may not look at: another user's, or gone)."""
+        found: list[dict[str, Any]] = vars(self).setdefault("_intruders", [])
+        return found
+
+    def watch_opens(self) -> None:
+        """Report another program opening the node we hold, which TIOCEXCL does not stop for a root
+        opener or on a driver without it: an ``intruder`` event naming its pid and program."""
+        handle = self.handle
+        device = getattr(handle, "device", None)
+        watch = getattr(handle, "watch_opens", None)
+        if device is None or watch is None:
+            return
+        node, loop, me = device[0], self.loop, weakref.ref(self)
+
+        def opened() -> None:  # on the watch's thread: who holds the node now
+            seen = [(pid, holders.program_of(pid)) for pid in sorted(holders.holders_of(node))]
+            conn = me()
+            if conn is not None:
+                with contextlib.suppress(RuntimeError):  # the loop is closed: nobody left to tell
+                    loop.call_soon_threadsafe(conn._opened_elsewhere, handle, seen)
+
+        watch(opened)
+
+    def _opened_elsewhere(self, handle: PortHandle, seen: list[tuple[int, str | None]]) -> None:
+        if handle is not self.handle or self.state != "open":
+            return  # that handle was let go meanwhile (lent, lost, closed)
+        listed = self.intruders
+        known = {i["pid"] for i in listed}
+        unseen = next((i for i in listed if i["pid"] is None), None)
+        fresh: list[tuple[int | None, str | None]] = [(p, n) for p, n in seen if p not in known]
+        if not seen:  # gone already, or another user's process (root's /proc/PID/fd is closed to us)
+            if unseen is not None:
+                unseen["opens"] += 1
+                return
+            fresh = [(None, None)]
+        at = datetime.now(UTC).isoformat(timespec="seconds")
+        for pid, program in fresh:
+            if len(listed) < MAX_INTRUDERS:
+                listed.append({"pid": pid, "program": program, "at": at, "opens": 1})
+            self.record("intruder", pid=pid, program=program, offset=self.ring.end_offset)
+            log.warning("connection %s: %s opened by pid %s (program %r)", self.id, self.port, pid, program)
+        self._wake()
