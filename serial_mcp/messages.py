@@ -642,7 +642,10 @@ READ_ONLY_ARG = "{tool}({arg}=...) is refused: this server runs in --read-only m
 READ_ONLY_WHY_RESPOND = "respond writes to the device"
 READ_ONLY_WHY_MIRROR_RW = "a read-write mirror forwards typing to the device"
 READ_ONLY_WHY_RS485 = "RS-485 mode drives the RTS line"
-P_SHARE = "read (default): other sessions may only read; write: they may also write and close."
+P_SHARE = (
+    "read (default): other sessions may only read; write: they may also write and close. Other programs"
+    " get 'busy' while it is held (root's opens are reported); lend hands it over."
+)
 
 # profiles: nesting limits (core/profile_model.py, store/profiles.py) -- issue 15
 PROFILE_TOO_DEEP = "{field} is nested more than {limit} levels deep; no profile setting needs that many."
