@@ -18,7 +18,9 @@ from mcp import Client
 
 from serial_mcp.mcp.server import build_server
 from serial_mcp.serial.connection import Connection
+from serial_mcp.serial.handle import Opener
 from serial_mcp.serial.manager import ConnectionManager
+from serial_mcp.serial.policy import PortPolicy, policy_opener
 from serial_mcp.serial.system_open import SystemOpener
 from tests.pty.devices import PtyDevice, echo
 from tests.tool_calls import call, error
@@ -26,9 +28,14 @@ from tests.tool_calls import call, error
 pytestmark = [pytest.mark.anyio, pytest.mark.pty]
 
 
-@pytest.fixture
-async def served() -> AsyncIterator[tuple[Client, ConnectionManager]]:
-    manager = ConnectionManager(SystemOpener())
+@pytest.fixture(params=["no allowlist", "allowlist"])
+async def served(request: pytest.FixtureRequest) -> AsyncIterator[tuple[Client, ConnectionManager]]:
+    """The production opener, bare or behind an allowlist that admits both PTYs (each reopen is
+    judged again, on the link's new target, and admitted: the same-device rule must still hold)."""
+    opener: Opener = SystemOpener()
+    if request.param == "allowlist":
+        opener = policy_opener(PortPolicy.of(allowlist=["/dev/pts/*"]), inner=opener)
+    manager = ConnectionManager(opener)
     async with Client(build_server(manager)) as c:
         yield c, manager
         await manager.close_all()
