@@ -440,8 +440,9 @@ class SystemPortHandle:
                 self._ser.reset_output_buffer()
         if self._write_busy.acquire(timeout=_CLOSE_WAIT):  # the woken writer has let go of the fd
             self._write_busy.release()
-        if self.exclusive and self._fd is not None:
-            _exclusive(self._fd, False)  # a PTY keeps the flag past our close: the next opener got EBUSY
+        if self.exclusive and self._fd is not None:  # a PTY keeps the flag past our close
+            self.exclusive = False  # once: a second close must not touch a reused descriptor number
+            _exclusive(self._fd, False)
         try:
             self._ser.close()
         finally:
