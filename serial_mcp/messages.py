@@ -642,7 +642,10 @@ READ_ONLY_ARG = "{tool}({arg}=...) is refused: this server runs in --read-only m
 READ_ONLY_WHY_RESPOND = "respond writes to the device"
 READ_ONLY_WHY_MIRROR_RW = "a read-write mirror forwards typing to the device"
 READ_ONLY_WHY_RS485 = "RS-485 mode drives the RTS line"
-P_SHARE = "read (default): other sessions may only read; write: they may also write and close."
+P_SHARE = (
+    "read (default): other sessions may only read; write: they may also write and close. Other programs"
+    " get 'busy' while it is held (root's opens are reported); lend hands it over."
+)
 
 # profiles: nesting limits (core/profile_model.py, store/profiles.py) -- issue 15
 PROFILE_TOO_DEEP = "{field} is nested more than {limit} levels deep; no profile setting needs that many."
@@ -1178,3 +1181,9 @@ LOG_BAD_KINDS = "kinds {value!r} has {bad!r}, which is neither a log type nor an
 # --- D2 ---
 EVENT_WHERE_CALLER = " ← "  # between a crash's frame and its caller's, innermost first
 EVENT_WHERE_MORE = " ← … and {n} more"  # after the frames a text line names
+# --- C (issue 36.5, 36.8): a reopen opens the same device; a held port is exclusive ---------------
+PORT_CHANGED_REOPEN = (
+    "port {port!r} names another device now ({now}), not the one this connection opened ({first}); "
+    "it was not opened and nothing was written to it. Point {port!r} back at {first}, or close this "
+    "connection and open the other device by name."
+)

@@ -164,6 +164,10 @@ class StatusResult(BaseModel):
     events: dict[str, Any] | None = None  # issue 24: boots, crashes, resets, boot_loops, last, elf
     # the RFC 2217 mirror: url, client (attached now), read_only, forwarded/dropped counts
     rfc2217: dict[str, Any] | None = None
+    # issue 36.8: TIOCEXCL held (other programs get "busy"); who opened the node anyway (root):
+    # pid, program (quoted safely), at, opens
+    exclusive: bool | None = None
+    intruders: list[dict[str, Any]] | None = None
 
     def summary(self) -> str:
         answered = sum(int(r.get("sent", 0)) for r in self.responders or [])

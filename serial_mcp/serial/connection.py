@@ -157,6 +157,7 @@ class Connection(PortLifecycle, PortControls):
     def start(self) -> None:
         self.record("open", port=self.port, settings=self.settings.as_dict())  # before any rx
         self.events.start()
+        self.watch_opens()  # another program opening the node we hold is reported (issue 36.8)
         self._pump.start()
 
     def record(self, kind: str, data: bytes | None = None, **fields: Any) -> LogEvent:

@@ -1,13 +1,21 @@
 """Which processes hold a device node open (Linux: the ``/proc/<pid>/fd`` links), and when one
-opens or closes it (Linux: inotify)."""
+opens or closes it (Linux: inotify): for a lent node (``NodeEvents``) and for the nodes we hold
+(``OpenWatch``), with the program each holder runs (``program_of``)."""
 
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
+import select
 import struct
 import sys
-from typing import Literal
+import threading
+import unicodedata
+from collections.abc import Callable
+from typing import Any, ClassVar, Literal
+
+log = logging.getLogger(__name__)
 
 PROC = "/proc"
 
@@ -101,3 +109,127 @@ class NodeEvents:
     def close(self) -> None:
         with contextlib.suppress(OSError):
             os.close(self.fd)
+
+
+IN_IGNORED = 0x8000  # the watch is gone (removed, or the node deleted)
+PROGRAM_CAP = 64  # printable characters of a program name quoted in an event or a status
+
+
+def program_of(pid: int, proc: str = PROC) -> str | None:
+    """The program ``pid`` runs (``python -m esptool`` is ``esptool``), as text safe to quote: any
+    process can name itself, so control and format characters are dropped and the name is capped
+    at ``PROGRAM_CAP`` characters. None when the process is gone or does not say."""
+    try:
+        with open(os.path.join(proc, str(pid), "cmdline"), "rb") as f:
+            raw = f.read(4096)
+    except OSError:
+        return None
+    args = [a.decode(errors="replace") for a in raw.split(b"\0") if a]
+    if len(args) >= 3 and args[1] == "-m":
+        name = args[2]
+    elif len(args) >= 2 and os.path.basename(args[0]).startswith("python") and not args[1].startswith("-"):
+        name = os.path.basename(args[1])
+    else:
+        name = os.path.basename(args[0]) if args else ""
+    kept = "".join(ch for ch in name if not unicodedata.category(ch).startswith("C"))
+    return (kept[: PROGRAM_CAP - 1] + "…" if len(kept) > PROGRAM_CAP else kept) or None
+
+
+Subscription = tuple[int, Callable[[], None]]
+
+
+class OpenWatch:
+    """Opens, by any process, of the device nodes this process holds (Linux inotify): one instance
+    for the whole process — a held port costs a watch, not a descriptor — read by one thread that
+    runs only while some node is watched. ``add`` calls ``callback`` on that thread after each
+    open of the node; ``remove`` stops it. ``shared()`` is None where inotify is not there."""
+
+    _shared: ClassVar[OpenWatch | None] = None
+    _made = False
+    _make_lock = threading.Lock()
+
+    def __init__(self, fd: int, libc: Any) -> None:
+        self.fd = fd
+        self._libc = libc
+        self._lock = threading.Lock()
+        self._subs: dict[int, list[Callable[[], None]]] = {}
+        self._thread: threading.Thread | None = None
+        self._wake_r, self._wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+
+    @classmethod
+    def shared(cls) -> OpenWatch | None:
+        with cls._make_lock:
+            if not cls._made:
+                cls._made = True
+                cls._shared = cls._make()
+            return cls._shared
+
+    @classmethod
+    def _make(cls) -> OpenWatch | None:
+        if not sys.platform.startswith("linux"):
+            return None
+        import ctypes
+
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            fd = libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)
+        except (OSError, AttributeError):
+            return None
+        return cls(fd, libc) if fd >= 0 else None
+
+    def add(self, path: str, callback: Callable[[], None]) -> Subscription | None:
+        with self._lock:
+            wd = self._libc.inotify_add_watch(self.fd, os.fsencode(path), IN_OPEN)
+            if wd < 0:
+                return None
+            self._subs.setdefault(wd, []).append(callback)
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="node-open-watch", daemon=True)
+                self._thread.start()
+        return (wd, callback)
+
+    def remove(self, sub: Subscription) -> None:
+        wd, callback = sub
+        with self._lock:
+            callbacks = self._subs.get(wd, [])
+            if callback in callbacks:
+                callbacks.remove(callback)
+            if not callbacks and self._subs.pop(wd, None) is not None:
+                self._libc.inotify_rm_watch(self.fd, wd)
+            if not self._subs:
+                with contextlib.suppress(OSError):
+                    os.write(self._wake_w, b"x")  # the thread ends: nothing left to watch
+
+    def _run(self) -> None:
+        while True:
+            with contextlib.suppress(InterruptedError):
+                select.select([self.fd, self._wake_r], [], [])
+            with contextlib.suppress(OSError):
+                os.read(self._wake_r, 512)
+            with self._lock:
+                if not self._subs:
+                    self._thread = None
+                    return
+            for wd in self._opened():
+                with self._lock:
+                    callbacks = list(self._subs.get(wd, ()))
+                for callback in callbacks:
+                    try:
+                        callback()
+                    except Exception:
+                        log.exception("reporting an open of a held port failed")
+
+    def _opened(self) -> list[int]:
+        """The watches whose node was opened, from the events queued now."""
+        try:
+            data = os.read(self.fd, 4096)
+        except OSError:
+            return []
+        wds: list[int] = []
+        i = 0
+        while i + _EVENT.size <= len(data):
+            wd, mask, _cookie, length = _EVENT.unpack_from(data, i)
+            i += _EVENT.size + length
+            if mask & IN_OPEN and wd not in wds:
+                wds.append(wd)
+        return wds

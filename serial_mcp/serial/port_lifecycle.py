@@ -5,7 +5,8 @@ cursors and offsets (offsets keep increasing, nothing is reset silently).
 ``open`` → (read/write error) → ``reconnecting`` (with a policy) or ``disconnected`` → ``open``
 again after a successful reopen → ``closed``; ``released`` while the port is lent to another program
 (``serial.lending``). A reopen that followed the device to another node (``serial.following``)
-says so first (event ``moved``).
+says so first (event ``moved``); any other reopen must find the device first opened (its real path
+and device number: a link repointed meanwhile is refused, never a silent switch).
 """
 
 from __future__ import annotations
@@ -14,7 +15,9 @@ import asyncio
 import contextlib
 import logging
 import time
+import weakref
 from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
@@ -23,18 +26,22 @@ from serial_mcp import messages
 from serial_mcp.core.reconnect import STABLE_S, ReconnectPolicy
 from serial_mcp.core.settings import SerialSettings
 from serial_mcp.errors import ErrorCode, SerialMcpError
+from serial_mcp.serial import holders
+from serial_mcp.serial.following import Follower
 from serial_mcp.serial.handle import PortHandle
 
 if TYPE_CHECKING:
     from serial_mcp.core.eventlog import LogEvent
     from serial_mcp.core.ring import RxRing
     from serial_mcp.serial.event_watch import EventWatch
+    from serial_mcp.serial.judged import DeviceId
     from serial_mcp.serial.pump import RxPump
     from serial_mcp.serial.tx import TxSession
 
 log = logging.getLogger("serial_mcp.serial.connection")
 
 State = Literal["open", "reconnecting", "disconnected", "released", "closed"]
+MAX_INTRUDERS = 16  # other programs listed in get_status (each is also an event in the log)
 
 
 class PortLifecycle:
@@ -121,10 +128,11 @@ class PortLifecycle:
             except Exception as exc:
                 self.last_error = f"reconnect attempt {self.reconnect_attempts}: {exc}"
                 log.info("connection %s: %s", self.id, self.last_error)
+                self._wake()  # whoever waits on the connection sees why it is not back
 
     async def _reopen_once(self, event: str = "reconnect", **fields: Any) -> None:
         assert self._reopen is not None
-        handle = await anyio.to_thread.run_sync(self._reopen, self.settings)
+        handle = await anyio.to_thread.run_sync(self._reopen_same, self.settings)
         if self.state not in ("reconnecting", "disconnected", "released"):  # closed meanwhile
             await anyio.to_thread.run_sync(handle.close)
             return
@@ -146,6 +154,7 @@ class PortLifecycle:
         if event == "reconnect":
             self.reconnects += 1
         self._attached_at = time.monotonic()
+        self.watch_opens()
         self._pump.start()
         self.record(event, attempts=self.reconnect_attempts, offset=self.ring.end_offset, **fields)
         log.info(
@@ -224,5 +233,80 @@ class PortLifecycle:
 
     @property
     def reopener(self) -> Callable[[SerialSettings], PortHandle] | None:
-        """How the port is reopened (a ``serial.following.Follower`` for a device followed by identity)."""
-        return self._reopen
+        """How the port is reopened (a ``serial.following.Follower`` for a device followed by identity;
+        otherwise by its name, refused when that names another device now)."""
+        if self._reopen is None or isinstance(self._reopen, Follower):
+            return self._reopen
+        return self._reopen_same
+
+    @property
+    def opened_device(self) -> DeviceId | None:
+        """The real path and device number of the device first opened (None: not a device node).
+        Taken from the first handle, which every reopen replaces only after this was asked."""
+        if "_opened_device" not in vars(self):
+            self._opened_device = getattr(self.handle, "device", None)
+        return self._opened_device
+
+    def _reopen_same(self, settings: SerialSettings) -> PortHandle:
+        """Reopen (blocking: a worker thread). A port not followed by USB identity must be the device
+        first opened: the same node and device number (a replugged adapter at the same node is),
+        not whatever its name (a symlink) points at now."""
+        assert self._reopen is not None
+        first = self.opened_device
+        handle = self._reopen(settings)
+        now = getattr(handle, "device", None)
+        if isinstance(self._reopen, Follower) or first is None or now is None or now == first:
+            return handle
+        with contextlib.suppress(Exception):
+            handle.close()
+        log.warning("connection %s: %s is %s now, not %s: refused", self.id, self.port, now, first)
+        refusal = messages.PORT_CHANGED_REOPEN.format(port=self.port, first=first[0], now=now[0])
+        raise SerialMcpError(ErrorCode.NOT_ALLOWED, refusal)
+
+    # --- other programs opening the node we hold (issue 36.8) -----------------------------------
+
+    @property
+    def intruders(self) -> list[dict[str, Any]]:
+        """Other programs seen opening the node while this connection held it (``get_status``):
+        ``pid``, ``program`` (None for a process we may not look at: another user's, or gone)."""
+        found: list[dict[str, Any]] = vars(self).setdefault("_intruders", [])
+        return found
+
+    def watch_opens(self) -> None:
+        """Report another program opening the node we hold, which TIOCEXCL does not stop for a root
+        opener or on a driver without it: an ``intruder`` event naming its pid and program."""
+        handle = self.handle
+        device = getattr(handle, "device", None)
+        watch = getattr(handle, "watch_opens", None)
+        if device is None or watch is None:
+            return
+        node, loop, me = device[0], self.loop, weakref.ref(self)
+
+        def opened() -> None:  # on the watch's thread: who holds the node now
+            seen = [(pid, holders.program_of(pid)) for pid in sorted(holders.holders_of(node))]
+            conn = me()
+            if conn is not None:
+                with contextlib.suppress(RuntimeError):  # the loop is closed: nobody left to tell
+                    loop.call_soon_threadsafe(conn._opened_elsewhere, handle, seen)
+
+        watch(opened)
+
+    def _opened_elsewhere(self, handle: PortHandle, seen: list[tuple[int, str | None]]) -> None:
+        if handle is not self.handle or self.state != "open":
+            return  # that handle was let go meanwhile (lent, lost, closed)
+        listed = self.intruders
+        known = {i["pid"] for i in listed}
+        unseen = next((i for i in listed if i["pid"] is None), None)
+        fresh: list[tuple[int | None, str | None]] = [(p, n) for p, n in seen if p not in known]
+        if not seen:  # gone already, or another user's process (root's /proc/PID/fd is closed to us)
+            if unseen is not None:
+                unseen["opens"] += 1
+                return
+            fresh = [(None, None)]
+        at = datetime.now(UTC).isoformat(timespec="seconds")
+        for pid, program in fresh:
+            if len(listed) < MAX_INTRUDERS:
+                listed.append({"pid": pid, "program": program, "at": at, "opens": 1})
+            self.record("intruder", pid=pid, program=program, offset=self.ring.end_offset)
+            log.warning("connection %s: %s opened by pid %s (program %r)", self.id, self.port, pid, program)
+        self._wake()

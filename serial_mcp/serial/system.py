@@ -17,6 +17,7 @@ import struct
 import termios
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 import serial
@@ -24,7 +25,9 @@ import serial
 from serial_mcp import messages
 from serial_mcp.core.settings import SerialSettings
 from serial_mcp.errors import ErrorCode, SerialMcpError
+from serial_mcp.serial import holders
 from serial_mcp.serial.handle import PortEOF
+from serial_mcp.serial.judged import device_of
 from serial_mcp.serial.tx import BITS_PER_CHAR, WriteStopped
 
 _PARITY = {
@@ -84,6 +87,13 @@ class SystemPortHandle:
         self._write_busy = threading.Lock()  # held while a write uses the descriptor
         self._draining: threading.Event | None = None  # set once a helper thread's tcdrain returned
         self._is_tty = self._fd is not None and os.isatty(self._fd)
+        self.device = device_of(self._fd, name)  # what a reopen must find again (port_lifecycle)
+        # TIOCEXCL: another program's open of the tty fails with EBUSY while we hold it (pyserial's
+        # flock binds only programs that flock too); cleared on close, so a lend hands it over
+        self.exclusive: bool | None = None
+        if self._is_tty and self._fd is not None:
+            self.exclusive = _exclusive(self._fd, True)
+        self._open_watch: tuple[holders.OpenWatch, holders.Subscription] | None = None
         # A device path or socket:// is written on its descriptor (bounded, wakeable); any other
         # handler (spy://, hwgrep:// ...) has its own write, which must not be bypassed.
         self._direct_write = type(ser).__module__ in _DIRECT_WRITE_MODULES
@@ -406,14 +416,33 @@ class SystemPortHandle:
                 lines[name] = None
         return lines
 
+    def watch_opens(self, callback: Callable[[], None]) -> bool:
+        """Call ``callback`` (on another thread) after each open of this device node by another
+        process — one TIOCEXCL does not stop (root), or on a driver without it — until ``close``.
+        False where the node cannot be watched."""
+        watch = holders.OpenWatch.shared() if self.device is not None else None
+        if watch is None or self.device is None or self._closing.is_set():
+            return False
+        sub = watch.add(self.device[0], callback)
+        if sub is None:
+            return False
+        self._open_watch = (watch, sub)
+        return True
+
     def close(self) -> None:
         self._closing.set()  # a write blocked on a device that stopped reading ends now
+        watching, self._open_watch = self._open_watch, None
+        if watching is not None:
+            watching[0].remove(watching[1])
         self.wake_writer()
         if self._draining is not None and not self._draining.is_set():
             with contextlib.suppress(Exception):  # discard what flow control held: releases tcdrain
                 self._ser.reset_output_buffer()
         if self._write_busy.acquire(timeout=_CLOSE_WAIT):  # the woken writer has let go of the fd
             self._write_busy.release()
+        if self.exclusive and self._fd is not None:  # a PTY keeps the flag past our close
+            self.exclusive = False  # once: a second close must not touch a reused descriptor number
+            _exclusive(self._fd, False)
         try:
             self._ser.close()
         finally:
@@ -422,6 +451,15 @@ class SystemPortHandle:
                     os.close(fd)
                 except OSError:
                     pass
+
+
+def _exclusive(fd: int, on: bool) -> bool:
+    """Set (TIOCEXCL) or clear (TIOCNXCL) a tty's exclusive mode: whether that worked."""
+    try:
+        fcntl.ioctl(fd, termios.TIOCEXCL if on else termios.TIOCNXCL)
+    except OSError:
+        return False
+    return True
 
 
 def _empty_pipe(fd: int) -> None:
