@@ -30,7 +30,7 @@ from tests.pty.devices import PtyDevice, echo
 from tests.raw_rpc import INITIALIZE
 from tests.tool_calls import call, error
 
-TOOLS_LIST_BUDGET = 32_768  # issues 23 and 26: everything new this round, the stricter bound
+TOOLS_LIST_BUDGET = 34_000  # issues 37, 39 and 41: the bound as the SDK client serialises tools/list
 
 
 @pytest.mark.anyio
