@@ -1166,3 +1166,14 @@ CLI_ELF = "the firmware's ELF (build/app.elf): the backtrace addresses of the ev
 CLI_ELF_NOT_FOUND = "--elf {path!r}: no such file; give the path of the firmware's .elf in its build directory."
 CLI_ELF_NOT_REGULAR = "--elf {path!r} is not a regular file; give the firmware's .elf from its build directory."
 CLI_ELF_NEEDS_EVENTS = "--elf decodes the backtraces of the events --events lists; give --events too (frames are not decoded against an ELF)."
+
+# --- B ---
+ELF_INFLATES_TOO_MUCH = (
+    "the ELF's compressed debug sections would inflate to more than the {max}-byte limit (section {section}"
+    " claims {claim} bytes; {total} in all so far): it was not read. Give the application's own .elf from its"
+    " build directory; a real one inflates to far less."
+)
+ELF_OUT_OF_MEMORY = (
+    "the ELF could not be read: it needs more memory than this server can give it; give the application's"
+    " own .elf from its build directory (objcopy --only-keep-debug makes a smaller one)."
+)
