@@ -331,3 +331,22 @@ def built_tool(
         fn_metadata=metadata, is_async=True, context_kwarg=context_kwarg, resolved_params={},
         resolver_plans={}, annotations=annotations, icons=None, meta=None,
     )  # fmt: skip
+
+
+def main() -> int:
+    """``python -m serial_mcp.mcp.tool_cache``: build the tools and keep them (for an installer, run as
+    the package's owner; the server keeps them itself when it may)."""
+    from serial_mcp.mcp.server import build_server
+    from serial_mcp.serial.fake import FakeOpener
+    from serial_mcp.serial.manager import ConnectionManager
+
+    cache = ToolCache()
+    cache.path.unlink(missing_ok=True)
+    build_server(ConnectionManager(FakeOpener()), port_lister=list, tool_cache=cache)
+    kept = cache.load() is not None
+    print(f"{'kept' if kept else 'NOT kept (not the package owner?)'}: {cache.path}", file=sys.stderr)
+    return 0 if kept else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
