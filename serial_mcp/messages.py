@@ -1186,4 +1186,13 @@ PORT_CHANGED_REOPEN = (
     "port {port!r} names another device now ({now}), not the one this connection opened ({first}); "
     "it was not opened and nothing was written to it. Point {port!r} back at {first}, or close this "
     "connection and open the other device by name."
+# --- B ---
+ELF_INFLATES_TOO_MUCH = (
+    "the ELF's compressed debug sections would inflate to more than the {max}-byte limit (section {section}"
+    " claims {claim} bytes; {total} in all so far): it was not read. Give the application's own .elf from its"
+    " build directory; a real one inflates to far less."
+)
+ELF_OUT_OF_MEMORY = (
+    "the ELF could not be read: it needs more memory than this server can give it; give the application's"
+    " own .elf from its build directory (objcopy --only-keep-debug makes a smaller one)."
 )

@@ -21,6 +21,7 @@ Every one runs under the settings the server runs under (``commands/doors.py``):
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Awaitable, Callable
 from typing import Final, TextIO, TypeVar
 
@@ -30,10 +31,11 @@ from serial_mcp import messages
 from serial_mcp.api import MAX_READ_BYTES, EngineConnection, PortPolicy
 from serial_mcp.commands.doors import engine
 from serial_mcp.commands.output import announce, status
-from serial_mcp.core.encoding import decode_input
+from serial_mcp.core.encoding import decode_input, encode_output
 from serial_mcp.core.escapes import unescape
 from serial_mcp.engine.results import CaptureBootResult, Frame, ListPortsResult, ReadResult, TransactResult
 from serial_mcp.errors import InvalidArgument, SerialMcpError
+from serial_mcp.serial.read_request import DEFAULT_MAX_BYTES, DEFAULT_TIMEOUT_MS
 
 EXIT_OK: Final = 0
 EXIT_NO_MATCH: Final = 1
@@ -140,7 +142,7 @@ def run_read(
     limit = _bound(max_bytes, expect)
 
     async def call(conn: EngineConnection) -> ReadResult:
-        return await conn.read(match=expect, timeout_ms=timeout_ms, max_bytes=limit, protocol=protocol)
+        return await read_through_overruns(conn, expect, timeout_ms, limit, protocol)
 
     async def go() -> tuple[Result, int]:
         result = await _on_port(policy, port, baud_rate, call)
@@ -148,6 +150,55 @@ def run_read(
         return result, _shown(result, expect, limit, as_json, out, got=got)
 
     return _run(go, as_json, out)
+
+
+async def read_through_overruns(
+    conn: EngineConnection,
+    expect: str | None,
+    timeout_ms: int | None,
+    limit: int | None,
+    protocol: str | None,
+) -> ReadResult:
+    """One read that a flood does not cut short: where the ring overran the read, the next read goes
+    on from the oldest byte still held (the gap counted in ``bytes_lost``), until the pattern, the read
+    cap or the timeout, as a user running ``read`` expects; the parts come back as one result."""
+    cap = DEFAULT_MAX_BYTES if limit is None else limit
+    wait_ms = DEFAULT_TIMEOUT_MS if timeout_ms is None else timeout_ms
+    deadline = time.monotonic() + wait_ms / 1000
+    parts = [await conn.read(match=expect, timeout_ms=timeout_ms, max_bytes=limit, protocol=protocol)]
+    got = parts[0].next_offset - parts[0].from_offset
+    while parts[-1].stop_reason == "overrun" and got < cap:
+        left_ms = int((deadline - time.monotonic()) * 1000)
+        if left_ms <= 0:
+            break
+        part = await conn.read(match=expect, timeout_ms=left_ms, max_bytes=cap - got, protocol=protocol)
+        parts.append(part)
+        got += part.next_offset - part.from_offset
+    return _joined(parts)
+
+
+def _joined(parts: list[ReadResult]) -> ReadResult:
+    """Reads one after another (each after the gap the last one's overrun left) as one result."""
+    if len(parts) == 1:
+        return parts[0]
+    last = parts[-1]
+    chunks = [decode_input(p.data, p.encoding) for p in parts]
+    data, encoding = encode_output(b"".join(chunks), "hex" if last.encoding == "hex" else "utf8")
+    before = sum(len(c) for c in chunks[:-1])
+    frames = [f for p in parts for f in p.frames or []] if any(p.frames is not None for p in parts) else None
+    events = [e for p in parts for e in p.events or []] or None
+    return last.model_copy(
+        update={
+            "data": data,
+            "encoding": encoding,
+            "from_offset": parts[0].from_offset,
+            "bytes_lost": sum(p.bytes_lost for p in parts),
+            "frames": frames,
+            "frames_dropped": sum(p.frames_dropped for p in parts),
+            "events": events,
+            "match_index": None if last.match_index is None else before + last.match_index,
+        }
+    )
 
 
 def _bound(max_bytes: int | None, expect: str | None) -> int | None:

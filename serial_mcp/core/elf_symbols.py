@@ -8,23 +8,32 @@ function. Lines come from the DWARF line program, functions and inline chains fr
 ``DW_TAG_inlined_subroutine`` and their ranges. An address no DWARF covers falls back to the symbol table
 (function only, no file or line).
 
-Bounded: an image over ``MAX_ELF_BYTES`` is refused before parsing. ``parse`` reads only the compile units'
-top-level ranges; a unit's functions and line table are read the first time an address in it is looked up,
-and kept. pyelftools is slow (about a second per MB of DWARF): callers parse off the event loop and cache.
+Bounded: an image over ``MAX_ELF_BYTES`` is refused before parsing, and so is one whose compressed
+debug sections (``SHF_COMPRESSED``'s ``ch_size``, a ``.zdebug_*`` section's ``ZLIB`` header) claim more
+than ``MAX_INFLATED_BYTES`` in all, judged from the section headers before anything is inflated; a
+``.zdebug_*`` section is then inflated in pieces, never past its claim (pyelftools inflates it whole
+before it compares). Whatever pyelftools raises on a damaged image is ``invalid_argument`` with the
+reason, and whatever it raises in a lookup falls back to the symbol table. ``parse`` reads only the
+compile units' top-level ranges; a unit's functions and line table are read the first time an address
+in it is looked up, and kept. pyelftools is slow (about a second per MB of DWARF): callers parse off the
+event loop and cache.
 """
 
 from __future__ import annotations
 
 import bisect
 import io
+import logging
 import posixpath
+import struct
+import traceback
+import zlib
 from dataclasses import dataclass
 from typing import Any, Final
 
-from elftools.common.exceptions import ELFError
 from elftools.dwarf.compileunit import CompileUnit
 from elftools.dwarf.die import DIE
-from elftools.dwarf.dwarfinfo import DWARFInfo
+from elftools.dwarf.dwarfinfo import DebugSectionDescriptor, DWARFInfo
 from elftools.dwarf.ranges import BaseAddressEntry
 from elftools.elf.elffile import ELFFile
 from elftools.elf.sections import SymbolTableSection
@@ -32,9 +41,15 @@ from elftools.elf.sections import SymbolTableSection
 from serial_mcp import messages
 from serial_mcp.errors import ErrorCode, InvalidArgument, SerialMcpError
 
-__all__ = ["MAX_ELF_BYTES", "ElfSymbols", "Frame"]
+__all__ = ["MAX_ELF_BYTES", "MAX_INFLATED_BYTES", "ElfSymbols", "Frame"]
+
+log = logging.getLogger(__name__)
 
 MAX_ELF_BYTES: Final = 64 << 20
+MAX_INFLATED_BYTES: Final = 256 << 20  # claimed decompressed sizes of all compressed sections together
+_INFLATE_PIECE: Final = 1 << 20  # compressed bytes handed to zlib at once
+# sections whose contents pyelftools reads for DWARF (a NOBITS one is made of zeros of its claimed size)
+_DEBUG_PREFIXES: Final = (".debug_", ".zdebug_", ".eh_frame", ".gnu_debugaltlink")
 MAX_INLINE_DEPTH: Final = 64  # nested inlined subroutines followed at most
 _SCOPES: Final = frozenset({"DW_TAG_lexical_block", "DW_TAG_try_block", "DW_TAG_catch_block"})
 
@@ -109,9 +124,15 @@ class ElfSymbols:
         if not data.startswith(b"\x7fELF"):
             raise InvalidArgument(messages.ELF_NOT_ELF.format(start=data[:4]))
         try:
-            return cls(ELFFile(io.BytesIO(data)))
-        except (ELFError, ValueError, KeyError, IndexError, EOFError) as exc:
-            raise InvalidArgument(messages.ELF_UNREADABLE.format(error=exc)) from None
+            elf = _BoundedELFFile(io.BytesIO(data))
+            _check_claims(elf, len(data))
+            return cls(elf)
+        except SerialMcpError:
+            raise
+        except MemoryError:
+            raise SerialMcpError(ErrorCode.RESOURCE_LIMIT, messages.ELF_OUT_OF_MEMORY) from None
+        except Exception as exc:  # pyelftools on a damaged image: asserts, struct errors, ...
+            raise InvalidArgument(messages.ELF_UNREADABLE.format(error=_reason(exc))) from None
 
     @property
     def has_dwarf(self) -> bool:
@@ -122,8 +143,9 @@ class ElfSymbols:
         """The frames of ``address``, innermost first; ``[]`` when nothing in the image covers it."""
         try:
             frames = self._from_dwarf(address)
-        except (ELFError, ValueError, KeyError, IndexError, EOFError):
-            frames = []  # a damaged unit: fall back to the symbol table
+        except Exception as exc:  # a damaged unit (pyelftools asserts too): the symbol table
+            log.debug("DWARF lookup of 0x%x failed: %s", address, _reason(exc))
+            frames = []
         if frames:
             return frames
         i = bisect.bisect_right(self._symbol_starts, address) - 1
@@ -309,3 +331,97 @@ class ElfSymbols:
     def _int(die: DIE, name: str) -> int | None:
         attr = die.attributes.get(name)
         return int(attr.value) if attr is not None else None
+
+
+# --- bounds on what a hostile image inflates to -------------------------------------------------------
+
+
+def _reason(exc: BaseException) -> str:
+    """What went wrong, never empty (a bare ``assert`` has no text)."""
+    text = str(exc).strip()
+    frames = traceback.extract_tb(exc.__traceback__)
+    where = f" in {frames[-1].name}" if frames else ""
+    return f"{type(exc).__name__}{where}: {text}" if text else f"{type(exc).__name__}{where}"
+
+
+def _too_much(section: str, claim: int, total: int) -> SerialMcpError:
+    return SerialMcpError(
+        ErrorCode.RESOURCE_LIMIT,
+        messages.ELF_INFLATES_TOO_MUCH.format(
+            section=section, claim=claim, total=total, max=MAX_INFLATED_BYTES
+        ),
+    )
+
+
+def _check_claims(elf: ELFFile, size: int) -> None:
+    """Refuse an image whose section headers claim more inflated debug data than ``MAX_INFLATED_BYTES``,
+    before anything is inflated (reading a header and a compression header costs nothing)."""
+    count = elf.num_sections()
+    if count * max(int(elf["e_shentsize"]), 1) > size:
+        raise InvalidArgument(
+            messages.ELF_UNREADABLE.format(error=f"{count} section headers in {size} bytes")
+        )
+    total = 0
+    for section in elf.iter_sections():
+        name = section.name
+        if section.compressed:
+            claim = int(section.data_size)  # ch_size: pyelftools inflates up to it
+        elif name.startswith(".zdebug_"):
+            claim = _zdebug_claim(elf, section["sh_offset"], section["sh_size"])
+        elif section["sh_type"] == "SHT_NOBITS" and name.startswith(_DEBUG_PREFIXES):
+            claim = int(section["sh_size"])  # read as that many zeros
+        else:
+            continue  # read from the image itself: bounded by its size
+        total += claim
+        if total > MAX_INFLATED_BYTES:
+            raise _too_much(name, claim, total)
+
+
+def _zdebug_claim(elf: ELFFile, offset: int, length: int) -> int:
+    """The size a ``.zdebug_*`` section's ``ZLIB`` + big-endian size header claims (0 when it has none:
+    pyelftools then refuses it)."""
+    if length < 12:
+        return 0
+    elf.stream.seek(offset)
+    head = elf.stream.read(12)
+    return struct.unpack(">Q", head[4:])[0] if len(head) == 12 and head[:4] == b"ZLIB" else 0
+
+
+def _inflate(name: str, stream: Any, claim: int) -> io.BytesIO:
+    """A zlib stream inflated in pieces, never more than ``claim`` bytes: more is refused, not made."""
+    inflater = zlib.decompressobj()
+    out = io.BytesIO()
+    made = 0
+    pending = b""
+    while not inflater.eof:
+        pending = pending or stream.read(_INFLATE_PIECE)
+        if not pending:
+            break
+        piece = inflater.decompress(pending, claim + 1 - made)
+        pending = inflater.unconsumed_tail
+        made += len(piece)
+        if made > claim:
+            raise _too_much(name, claim, made)
+        out.write(piece)
+    if made != claim:
+        raise InvalidArgument(
+            messages.ELF_UNREADABLE.format(error=f"{name} inflates to {made} bytes, its header says {claim}")
+        )
+    out.seek(0)
+    return out
+
+
+class _BoundedELFFile(ELFFile):
+    """pyelftools' ``ELFFile`` with ``.zdebug_*`` sections inflated within their claim (pyelftools'
+    own ``_decompress_dwarf_section`` inflates the whole stream first)."""
+
+    @staticmethod
+    def _decompress_dwarf_section(section: DebugSectionDescriptor) -> DebugSectionDescriptor:
+        stream = section.stream
+        stream.seek(0)
+        head = stream.read(12)
+        if section.size <= 12 or len(head) < 12 or head[:4] != b"ZLIB":
+            raise InvalidArgument(messages.ELF_UNREADABLE.format(error=f"{section.name}: not a ZLIB section"))
+        claim = struct.unpack(">Q", head[4:])[0]
+        out = _inflate(section.name, stream, claim)
+        return section._replace(stream=out, size=claim)

@@ -71,6 +71,10 @@ _SHOWN_OPTIONS: Final[dict[str, frozenset[str]]] = {
 }
 _NO_USER_PART: Final = frozenset({"replay", "sim", "loop"})  # a path follows their "://", not a host
 _MIN_SECRET: Final = 3  # shorter pieces are not looked for in free text (they would blot out words)
+# a credential written into a device path (``/dev/ttyS0?pw=...``, ``.../password=...``): its value is hidden
+_PATH_SECRET: Final = re.compile(
+    r"(?i)((?:^|[?&;,/\s])(?:pass(?:word|wd)?|pwd?|token|secret|api[_-]?key|auth|credentials?)\s*[=:]\s*)([^&;,/\s]+)"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -241,18 +245,17 @@ def _option_value(port: str, key: str, value: str) -> str:
 
 def redact(port: str) -> str:
     """``port`` as it may be shown: each user part (``…://user:pw@``) and every option value after
-    ``?`` (but those of the options our schemes document) and any ``#fragment`` become ``***``.
-    A device path, or a URL with nothing to hide, is returned unchanged."""
-    if "://" not in port:
-        return port
-    shown, _ = _split_secrets(port)
+    ``?`` (but those of the options our schemes document) and any ``#fragment`` become ``***``; in a
+    device path, every value after ``?`` and a ``password=``-style value. A port with nothing to hide
+    is returned unchanged."""
+    shown, _ = _split_secrets(port) if "://" in port else _path_secrets(port)
     return shown
 
 
 def scrub(text: str, port: str) -> str:
     """``text`` (an error message, pyserial's own included) without ``port``'s secrets: the port as
     given becomes ``redact(port)``, and each secret found elsewhere in it ``***``."""
-    shown, secrets = _split_secrets(port) if "://" in port else (port, [])
+    shown, secrets = _split_secrets(port) if "://" in port else _path_secrets(port)
     if not secrets:
         return text
     text = text.replace(port, shown).replace(repr(port)[1:-1], shown)
@@ -261,6 +264,29 @@ def scrub(text: str, port: str) -> str:
             if len(form) >= _MIN_SECRET:
                 text = text.replace(form, REDACTED)
     return text
+
+
+def _path_secrets(path: str) -> tuple[str, list[str]]:
+    """A device path's ``(redacted path, the secrets taken out)``: option values after ``?`` and
+    ``password=``-style values anywhere."""
+    secrets: list[str] = []
+
+    def hide(m: re.Match[str]) -> str:
+        secrets.append(m.group(2))
+        return m.group(1) + REDACTED
+
+    head, question, query = path.partition("?")
+    shown = _PATH_SECRET.sub(hide, head)
+    if question:
+        items = []
+        for item in query.split("&"):
+            key, eq, value = item.partition("=")
+            if eq and value:
+                secrets.append(value)
+                item = f"{key}={REDACTED}"
+            items.append(item)
+        shown += "?" + "&".join(items)
+    return shown, [s for s in secrets if s]
 
 
 def _split_secrets(port: str) -> tuple[str, list[str]]:

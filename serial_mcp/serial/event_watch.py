@@ -58,6 +58,7 @@ BATCH_S: Final = 0.05  # after new bytes, the watch waits this long before it sc
 BATCH_BYTES: Final = 512 * 1024  # ... or until this many bytes wait to be scanned
 SETTLE_S: Final = 0.2  # longest a result waits for the watch to reach its end offset
 SETTLE_LAG: Final = 512 * 1024  # a watch further behind than this is not waited for (a scan is due)
+MAX_RESTARTS: Final = 20  # a watch that failed is restarted (past what it was scanning) this many times
 
 
 Frames = tuple[tuple[int, tuple[str, ...]], ...]  # (address, its frames innermost first), as LoadedElf.decode
@@ -190,6 +191,10 @@ class EventWatch:
         # (skip number, first, end) of the latest ranges not scanned, and the last number each caller was told
         self._skipped: deque[tuple[int, int, int]] = deque(maxlen=MAX_SKIPS_KEPT)
         self._skips_told: dict[str, int] = {}
+        self.restarts = 0  # times the watch failed and was restarted (get_status says so)
+        self.not_decoded = 0  # events whose addresses could not be looked up in the ELF
+        self._failure: str | None = None  # what the last failure was
+        self._piece_end = 0  # the end of the piece being scanned (a failure skips it)
         self._settles: list[tuple[int, asyncio.Future[None]]] = []
         # (scan position, offset): nothing to wait for before that offset while the watch is at that position
         self._clear_to: tuple[int, int] | None = None
@@ -319,6 +324,13 @@ class EventWatch:
                 out["last"] = self._last.compact()
             if self.elf is not None:
                 out["elf"] = self.elf.path
+            if self.not_decoded:
+                out["not_decoded"] = self.not_decoded
+            if self.restarts:
+                out["watch_restarts"] = self.restarts
+                out["watch_failure"] = self._failure
+                if self.restarts > MAX_RESTARTS:
+                    out["watch_stopped"] = True
         return out
 
     async def settle(self, offset: int, timeout: float = SETTLE_S) -> None:
@@ -363,6 +375,28 @@ class EventWatch:
 
     def _run(self) -> None:
         try:
+            while not self._watch():  # failed: restarted past what it was scanning, a bounded number of times
+                if not self._restart():
+                    return
+        finally:
+            self._resolve_settles(all_=True)
+
+    def _restart(self) -> bool:
+        """After a failure: skip the piece it was scanning (counted as not scanned) and go on, unless it
+        failed too often."""
+        with self._lock:
+            self.restarts += 1
+            if self.restarts > MAX_RESTARTS:
+                log.error("event watch %s failed %d times: stopped", self._name, self.restarts)
+                return False
+        if self._piece_end > self._pos:
+            self._skip(self._pos, self._piece_end)
+            self._pos = self._piece_end
+        return True
+
+    def _watch(self) -> bool:
+        """The watch's loop; True when it ended as asked, False when it failed (logged)."""
+        try:
             while True:
                 deadline = self.detector.deadline()
                 timeout = None if deadline is None else max(0.0, deadline - time.time())
@@ -374,7 +408,7 @@ class EventWatch:
                 self._now.clear()
                 conn = self._conn()
                 if conn is None:
-                    return
+                    return True
                 stopping, ending = self._stopping, self._flush_pending
                 self._scan(conn, STOP_DRAIN if stopping else None)
                 ended = stopping or ending
@@ -387,11 +421,11 @@ class EventWatch:
                     self._resolve_settles()
                 del conn
                 if stopping:
-                    return
-        except Exception:  # a bug must not go unseen, nor take the connection down
-            log.exception("event watch %s stopped", self._name)
-        finally:
-            self._resolve_settles(all_=True)
+                    return True
+        except Exception as exc:  # a bug must not go unseen, nor take the connection down
+            log.exception("event watch %s failed", self._name)
+            self._failure = f"{type(exc).__name__}: {exc}"[:200]
+            return False
 
     def _scan(self, conn: Connection, budget: int | None) -> None:
         """Feed everything new to the detector, piece by piece (or ``budget`` bytes, then skip)."""
@@ -418,6 +452,7 @@ class EventWatch:
                 return
             found: list[Event] = []
             data, base = rr.data, rr.from_offset
+            self._piece_end = rr.next_offset
             lo = base
             i = 0
             while i < len(stamps):
@@ -453,7 +488,7 @@ class EventWatch:
 
     def _publish(self, conn: Connection, found: list[Event]) -> None:
         elf = self.elf  # decoded here, outside the lock: a first lookup may read a whole compile unit
-        decoded = [elf.decode_event(e) if elf is not None else () for e in found]
+        decoded = [self._decode(elf, e) if elf is not None else () for e in found]
         seen: list[SeenEvent] = []
         with self._lock:
             for event, frames in zip(found, decoded, strict=True):
@@ -467,6 +502,15 @@ class EventWatch:
         for item in seen:
             conn.record_event(item)
         conn.wake_waiters()
+
+    def _decode(self, elf: LoadedElf, event: Event) -> Frames:
+        """The event's frames; a lookup that fails leaves this event not decoded, never the watch ended."""
+        try:
+            return elf.decode_event(event)
+        except Exception:
+            log.warning("event watch %s: frames not decoded", self._name, exc_info=True)
+            self.not_decoded += 1
+            return ()
 
     def _resolve_settles(self, all_: bool = False) -> None:
         if not self._settles:  # the common case, read without the lock: a settle() appending now asks

@@ -1,7 +1,9 @@
 """``serial-mcp view CAPTURE``: write a capture as one HTML page (progress and result on stderr).
 
-The capture is read only from a regular file of at most ``MAX_INPUT_BYTES`` (``/dev/zero`` or a
-FIFO is refused, not read until memory runs out), and the page is written only over a regular file
+The capture is read from a regular file, or from a pipe as ``cat`` reads one (a FIFO, waited on until
+its writer opens it; ``<(process substitution)``), of at most ``MAX_INPUT_BYTES`` (a pipe that gives
+more is refused at the byte past the cap); a device (``/dev/zero``), a directory or a socket is
+refused, not read until memory runs out. The page is written only over a regular file
 or a new name (a FIFO, a device node or a link to one would be replaced by the atomic rename, so it
 is refused and left as it was). Those refusals print one line and exit ``EXIT_REFUSED`` (2), like
 the one-shots' usage errors; an error whose exception carries no text still says what failed.
@@ -10,6 +12,7 @@ the one-shots' usage errors; an error whose exception carries no text still says
 from __future__ import annotations
 
 import os
+import stat
 import sys
 import webbrowser
 from collections.abc import Callable, Sequence
@@ -54,11 +57,52 @@ def _check_target(target: Path) -> None:
 
 def _read_input(file: str) -> bytes:
     try:
-        return read_regular_file(file, MAX_INPUT_BYTES)
-    except NotRegularFile as exc:
-        raise _Refused(messages.VIEW_NOT_REGULAR_INPUT.format(path=file, kind=exc.kind)) from None
+        try:
+            return read_regular_file(file, MAX_INPUT_BYTES)
+        except NotRegularFile as exc:
+            data = _read_pipe(file, MAX_INPUT_BYTES)
+            if data is None:
+                raise _Refused(messages.VIEW_NOT_REGULAR_INPUT.format(path=file, kind=exc.kind)) from None
+            return data
     except TooBig as exc:
         raise _Refused(messages.VIEW_INPUT_TOO_BIG.format(path=file, size=exc.size, max=exc.limit)) from None
+
+
+def _read_pipe(file: str, max_bytes: int) -> bytes | None:
+    """A pipe's bytes, as ``cat`` reads them (None when ``file`` is not a pipe). It is judged on a
+    descriptor opened without waiting, then opened again through that descriptor (the same pipe,
+    whatever the path names meanwhile) to wait for a FIFO's writer; past ``max_bytes`` it is ``TooBig``."""
+    try:
+        probe = os.open(file, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError as exc:
+        raise SerialMcpError(
+            ErrorCode.FILE_UNREADABLE, messages.VIEW_CANNOT_READ.format(path=file, reason=exc.strerror or exc)
+        ) from None
+    try:
+        st = os.fstat(probe)
+        if not stat.S_ISFIFO(st.st_mode):
+            return None
+        again = f"/proc/self/fd/{probe}"
+        fd = os.open(again if os.path.exists(again) else file, os.O_RDONLY)  # blocks until a writer, as cat
+    finally:
+        os.close(probe)
+    chunks: list[bytes] = []
+    got = 0
+    try:
+        if not stat.S_ISFIFO(os.fstat(fd).st_mode):
+            return None
+        while got <= max_bytes and (chunk := os.read(fd, min(1 << 20, max_bytes + 1 - got))):
+            chunks.append(chunk)
+            got += len(chunk)
+    except OSError as exc:
+        raise SerialMcpError(
+            ErrorCode.FILE_UNREADABLE, messages.VIEW_CANNOT_READ.format(path=file, reason=exc.strerror or exc)
+        ) from None
+    finally:
+        os.close(fd)
+    if got > max_bytes:
+        raise TooBig(file, got, max_bytes)
+    return b"".join(chunks)
 
 
 def run_view(

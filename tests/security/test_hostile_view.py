@@ -156,12 +156,39 @@ def test_dev_zero_as_input_is_refused_with_a_clear_message(tmp_path: Path) -> No
     assert not (tmp_path / "zero.html").exists()
 
 
-def test_fifo_as_input_is_refused_without_waiting_for_a_writer(tmp_path: Path) -> None:
+def test_a_fifo_is_read_as_cat_reads_it_and_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 36.9: a FIFO is read like ``cat`` (waiting for its writer), up to the cap; past it, refused."""
+    capture = capture_from_raw(b"hello world\n" * 10, tmp_path / "real.jsonl")
     fifo = tmp_path / "capture.jsonl"
     os.mkfifo(fifo)
-    proc = run_child(str(fifo), "-o", str(tmp_path / "fifo.html"))
-    assert proc.returncode == 2, proc.stderr
-    assert "FIFO" in one_clear_line(proc.stderr)
+    writer = subprocess.Popen(["sh", "-c", f"cat '{capture}' > '{fifo}'"])
+    try:
+        assert command.run_view(str(fifo), str(tmp_path / "fifo.html"), None, None, None, None) == 0
+    finally:
+        writer.wait(CHILD_TIMEOUT_S)
+    assert "hello world" in (tmp_path / "fifo.html").read_text(encoding="utf-8")
+    monkeypatch.setattr(command, "MAX_INPUT_BYTES", capture.stat().st_size - 1)
+    writer = subprocess.Popen(["sh", "-c", f"cat '{capture}' > '{fifo}'"])
+    try:
+        assert command.run_view(str(fifo), str(tmp_path / "big.html"), None, None, None, None) == 2
+    finally:
+        writer.kill()
+        writer.wait(CHILD_TIMEOUT_S)
+    assert not (tmp_path / "big.html").exists()
+
+
+def test_process_substitution_is_read_as_cat_reads_it(tmp_path: Path) -> None:
+    capture = capture_from_raw(b"hello world\n" * 10, tmp_path / "real.jsonl")
+    out = tmp_path / "sub.html"
+    script = (
+        f"from serial_mcp import cli; import sys; sys.exit(cli.main(['view', sys.argv[1], '-o', '{out}']))"
+    )
+    proc = subprocess.run(
+        ["bash", "-c", f'"{sys.executable}" -c "{script}" <(cat "{capture}")'],
+        capture_output=True, text=True, timeout=CHILD_TIMEOUT_S, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert "hello world" in out.read_text(encoding="utf-8")
 
 
 def test_a_directory_as_input_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from serial_mcp.mcp.tool_cache import default_path
+
 pytestmark = pytest.mark.slow  # each test starts a Python of its own (~2 s): the full suite runs them
 
 # The modules a stdio server must not import before a request asks for them, and who asks.
@@ -68,7 +70,7 @@ def _modules_of_stdio_serve(tmp_path: Path, *, before: str = "") -> set[str]:
         "PYTHONPATH": str(root),
         "SERIAL_MCP_CAPTURE_DIR": str(tmp_path / "captures"),
         "SERIAL_MCP_PROFILES": str(tmp_path / "profiles.toml"),
-        "XDG_CACHE_HOME": str(tmp_path / "cache"),  # the kept tools (mcp/tool_cache.py): this test's own
+        "XDG_CACHE_HOME": str(tmp_path / "cache"),
     }
     env.pop("SERIAL_MCP_CONFIG", None)
     out = subprocess.run(
@@ -95,7 +97,7 @@ def test_stdio_serve_imports_no_request_specific_module(tmp_path: Path) -> None:
     assert "serial_mcp.mcp.server" in loaded  # the probe did reach the built server
     early = {m: why for m, why in DEFERRED.items() if m in loaded}
     assert not early, f"imported at start-up, before any request needs them: {early}"
-    assert (tmp_path / "cache" / "serial-mcp" / "tool-schemas.json").exists()
+    assert default_path().exists()  # beside the package's bytecode (issue 36.4), not in the user cache
 
     loaded = _modules_of_stdio_serve(tmp_path)  # the next: publishes the kept tools
     assert "serial_mcp.mcp.server" in loaded
