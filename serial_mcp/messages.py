@@ -1186,6 +1186,7 @@ PORT_CHANGED_REOPEN = (
     "port {port!r} names another device now ({now}), not the one this connection opened ({first}); "
     "it was not opened and nothing was written to it. Point {port!r} back at {first}, or close this "
     "connection and open the other device by name."
+)
 # --- B ---
 ELF_INFLATES_TOO_MUCH = (
     "the ELF's compressed debug sections would inflate to more than the {max}-byte limit (section {section}"
