@@ -67,7 +67,7 @@ READING_TOOLS: dict[str, tuple[set[str], dict[str, Any]]] = {
          "summary", "to", "fields", "reply", "verbose"},  # issue 26: they shape what a read returns
         {"connection_id": CID, "cursor": "b-own", "timeout_ms": 0, "screen": {"cols": 40, "rows": 10}},
     ),
-    "get_log": ({"connection_id", "encoding", "limit", "payloads", "since"}, {"connection_id": CID, "limit": 5}),
+    "get_log": ({"connection_id", "encoding", "limit", "payloads", "since", "kinds"}, {"connection_id": CID, "limit": 5}),
     "export_log": ({"connection_id", "note", "path"}, {"connection_id": CID, "path": "b-export.jsonl"}),
     "record": ({"connection_id", "path", "note", "duration_ms"}, {"connection_id": CID}),
     "lend": ({"connection_id", "timeout_ms"}, {"connection_id": CID}),
