@@ -453,7 +453,7 @@ SIGNATURES: tuple[Signature, ...] = (
         end=r"^(?P<reason>\S.*)$",
         max_lines=64,
         mild=r"^(?:KeyboardInterrupt|SystemExit)\b",
-        resumes=r"^(?:>>>|\x04+>)",  # the REPL's prompt (raw REPL: EOT, then ">"): the program went on
+        resumes=r"^>>>",  # the REPL's prompt came back: the program went on (an exception, not a crash)
     ),
     # PC firmware (QEMU's default BIOS).
     _boot("seabios", "bios", (b"SeaBIOS (version",), r"SeaBIOS \(version (?P<version>[^)]+)\)", 1),
