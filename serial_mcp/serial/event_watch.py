@@ -56,6 +56,7 @@ BATCH_S: Final = 0.05  # after new bytes, the watch waits this long before it sc
 BATCH_BYTES: Final = 512 * 1024  # ... or until this many bytes wait to be scanned
 SETTLE_S: Final = 0.2  # longest a result waits for the watch to reach its end offset
 SETTLE_LAG: Final = 512 * 1024  # a watch further behind than this is not waited for (a scan is due)
+EXPECT_WINDOW_S: Final = 5.0  # a reset the user caused explains the first boot within this (issue 38)
 
 
 Frames = tuple[tuple[int, tuple[str, ...]], ...]  # (address, its frames innermost first), as LoadedElf.decode
@@ -178,9 +179,10 @@ class EventWatch:
         # cursor key -> (every seq up to this one was shown to it, and these after it)
         self._seen: dict[str, tuple[int, set[int]]] = {}
         self._counts = dict.fromkeys(("boot", "stage", "reset", "crash", "exception", "boot_loop"), 0)
-        # the host's writes and the resets a user caused (issue 38), for the detector: (offset, t, cause,
-        # window), cause None for a write; appended from any thread, handed over on the watch thread
-        self._notes: deque[tuple[int, float, str | None, float]] = deque(maxlen=64)
+        # for the detector (issue 38), appended from any thread, handed over on the watch thread: the
+        # host's last writes (offset, t) and the resets a user caused (cause, offset, t, window)
+        self._writes: deque[tuple[int, float]] = deque(maxlen=8)
+        self._resets: deque[tuple[str, int, float, float]] = deque(maxlen=16)
         conn.add_listener(self._on_log)
         self._last: SeenEvent | None = None
         self.bytes_not_scanned = 0
@@ -214,7 +216,7 @@ class EventWatch:
         if conn is None:
             return
         at = conn.ring.end_offset if offset is None else offset  # an int read: no lock (listeners hold it)
-        self._notes.append((at, time.time(), cause, 5.0 if window is None else window))
+        self._resets.append((cause, at, time.time(), EXPECT_WINDOW_S if window is None else window))
 
     def _on_log(self, event: Any, data: bytes | None) -> None:
         """Connection listener: the host's writes (a banner right after one answers it: no boot), and
@@ -230,18 +232,16 @@ class EventWatch:
     def note_tx(self) -> None:
         conn = self._conn()
         if conn is not None:
-            self._notes.append((conn.ring.end_offset, time.time(), None, 0.0))
+            self._writes.append((conn.ring.end_offset, time.time()))
 
     def _hand_over(self) -> None:
         """Give the detector the writes and resets noted so far (watch thread, after copying a piece:
         a note made later is at or past its end)."""
-        notes, detector = self._notes, self.detector
-        while notes:
-            offset, t, cause, window = notes.popleft()
-            if cause is None:
-                detector.note_tx(offset, t)
-            else:
-                detector.expect_reset(cause, offset, t, window)
+        detector, writes, resets = self.detector, self._writes, self._resets
+        while writes:
+            detector.note_tx(*writes.popleft())
+        while resets:
+            detector.expect_reset(*resets.popleft())
 
     def _ask_now(self) -> None:
         self._now.set()
@@ -424,7 +424,7 @@ class EventWatch:
                     pos = skip_to
                 rr = ring.read(pos, PIECE)
                 stamps = ring.stamps(rr.from_offset, rr.next_offset) if rr.data else []
-            if self._notes:
+            if self._writes or self._resets:
                 self._hand_over()
             if not rr.data:
                 self._pos = pos
