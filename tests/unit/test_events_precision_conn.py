@@ -61,3 +61,20 @@ async def test_a_banner_answering_a_write_is_no_boot_and_an_exception_ends_an_un
 
 def test_a_lends_boots_are_named_after_it() -> None:
     assert lend_cause([4242, 4243]) == "lend to pid 4242, 4243" and lend_cause(None) == "lend"
+
+
+async def test_the_boot_seen_after_a_lend_is_the_lends_and_no_boot_loop() -> None:
+    """serial-mcp sees no line change while the port is lent: the board the simulator powers on again at
+    the reopen (as a borrower's reset would leave it) boots, and that boot is the lend's."""
+    async with Engine() as engine:
+        conn = await engine.open("sim://esp32-rom")
+        await conn.read(match="app_main", timeout_ms=5000)
+        for _ in range(3):
+            await conn.release(timeout_ms=600_000)
+            await conn.reclaim()
+            r = await conn.read(from_="now", until=["boot"], timeout_ms=5000)
+            assert r.stop_reason == "event"
+        kinds = [(e["kind"], e["line"]) for e in conn.events() if e["kind"] != "stage"]
+        assert kinds == [("boot", ROM.decode())] + [("reset", "lend"), ("boot", ROM.decode())] * 3
+        status = await conn.get_status()
+        assert status.events is not None and status.events["boot_loops"] == 0
