@@ -180,6 +180,13 @@ def test_a_banner_after_reset_glitches_is_a_boot_with_a_printable_label() -> Non
     assert s.events[-1].line == "*** Booting Zephyr OS build v3.5.0 ***"  # printable text only
 
 
+def test_a_banner_after_a_write_made_before_the_device_spoke_is_a_boot() -> None:
+    s = Stream()  # opening the port reset the board (DTR), the agent wrote at once: the board boots
+    s.tx(0.0)
+    s.rx(b"\r\n*** Booting Zephyr OS build v3.5.0 ***\r\n", 0.3)
+    assert s.kinds() == ["boot"]
+
+
 def test_a_banner_after_silence_or_long_after_a_write_is_a_boot() -> None:
     s = Stream()
     s.rx(b"=> ", 0.0)

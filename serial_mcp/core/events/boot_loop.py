@@ -49,11 +49,14 @@ class BootGate:
         self._tx: deque[tuple[int, float]] = deque(maxlen=MAX_NOTES)  # (RX offset at the write, its time)
         self._expected: deque[Expected] = deque(maxlen=MAX_NOTES)
         self._prev_t: float | None = None  # time of the previous feed
+        self._first: int | None = None  # offset of the first byte fed
         self._burst_t = 0.0  # time of the first feed after the last silence
         self._reset_t: float | None = None  # an announced reset or critical crash no boot followed yet
 
-    def fed(self, t: float) -> None:
-        """Bytes received at ``t`` are being fed."""
+    def fed(self, offset: int, t: float) -> None:
+        """Bytes received at ``t`` are being fed, from ``offset`` on."""
+        if self._first is None:
+            self._first = offset
         prev = self._prev_t
         if prev is None or t - prev >= SILENCE_S:
             self._burst_t = t
@@ -84,8 +87,8 @@ class BootGate:
         if self._reset_t is not None and t - self._reset_t <= RESET_EVIDENCE_S:
             return True
         tx = next((x for x in reversed(self._tx) if x[0] <= start), None)
-        if tx is None or t - tx[1] > ANSWER_S:
-            return True  # the device speaks on its own
+        if tx is None or t - tx[1] > ANSWER_S or tx[0] <= (self._first or 0):
+            return True  # the device speaks on its own (or had not spoken yet: opening a port may reset it)
         return self._burst_t - tx[1] >= SILENCE_S  # a silence after our write: not its answer
 
     def booted(self, blk: Block) -> Expected | None:

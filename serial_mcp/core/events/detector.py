@@ -117,7 +117,7 @@ class EventDetector:
         n = len(data)
         if not n:
             return out
-        self._gate.fed(t)
+        self._gate.fed(offset, t)
         self._c["bytes_scanned"] += n
         self._pos = offset + n
         last = max(data.rfind(b"\n"), data.rfind(b"\r"))
