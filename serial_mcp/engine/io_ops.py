@@ -103,6 +103,7 @@ async def capture_boot(
                 responding.armed(svc, "capture_boot", conn, respond, mark)
             )
             conn.record("marker", label="capture_boot", offset=mark)
+            conn.events.expect_reset(messages.EVENT_RESET_CAPTURE_BOOT, 15.0, mark)  # no boot-loop boot
             before = conn.unread_before(caller.cursor(None), mark)
             if pulse is not None and pulse.get("kind") == "1200bps_touch":
                 await touch_1200(conn)  # the board re-enumerates; the read waits for it to come back

@@ -47,7 +47,7 @@ Respond = Annotated[dict[str, Any] | None, Field(description=messages.P_RESPOND)
 StripAnsi = Annotated[bool, Field(description=messages.P_STRIP_ANSI)]
 Screen = Annotated[dict[str, Int] | None, Field(description=messages.P_SCREEN)]
 Frames = Annotated[FramesView | None, Field(description=messages.P_FRAMES_VIEW)]
-EventKind = Literal["crash", "reset", "boot", "boot_loop", "stage"]
+EventKind = Literal["crash", "exception", "reset", "boot", "boot_loop", "stage"]
 Until = Annotated[list[EventKind] | None, Field(description=messages.P_UNTIL)]  # issue 24
 # issue 26: summaries, replies that return only the match, lean results
 Summary = Annotated[bool, Field(description=messages.P_SUMMARY)]

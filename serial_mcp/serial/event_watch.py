@@ -59,6 +59,7 @@ BATCH_BYTES: Final = 512 * 1024  # ... or until this many bytes wait to be scann
 SETTLE_S: Final = 0.2  # longest a result waits for the watch to reach its end offset
 SETTLE_LAG: Final = 512 * 1024  # a watch further behind than this is not waited for (a scan is due)
 MAX_RESTARTS: Final = 20  # a watch that failed is restarted (past what it was scanning) this many times
+EXPECT_WINDOW_S: Final = 5.0  # a reset the user caused explains the first boot within this (issue 38)
 
 
 Frames = tuple[tuple[int, tuple[str, ...]], ...]  # (address, its frames innermost first), as LoadedElf.decode
@@ -74,8 +75,9 @@ class SeenEvent:
 
     @property
     def where(self) -> str | None:
-        """The innermost frame of the first decoded address (the program counter's when it has one)."""
-        return where_of(self.frames)
+        """The innermost frame of the first decoded address (the program counter's when it has one), or
+        where a Python traceback says it was raised."""
+        return where_of(self.frames) or self.event.location()
 
     def as_dict(self) -> dict[str, Any]:
         return {"seq": self.seq, **event_dict(self.event, self.frames)}
@@ -95,10 +97,30 @@ class SeenEvent:
         return out
 
     def text_line(self) -> str:
-        mark = messages.EVENT_MARK_INFO if self.event.severity == "info" else messages.EVENT_MARK_ALERT
+        e = self.event
+        mark = messages.EVENT_MARK_ALERT if e.severity != "info" else messages.EVENT_MARK_INFO
+        if e.kind == "exception":
+            mark = messages.EVENT_MARK_EXCEPTION
+        where = self.where
         return messages.EVENT_LINE.format(
-            mark=mark, summary=self.event.summary()[:200], where=where_suffix(self.frames)
+            mark=mark,
+            summary=self.event.summary()[:200],
+            where=messages.EVENT_LINE_WHERE.format(where=where) if where else "",
         )
+
+
+def line_change_cause(conn: Connection | None, fields: Any) -> str:
+    """What a DTR/RTS change that may reset the board is reported as: whose it was."""
+    if fields.get("source") == "rfc2217":
+        client = conn.lent_to if conn is not None and conn.lent_to else messages.EVENT_RESET_MIRROR_CLIENT
+        return messages.EVENT_RESET_LINES_BY.format(who=client)
+    return messages.EVENT_RESET_LINES
+
+
+def lend_cause(pids: Iterable[int] | None) -> str:
+    """What the boots seen right after a lend are attributed to: ``lend to pid 4242``."""
+    to = messages.EVENT_RESET_LEND_TO.format(pids=", ".join(map(str, pids))) if pids else ""
+    return messages.EVENT_RESET_LEND.format(to=to)
 
 
 def where_of(frames: Frames) -> str | None:
@@ -184,7 +206,12 @@ class EventWatch:
         self._seq = 0
         # cursor key -> (every seq up to this one was shown to it, and these after it)
         self._seen: dict[str, tuple[int, set[int]]] = {}
-        self._counts = dict.fromkeys(("boot", "stage", "reset", "crash", "boot_loop"), 0)
+        self._counts = dict.fromkeys(("boot", "stage", "reset", "crash", "exception", "boot_loop"), 0)
+        # for the detector (issue 38), appended from any thread, handed over on the watch thread: the
+        # host's last writes (offset, t) and the resets a user caused (cause, offset, t, window)
+        self._writes: deque[tuple[int, float]] = deque(maxlen=8)
+        self._resets: deque[tuple[str, int, float, float]] = deque(maxlen=16)
+        conn.add_listener(self._on_log)
         self._last: SeenEvent | None = None
         self.bytes_not_scanned = 0
         self.skips = 0
@@ -216,6 +243,40 @@ class EventWatch:
             self._wake.set()
         if end - self._pos >= BATCH_BYTES and not self._now.is_set():
             self._now.set()
+
+    def expect_reset(self, cause: str, window: float | None = None, offset: int | None = None) -> None:
+        """A reset the user caused or expected (any thread): the first boot after it (within ``window``
+        seconds) is reported as a ``reset`` with ``cause`` and counts toward no boot loop."""
+        conn = self._conn()
+        if conn is None:
+            return
+        at = conn.ring.end_offset if offset is None else offset  # an int read: no lock (listeners hold it)
+        self._resets.append((cause, at, time.time(), EXPECT_WINDOW_S if window is None else window))
+
+    def _on_log(self, event: Any, data: bytes | None) -> None:
+        """Connection listener: the host's writes (a banner right after one answers it: no boot), and
+        the DTR/RTS changes an RFC 2217 client or a caller made (a reset the user caused)."""
+        kind = event.type
+        if kind == "rx" or kind == "event":
+            return
+        if kind == "tx":
+            self.note_tx()
+        elif kind == "control" and event.fields.get("applied", True):
+            self.expect_reset(line_change_cause(self._conn(), event.fields))
+
+    def note_tx(self) -> None:
+        conn = self._conn()
+        if conn is not None:
+            self._writes.append((conn.ring.end_offset, time.time()))
+
+    def _hand_over(self) -> None:
+        """Give the detector the writes and resets noted so far (watch thread, after copying a piece:
+        a note made later is at or past its end)."""
+        detector, writes, resets = self.detector, self._writes, self._resets
+        while writes:
+            detector.note_tx(*writes.popleft())
+        while resets:
+            detector.expect_reset(*resets.popleft())
 
     def _ask_now(self) -> None:
         self._now.set()
@@ -312,6 +373,7 @@ class EventWatch:
             out: dict[str, Any] = {
                 "boots": c["boot"],
                 "crashes": c["crash"],
+                "exceptions": c["exception"],
                 "resets": c["reset"],
                 "boot_loops": c["boot_loop"],
                 "bytes_scanned": self.detector.counters()["bytes_scanned"],
@@ -446,6 +508,8 @@ class EventWatch:
                     pos = skip_to
                 rr = ring.read(pos, PIECE)
                 stamps = ring.stamps(rr.from_offset, rr.next_offset) if rr.data else []
+            if self._writes or self._resets:
+                self._hand_over()
             if not rr.data:
                 self._pos = pos
                 self._resolve_settles()

@@ -28,6 +28,7 @@ from serial_mcp.core.lend_watch import SCAN_INTERVAL_S, LendWatch
 from serial_mcp.errors import ErrorCode, SerialMcpError
 from serial_mcp.serial import holders
 from serial_mcp.serial.connection import Connection
+from serial_mcp.serial.event_watch import lend_cause
 
 log = logging.getLogger(__name__)
 
@@ -201,6 +202,7 @@ class Lend:
         watch = self.watch
         seen = sorted(watch.borrowers_seen) if watch else None
         log.info("connection %s: taking the port back (%s)", conn.id, reason)
+        conn.events.expect_reset(lend_cause(seen))  # a boot seen now is the lend's, not the firmware's own
         await conn.resume("reclaim", reason=reason, borrowers=seen, opens=watch.opens if watch else None)
 
     def cancel(self) -> None:

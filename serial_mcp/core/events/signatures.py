@@ -542,6 +542,7 @@ SIGNATURES: tuple[Signature, ...] = (
         end=r"^(?P<reason>\S.*)$",
         max_lines=64,
         mild=r"^(?:KeyboardInterrupt|SystemExit)\b",
+        resumes=r"^>>>",  # the REPL's prompt came back: the program went on (an exception, not a crash)
     ),
     # PC firmware (QEMU's default BIOS).
     _boot("seabios", "bios", (b"SeaBIOS (version",), r"SeaBIOS \(version (?P<version>[^)]+)\)", 1),

@@ -5,6 +5,7 @@ triggers of every row (and a user's patterns) in a chunk (see :mod:`.detector` a
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Final, NamedTuple
 
@@ -53,3 +54,37 @@ def compile_table(signatures: tuple[Signature, ...], boot_patterns: Sequence[byt
             messages.EVENTS_BOOT_PATTERNS_TOO_BIG.format(error=exc), field="boot_patterns"
         ) from None
     return CompiledTable(rows_t, user_rows, table, prefilter, hints)
+
+
+def find_head(
+    table: CompiledTable, raw: bytes, text: str, hint: tuple[int, int]
+) -> tuple[Row, re.Match[str] | None] | None:
+    """The row whose head the line ``raw`` (``text`` cleaned) is, trying the rows of the leftmost trigger
+    first; ``hint`` is where that trigger is in ``raw``."""
+    search = table.trigger.search
+    at, to = hint
+    tried: set[str] = set()
+    for _ in range(4):  # the rows of the first few triggers found, in the order they are met
+        for row in table.by_trigger.get(raw[at:to], table.user_rows):
+            if row.name not in tried:
+                tried.add(row.name)
+                found = _try(row, raw, text)
+                if found is not None:
+                    return found
+        m = search(raw, at + 1)
+        if m is None:
+            return None
+        at, to = m
+    for row in table.rows:  # a line with many triggers: the remaining rows, each once
+        if row.name not in tried and (row.raw is not None or any(t in raw for t in row.sig.triggers)):
+            found = _try(row, raw, text)
+            if found is not None:
+                return found
+    return None
+
+
+def _try(row: Row, raw: bytes, text: str) -> tuple[Row, re.Match[str] | None] | None:
+    if row.raw is not None:
+        return (row, None) if row.raw.search(raw) is not None else None
+    m = row.head.search(text)
+    return (row, m) if m is not None else None
