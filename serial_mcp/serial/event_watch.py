@@ -101,12 +101,10 @@ class SeenEvent:
         mark = messages.EVENT_MARK_ALERT if e.severity != "info" else messages.EVENT_MARK_INFO
         if e.kind == "exception":
             mark = messages.EVENT_MARK_EXCEPTION
-        where = self.where
-        return messages.EVENT_LINE.format(
-            mark=mark,
-            summary=self.event.summary()[:200],
-            where=messages.EVENT_LINE_WHERE.format(where=where) if where else "",
-        )
+        where = where_suffix(self.frames)  # the decoded chain; else where a traceback says it was raised
+        if not where and (location := e.location()):
+            where = messages.EVENT_LINE_WHERE.format(where=location)
+        return messages.EVENT_LINE.format(mark=mark, summary=e.summary()[:200], where=where)
 
 
 def line_change_cause(conn: Connection | None, fields: Any) -> str:

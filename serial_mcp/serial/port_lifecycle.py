@@ -244,7 +244,7 @@ class PortLifecycle:
         """The real path and device number of the device first opened (None: not a device node).
         Taken from the first handle, which every reopen replaces only after this was asked."""
         if "_opened_device" not in vars(self):
-            self._opened_device = getattr(self.handle, "device", None)
+            self._opened_device = getattr(self.handle, "device_id", None)
         return self._opened_device
 
     def _reopen_same(self, settings: SerialSettings) -> PortHandle:
@@ -254,7 +254,7 @@ class PortLifecycle:
         assert self._reopen is not None
         first = self.opened_device
         handle = self._reopen(settings)
-        now = getattr(handle, "device", None)
+        now = getattr(handle, "device_id", None)
         if isinstance(self._reopen, Follower) or first is None or now is None or now == first:
             return handle
         with contextlib.suppress(Exception):

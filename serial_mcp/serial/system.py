@@ -87,7 +87,7 @@ class SystemPortHandle:
         self._write_busy = threading.Lock()  # held while a write uses the descriptor
         self._draining: threading.Event | None = None  # set once a helper thread's tcdrain returned
         self._is_tty = self._fd is not None and os.isatty(self._fd)
-        self.device = device_of(self._fd, name)  # what a reopen must find again (port_lifecycle)
+        self.device_id = device_of(self._fd, name)  # what a reopen must find again (port_lifecycle)
         # TIOCEXCL: another program's open of the tty fails with EBUSY while we hold it (pyserial's
         # flock binds only programs that flock too); cleared on close, so a lend hands it over
         self.exclusive: bool | None = None

@@ -59,6 +59,9 @@ def test_events_left_out_of_a_result_are_counted_in_its_text() -> None:
 class _Conn:
     """What the watch reads of a connection: its ring under a lock, and where found events go."""
 
+    def add_listener(self, listener: object) -> None:  # the watch follows the log for writes and resets
+        pass
+
     def __init__(self, ring: RxRing) -> None:
         self.ring = ring
         self.thread_lock = threading.Lock()
