@@ -1,0 +1,208 @@
+"""The mirrors serve their owner only (issue 36.1, 36.2): another local user's client is refused by
+the RFC 2217 mirror before anything reaches the device or the port counts as lent; another
+session, or the owner itself, cannot reach an owned device through a mirror's URL or PTY, however
+the URL is spelled; non-owners see neither the URL nor the PTY path."""
+
+from __future__ import annotations
+
+import argparse
+import encodings.idna  # noqa: F401  # loaded before the fork: the child, as nobody, cannot read the stdlib
+import os
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+
+import anyio
+import pytest
+import serial
+
+from serial_mcp import Engine, config
+from serial_mcp.engine import mirroring, port_ops
+from serial_mcp.engine.access import Caller
+from serial_mcp.errors import SerialMcpError
+from serial_mcp.serial import peer_process
+from serial_mcp.serial.connection import Connection
+from tests.pty.devices import PtyDevice, echo
+
+pytestmark = [pytest.mark.anyio, pytest.mark.pty]
+NOBODY_UID = 65534
+
+
+def _as_nobody(port: int, out: int) -> None:
+    """In a forked child: become ``nobody``, connect, send plain data and a baud change, and write
+    what came back to ``out``."""
+    os.setgroups([])
+    os.setgid(NOBODY_UID)
+    os.setuid(NOBODY_UID)
+    got = b""
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+        try:
+            s.sendall(b"FROM-NOBODY\r\n" + bytes([255, 250, 44, 1, 0, 0, 0xE1, 0, 255, 240]))
+            while chunk := s.recv(4096):
+                got += chunk
+        except OSError:
+            pass
+    os.write(out, got)
+
+
+@pytest.fixture
+def echo_dev() -> Iterator[PtyDevice]:
+    dev = PtyDevice(echo).start()
+    yield dev
+    dev.close()
+
+
+def inner(eng: Engine, cid: str) -> Connection:
+    return eng.services.manager.get(cid)
+
+
+def port_of(url: str) -> int:
+    return int(url.rsplit(":", 1)[1])
+
+
+def run_as_nobody(port: int) -> str:
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: nothing but a socket, then out
+        code = 1
+        try:
+            os.close(r)
+            _as_nobody(port, w)
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(w)
+    with os.fdopen(r, "rb") as pipe:
+        got = pipe.read()
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    return got.decode("latin-1")
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to run a client as another user")
+async def test_another_users_client_is_refused_before_anything_reaches_the_device(
+    echo_dev: PtyDevice,
+) -> None:
+    async with Engine() as eng:
+        conn = await eng.open(echo_dev.path, mirror="rfc2217")
+        url = conn.opened.mirror_url or ""
+        got = await anyio.to_thread.run_sync(run_as_nobody, port_of(url))
+        assert "refused" in got and f"uid {NOBODY_UID}" in got  # told why, in the telnet stream
+        assert bytes(echo_dev.received) == b""  # nothing reached the device
+        c = inner(eng, conn.id)
+        assert c.lent_to is None and c.settings.baud_rate == 115200
+        status = await conn.get_status()
+        assert status.rfc2217 is not None and status.rfc2217["refused_users"] == 1
+        assert status.rfc2217["client"] is None and status.settings["baud_rate"] == 115200
+
+        def owner_talks() -> bytes:  # the owner (this process's uid) is served, never locked out
+            with serial.serial_for_url(url, baudrate=115200, timeout=10) as port:
+                port.write(b"mine")
+                return bytes(port.read(4))
+
+        assert await anyio.to_thread.run_sync(owner_talks) == b"mine"
+        assert bytes(echo_dev.received) == b"mine"
+
+
+async def test_a_peer_that_cannot_be_identified_is_refused_unless_any_user(
+    echo_dev: PtyDevice, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "net").mkdir()  # a /proc with no socket tables: no uid to be found
+    monkeypatch.setattr(peer_process, "PROC", tmp_path)
+    async with Engine() as eng:
+        conn = await eng.open(echo_dev.path, mirror="rfc2217")
+        url = conn.opened.mirror_url or ""
+
+        def talk() -> bytes:
+            with serial.serial_for_url(url, baudrate=115200, timeout=3) as port:
+                port.write(b"who")
+                return bytes(port.read(3))
+
+        with pytest.raises((serial.SerialException, OSError)):  # pyserial's client: refused at its open
+            await anyio.to_thread.run_sync(talk)
+        assert bytes(echo_dev.received) == b""
+        status = await conn.get_status()
+        assert status.rfc2217 is not None and status.rfc2217["refused_users"] == 1
+        inner(eng, conn.id).rfc2217.any_user = True  # --mirror-any-user
+        assert await anyio.to_thread.run_sync(talk) == b"who"
+
+
+def test_mirror_any_user_is_a_flag_an_environment_variable_and_a_config_key(tmp_path: Path) -> None:
+    parser = argparse.ArgumentParser()
+    config.add_options(parser)
+    try:
+        config.port_policy(config.resolve(parser.parse_args([]), environ={}))
+        assert not peer_process.any_user() and not peer_process.may_attach(None)
+        config.port_policy(config.resolve(parser.parse_args(["--mirror-any-user"]), environ={}))
+        assert peer_process.any_user() and peer_process.may_attach(None)
+        config.port_policy(config.resolve(parser.parse_args([]), environ={}))
+        assert not peer_process.any_user()
+        config.port_policy(config.resolve(parser.parse_args([]), environ={"SERIAL_MCP_MIRROR_ANY_USER": "1"}))
+        assert peer_process.any_user()
+        toml = tmp_path / "c.toml"
+        toml.write_text("mirror_any_user = false\n")
+        config.port_policy(config.resolve(parser.parse_args(["--config", str(toml)]), environ={}))
+        assert not peer_process.any_user()
+    finally:
+        peer_process.allow_any_user(False)
+    assert (
+        peer_process.may_attach(0)
+        and peer_process.may_attach(os.geteuid())
+        and not peer_process.may_attach(NOBODY_UID)
+    )
+    assert not peer_process.may_attach(NOBODY_UID, any_user=True)  # another user is never served
+
+
+async def test_no_spelling_of_the_mirrors_url_opens_a_second_door(echo_dev: PtyDevice) -> None:
+    async with Engine() as eng:
+        conn = await eng.open(echo_dev.path, mirror="rfc2217")
+        n = port_of(conn.opened.mirror_url or "")
+        spellings = [
+            f"socket://127.0.0.1:{n}",
+            f"rfc2217://127.1:{n}",
+            f"rfc2217://0.0.0.0:{n}",
+            f"socket://2130706433:{n}",  # 127.0.0.1 as one decimal number
+            f"socket://localhost:{n}",
+            f"rfc2217://[::1]:{n}",
+            f"socket://[::ffff:127.0.0.1]:{n}",
+            f"rfc2217://127.0.0.1:{n}?timeout=3",
+        ]
+        for url in spellings:
+            with pytest.raises(SerialMcpError) as refused:
+                await eng.open(url)
+            assert refused.value.code == "not_allowed", url
+            assert conn.id in refused.value.message and "RFC 2217 mirror" in refused.value.message, url
+            assert "you own" in refused.value.message, url
+        assert [c.connection_id for c in eng.connections().connections] == [conn.id]
+        assert bytes(echo_dev.received) == b""
+
+
+async def test_the_pty_mirror_is_no_second_door(echo_dev: PtyDevice, tmp_path: Path) -> None:
+    async with Engine() as eng:
+        conn = await eng.open(echo_dev.path, mirror="rw")
+        pty = conn.opened.mirror or ""
+        link = tmp_path / "looks-harmless"
+        link.symlink_to(pty)
+        for name in (pty, str(link)):
+            with pytest.raises(SerialMcpError) as refused:
+                await eng.open(name)
+            assert refused.value.code == "not_allowed" and "PTY mirror" in refused.value.message
+            assert conn.id in refused.value.message
+        assert [c.connection_id for c in eng.connections().connections] == [conn.id]
+        assert bytes(echo_dev.received) == b""
+
+
+async def test_another_session_is_told_the_mirrors_owner_and_sees_no_url(echo_dev: PtyDevice) -> None:
+    async with Engine() as eng:
+        conn = await eng.open(echo_dev.path, mirror="rfc2217")
+        url = conn.opened.mirror_url or ""
+        svc = eng.services
+        other = Caller("session-b")
+        seen = port_ops.get_status(svc, other, conn.id)
+        assert url not in seen.model_dump_json()  # neither in the fields nor in the text
+        assert url not in seen.summary()
+        assert seen.rfc2217 is not None and "url" not in seen.rfc2217
+        assert port_ops.get_status(svc, Caller.local(), conn.id).rfc2217["url"] == url  # type: ignore[index]
+        with pytest.raises(SerialMcpError) as refused:
+            await mirroring.refuse_own_mirror(svc.manager, url.replace("rfc2217", "socket"), other.key)
+        assert "another session owns" in refused.value.message
