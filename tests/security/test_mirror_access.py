@@ -8,7 +8,10 @@ from __future__ import annotations
 import argparse
 import encodings.idna  # noqa: F401  # loaded before the fork: the child, as nobody, cannot read the stdlib
 import os
+import signal
 import socket
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -206,3 +209,39 @@ async def test_another_session_is_told_the_mirrors_owner_and_sees_no_url(echo_de
         with pytest.raises(SerialMcpError) as refused:
             await mirroring.refuse_own_mirror(svc.manager, url.replace("rfc2217", "socket"), other.key)
         assert "another session owns" in refused.value.message
+
+
+@pytest.mark.slow  # starts serial-mcp itself
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to run a client as another user")
+def test_the_cli_mirror_follows_the_same_rule(echo_dev: PtyDevice) -> None:
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("SERIAL_MCP_")}
+    environ["SERIAL_MCP_MIRROR_ANY_USER"] = "1"  # lets in a peer it cannot identify, never another user
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "serial_mcp", "mirror", echo_dev.path, "--rfc2217"],
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=environ,
+    )  # fmt: skip
+    try:
+        assert proc.stdout is not None
+        url = proc.stdout.readline().decode().strip()
+        assert url.startswith("rfc2217://127.0.0.1:"), proc.communicate(timeout=30)
+        got = run_as_nobody(port_of(url))
+    finally:
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    assert "refused" in got and f"uid {NOBODY_UID}" in got
+    assert bytes(echo_dev.received) == b""
+    assert f"refused: uid {NOBODY_UID}" in err.decode(errors="replace")  # logged on stderr
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "::1"])
+def test_a_local_peers_uid_is_found_over_ipv4_and_ipv6(host: str) -> None:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    try:
+        server = socket.create_server((host, 0), family=family)
+    except OSError:
+        pytest.skip(f"no {host} here")
+    with server, socket.create_connection(server.getsockname()[:2]) as client:
+        accepted, _ = server.accept()
+        with accepted:
+            assert peer_process.peer_uid(accepted) == os.geteuid()  # tcp, or tcp6 for ::1
+            assert peer_process.peer_uid(client) == os.geteuid()  # the other end too
