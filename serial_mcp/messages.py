@@ -1194,3 +1194,5 @@ S_STATUS_SETTINGS_BY = (
 S_STATUS_SETTINGS_UNSEEN = (
     "; the port's settings are set by {by}, not seen here; the connection's own {own} come back at reclaim"
 )
+MIRROR_PEER_UNKNOWN = "a peer whose uid could not be found"
+MIRROR_PEER_GONE = "a peer that closed its socket before it was accepted"

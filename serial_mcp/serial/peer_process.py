@@ -28,6 +28,14 @@ _UID_COLUMN, _INODE_COLUMN = 7, 9
 _any_user = False  # --mirror-any-user: a peer whose uid cannot be found is let in
 
 
+@dataclass(frozen=True, slots=True)
+class PeerSocket:
+    """The client's socket, as /proc/net shows it."""
+
+    uid: int
+    inode: str
+
+
 def allow_any_user(flag: bool) -> None:
     """Let the mirrors serve a peer whose uid cannot be found (``--mirror-any-user``)."""
     global _any_user
@@ -38,19 +46,13 @@ def any_user() -> bool:
     return _any_user
 
 
-def may_attach(uid: int | None, any_user: bool | None = None) -> bool:
-    """Whether a mirror serves a peer of ``uid`` (None: not identified)."""
-    if uid is None:
+def may_attach(peer: PeerSocket | None, any_user: bool | None = None) -> bool:
+    """Whether a mirror serves ``peer`` (None: not identified). A socket no process holds any more
+    (inode 0: its owner closed it, the kernel keeps a time-wait stub) shows uid 0 whoever made it:
+    never served, so a client cannot pass as root by closing before the accept."""
+    if peer is None:
         return _any_user if any_user is None else any_user
-    return uid in (0, os.geteuid())
-
-
-@dataclass(frozen=True, slots=True)
-class PeerSocket:
-    """The client's socket, as /proc/net shows it."""
-
-    uid: int
-    inode: str
+    return peer.inode != "0" and peer.uid in (0, os.geteuid())
 
 
 def _hex_endpoint(host: str, port: int) -> tuple[str, str]:

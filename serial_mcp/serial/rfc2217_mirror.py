@@ -37,7 +37,7 @@ from serial_mcp import messages
 from serial_mcp.core.eventlog import LogEvent
 from serial_mcp.core.settings import SerialSettings
 from serial_mcp.serial.connection import Connection
-from serial_mcp.serial.peer_process import describe_peer, may_attach, peer_socket
+from serial_mcp.serial.peer_process import PeerSocket, describe_peer, may_attach, peer_socket
 from serial_mcp.serial.rfc2217_port import SOURCE, LentPort
 
 log = logging.getLogger(__name__)
@@ -73,7 +73,7 @@ class Rfc2217Mirror:
         self._listener = socket.create_server((host, port), backlog=1)
         self.host, self.port = self._listener.getsockname()[:2]
         self.url = f"rfc2217://{self.host}:{self.port}"
-        self.client: str | None = None  # the attached client: "esptool (pid 4242) at host:port"
+        self.client: str | None = None  # the attached client: 'program "esptool" (pid 4242) at host:port'
         self.clients = 0  # attached over the mirror's life
         self.refused = 0  # turned away while another was attached
         self.refused_users = 0  # turned away: another user's, or a peer whose uid could not be found
@@ -199,8 +199,8 @@ class Rfc2217Mirror:
         except OSError:
             return
         peer = peer_socket(sock)  # first: a refused peer builds nothing, locks nobody out
-        if not may_attach(peer.uid if peer is not None else None, self.any_user):
-            self._refuse_user(sock, addr, peer.uid if peer is not None else None)
+        if not may_attach(peer, self.any_user):
+            self._refuse_user(sock, addr, peer)
             return
         if self._sock is not None:
             self.refused += 1
@@ -227,10 +227,16 @@ class Rfc2217Mirror:
             "marker", label="rfc2217 attach", client=client, read_only=self.read_only, responders_held=held
         )
 
-    def _refuse_user(self, sock: socket.socket, addr: Any, uid: int | None) -> None:
+    def _refuse_user(self, sock: socket.socket, addr: Any, peer: PeerSocket | None) -> None:
         """Tell a peer that is not the server's user why it is closed, and close it."""
         self.refused_users += 1
-        who = f"uid {uid}" if uid is not None else "a peer whose uid could not be found"
+        who = (
+            messages.MIRROR_PEER_UNKNOWN
+            if peer is None
+            else messages.MIRROR_PEER_GONE
+            if peer.inode == "0"
+            else f"uid {peer.uid}"
+        )
         log.warning(
             "rfc2217 mirror of %s: %s:%s refused: %s (the mirror serves uid %d and root; "
             "--mirror-any-user lets an unidentified peer in)", self.conn.id, *addr[:2], who, os.geteuid()
@@ -239,7 +245,9 @@ class Rfc2217Mirror:
         with contextlib.suppress(OSError):
             sock.setblocking(False)  # a refusal never waits for a peer that does not read
             sock.send(text.encode())
-        with contextlib.suppress(OSError):
+            sock.shutdown(socket.SHUT_WR)
+            sock.recv(RECV_SIZE)  # what it sent already, read and dropped: a close with unread
+        with contextlib.suppress(OSError):  # data would reset the connection before it reads why
             sock.close()
 
     def _from_client(self, sock: socket.socket) -> None:

@@ -148,12 +148,9 @@ def test_mirror_any_user_is_a_flag_an_environment_variable_and_a_config_key(tmp_
         assert not peer_process.any_user()
     finally:
         peer_process.allow_any_user(False)
-    assert (
-        peer_process.may_attach(0)
-        and peer_process.may_attach(os.geteuid())
-        and not peer_process.may_attach(NOBODY_UID)
-    )
-    assert not peer_process.may_attach(NOBODY_UID, any_user=True)  # another user is never served
+    me, root, nobody = (peer_process.PeerSocket(uid, "4242") for uid in (os.geteuid(), 0, NOBODY_UID))
+    assert peer_process.may_attach(me) and peer_process.may_attach(root)
+    assert not peer_process.may_attach(nobody) and not peer_process.may_attach(nobody, any_user=True)
 
 
 async def test_no_spelling_of_the_mirrors_url_opens_a_second_door(echo_dev: PtyDevice) -> None:
@@ -245,3 +242,28 @@ def test_a_local_peers_uid_is_found_over_ipv4_and_ipv6(host: str) -> None:
         with accepted:
             assert peer_process.peer_uid(accepted) == os.geteuid()  # tcp, or tcp6 for ::1
             assert peer_process.peer_uid(client) == os.geteuid()  # the other end too
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to run a client as another user")
+def test_a_client_that_closed_before_the_accept_cannot_pass_as_root() -> None:
+    """Its socket, closed, is a kernel stub that /proc shows as uid 0 with no inode: never served."""
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        pid = os.fork()
+        if pid == 0:  # nobody connects, sends, closes, before anything is accepted
+            code = 1
+            try:
+                os.setgroups([])
+                os.setgid(NOBODY_UID)
+                os.setuid(NOBODY_UID)
+                with socket.create_connection(server.getsockname()[:2]) as early:
+                    early.sendall(b"reset the board")
+                code = 0
+            finally:
+                os._exit(code)
+        _, status = os.waitpid(pid, 0)
+        assert os.waitstatus_to_exitcode(status) == 0
+        accepted, _ = server.accept()
+        with accepted:
+            peer = peer_process.peer_socket(accepted)
+            assert peer is not None and peer.inode == "0"
+            assert not peer_process.may_attach(peer) and not peer_process.may_attach(peer, any_user=True)
