@@ -11,6 +11,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from serial_mcp import messages
+from serial_mcp.core.outside_text import quoted
 
 
 class LabPlace(BaseModel):
@@ -47,7 +48,7 @@ class ListPortsResult(BaseModel):
     def summary(self) -> str:
         names = ", ".join(
             p.name
-            + (f" ({p.description})" if p.description else "")
+            + (f" (description {quoted(p.description)})" if p.description else "")  # the device names it
             + (f" open as {p.open_as}" if p.open_as else "")
             for p in self.ports
         )

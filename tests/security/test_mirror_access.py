@@ -267,3 +267,12 @@ def test_a_client_that_closed_before_the_accept_cannot_pass_as_root() -> None:
             peer = peer_process.peer_socket(accepted)
             assert peer is not None and peer.inode == "0"
             assert not peer_process.may_attach(peer) and not peer_process.may_attach(peer, any_user=True)
+
+
+async def test_the_pty_mirror_is_its_owners_alone(echo_dev: PtyDevice) -> None:
+    """Not even group tty (write(1), wall) may type into a read-write PTY mirror (devpts often gives
+    it 0620)."""
+    async with Engine() as eng:
+        conn = await eng.open(echo_dev.path, mirror="rw")
+        st = os.stat(conn.opened.mirror or "")
+        assert st.st_uid == os.geteuid() and st.st_mode & 0o077 == 0

@@ -156,3 +156,12 @@ async def test_get_status_shows_the_settings_a_mirror_client_runs_the_port_at(ec
         status = await conn.get_status()  # the client left: the connection's own again
         assert status.settings["baud_rate"] == 115200 and status.settings_by is None
         assert status.own_settings is None and "set by" not in status.summary()
+
+
+def test_a_devices_own_description_is_quoted_safely_in_list_ports_text() -> None:
+    from serial_mcp.engine.results_ports import ListPortsResult, Port
+
+    shown = ListPortsResult(ports=[Port(name="/dev/ttyUSB0", description=HOSTILE, transport="usb")])
+    text = shown.summary()
+    assert '/dev/ttyUSB0 (description "evil' in text  # a named field, the name as a string literal
+    assert "\x1b" not in text and "\n" not in text and "\u202e" not in text and "x" * 65 not in text
