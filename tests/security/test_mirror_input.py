@@ -14,13 +14,19 @@ from typing import Any
 import anyio
 import pytest
 import serial
+from mcp import Client
 
 from serial_mcp import Engine
 from serial_mcp.core.eventlog import LogEvent
 from serial_mcp.core.outside_text import clean, quoted
+from serial_mcp.engine.results_ports import ListPortsResult, Port
+from serial_mcp.mcp.server import build_server
 from serial_mcp.serial import rfc2217_mirror
 from serial_mcp.serial.connection import Connection
+from serial_mcp.serial.fake import FakeOpener
+from serial_mcp.serial.manager import ConnectionManager
 from tests.pty.devices import PtyDevice, echo
+from tests.tool_calls import call
 
 pytestmark = [pytest.mark.anyio, pytest.mark.pty]
 IAC, SB, COM_PORT_OPTION = 255, 250, 44
@@ -159,9 +165,21 @@ async def test_get_status_shows_the_settings_a_mirror_client_runs_the_port_at(ec
 
 
 def test_a_devices_own_description_is_quoted_safely_in_list_ports_text() -> None:
-    from serial_mcp.engine.results_ports import ListPortsResult, Port
-
     shown = ListPortsResult(ports=[Port(name="/dev/ttyUSB0", description=HOSTILE, transport="usb")])
     text = shown.summary()
     assert '/dev/ttyUSB0 (description "evil' in text  # a named field, the name as a string literal
     assert "\x1b" not in text and "\n" not in text and "\u202e" not in text and "x" * 65 not in text
+
+
+async def test_get_status_of_a_lent_port_says_whose_settings_it_runs_at() -> None:
+    opener = FakeOpener()
+    opener.add("board")
+    async with Client(build_server(ConnectionManager(opener))) as c:
+        cid = (await call(c, "open", {"port": "board", "baud_rate": 9600}))["connection_id"]
+        await call(c, "lend", {"connection_id": cid, "action": "release", "timeout_ms": 600_000})
+        status = await call(c, "get_status", {"connection_id": cid})
+        assert "released to" in status["settings_by"]  # the borrower's, which serial-mcp cannot see
+        assert status["own_settings"]["baud_rate"] == 9600  # what comes back at reclaim
+        await call(c, "lend", {"connection_id": cid, "action": "reclaim"})
+        status = await call(c, "get_status", {"connection_id": cid})
+        assert status.get("settings_by") is None and status["settings"]["baud_rate"] == 9600
