@@ -122,6 +122,7 @@ OPTIONS: tuple[Option, ...] = (
            env_name="SERIAL_MCP_FIRMWARE_DIR", repeat=True),  # issue 24: where open(elf=...) may read
     Option("labgrid_coordinator", _host_port, None, messages.OPT_LABGRID_COORDINATOR, "HOST:PORT",
            env_name="LG_COORDINATOR"),  # labgrid's own variable (issue 25)
+    Option("mirror_any_user", _bool, False, messages.OPT_MIRROR_ANY_USER, flag=False),  # issue 36.1
 )
 # fmt: on
 OPTION_BY_NAME = {o.name: o for o in OPTIONS}
@@ -211,6 +212,7 @@ def resolve(args: argparse.Namespace, environ: Mapping[str, str] | None = None) 
 def port_policy(cfg: ServerConfig) -> PortPolicy:
     """The port policy of these settings, checked (a bad allowlist is a startup error: fail
     closed, never "allow all")."""
+    from serial_mcp.serial.peer_process import allow_any_user
     from serial_mcp.serial.policy import PortPolicy  # here: ``serial-mcp --help`` loads no engine
 
     try:
@@ -225,6 +227,7 @@ def port_policy(cfg: ServerConfig) -> PortPolicy:
         policy.patterns()
     except InvalidArgument as exc:
         raise ConfigError(exc.message) from None
+    allow_any_user(cfg.mirror_any_user)  # the mirrors' rule for a peer whose uid cannot be found
     return policy
 
 

@@ -1101,10 +1101,6 @@ CLI_MIRROR_ESP_RESET = (
 CLI_MIRROR_ESP_RESET_ALONE = "--esp-reset goes with --rfc2217"
 CLI_MIRRORING_RFC2217 = "serving {port} on {url}{ro}; Ctrl-C ends it"
 CLI_MIRROR_RECEIVE_ONLY = " (read-only: receive-only)"
-MIRROR_OWN = (
-    "{url} is this server's own RFC 2217 mirror of {id}: opening it would reach {id}'s device past its "
-    "owner; use {id} itself (write/transact, force=true while a client holds it)."
-)
 
 # --- issue 24.4 / 26.8: esp_log, frames to count on ---
 ESP_FILTER_COLONS = "print_filter item {item!r} has more than one ':'; write tag:level, e.g. 'wifi:W' or '*:E'."
@@ -1209,3 +1205,36 @@ EVENT_RESET_OUTPUT = "capture_boot: reset line"
 EVENT_RESET_TOUCH = "1200-baud touch"
 EVENT_RESET_LEND = "lend{to}"
 EVENT_RESET_LEND_TO = " to pid {pids}"
+# --- A ---
+MIRROR_REFUSED_USER = (
+    "serial-mcp: refused: this RFC 2217 mirror serves only its owner (uid {uid}) and root, and this"
+    " connection is from {who}. Ask the owner of the port, or run serial-mcp as your own user.\r\n"
+)
+MIRROR_SUBNEGOTIATION_TOO_LONG = (
+    "a Telnet subnegotiation longer than {limit} bytes (RFC 2217's are at most 10)"
+)
+OPT_MIRROR_ANY_USER = (
+    "let the mirrors serve a peer whose uid cannot be found (no /proc/net/tcp); the server's own user"
+    " and root are always served, other users never"
+)
+MIRROR_DOOR = (
+    "{port} is {mirror} of {id}, which {owner}: opening it would reach {id}'s device past its owner"
+    " and its port_lent, so it is refused."
+)
+MIRROR_DOOR_RFC2217 = "the RFC 2217 mirror {url}"
+MIRROR_DOOR_PTY = "the PTY mirror {path}"
+MIRROR_DOOR_YOURS = "you own: use {id} itself (write/transact, force=true while a mirror client holds it)"
+MIRROR_DOOR_THEIRS = (
+    'another session owns: only that session may write to it, unless it opens it with share="write"'
+)
+MIRROR_DOOR_NOBODYS = "no session owns now (its opener left it shared): write to {id} itself"
+SETTINGS_BY_BORROWER = "the program the port is released to (lend)"
+SETTINGS_BY_CLIENT = "the RFC 2217 client {client}"
+S_STATUS_SETTINGS_BY = (
+    "; the port runs at {now}, set by {by}; the connection's own {own} come back when it leaves"
+)
+S_STATUS_SETTINGS_UNSEEN = (
+    "; the port's settings are set by {by}, not seen here; the connection's own {own} come back at reclaim"
+)
+MIRROR_PEER_UNKNOWN = "a peer whose uid could not be found"
+MIRROR_PEER_GONE = "a peer that closed its socket before it was accepted"

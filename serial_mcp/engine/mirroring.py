@@ -4,12 +4,16 @@
 from __future__ import annotations
 
 import ipaddress
-import urllib.parse
-from typing import TYPE_CHECKING
+import os
+import socket
+import stat
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
 from serial_mcp import messages
+from serial_mcp.core.port_url import NETWORK_SCHEMES, parse_port, scheme_of
+from serial_mcp.engine.access import NOBODY
 from serial_mcp.errors import ErrorCode, InvalidArgument, SerialMcpError
 from serial_mcp.serial.connection import Connection
 from serial_mcp.serial.manager import ConnectionManager
@@ -51,25 +55,88 @@ async def stop_rfc2217(conn: Connection) -> None:
     await anyio.to_thread.run_sync(mirror.close)
 
 
-def refuse_own_mirror(manager: ConnectionManager, port: str) -> None:
-    """Opening one of this server's own mirrors would write to that connection's device through a
-    door of its own, past its owner and its ``port_lent``: refused (``not_allowed``), naming it."""
-    if not port.lower().startswith("rfc2217://"):
+async def refuse_own_mirror(manager: ConnectionManager, port: str, caller_key: str | None = None) -> None:
+    """Opening one of this server's own mirrors would reach that connection's device through a door
+    of its own, past its owner and its ``port_lent``: refused (``not_allowed``), naming the mirror
+    and its owner. A network URL whose host resolves (as pyserial will) to an address of this host
+    and whose port a mirror listens on, however it is spelled; a device path that is a mirror's PTY."""
+    doors = [(conn.id, conn.owner, conn.rfc2217, conn.mirror) for conn in manager.list()]
+    if not any(rfc or pty for _, _, rfc, pty in doors):
         return
+    found = await anyio.to_thread.run_sync(_find_door, doors, port)
+    if found is None:
+        return
+    conn_id, owner, mirror = found
+    who = (
+        messages.MIRROR_DOOR_YOURS
+        if owner == caller_key
+        else messages.MIRROR_DOOR_NOBODYS
+        if owner == NOBODY
+        else messages.MIRROR_DOOR_THEIRS
+    )
+    raise SerialMcpError(
+        ErrorCode.NOT_ALLOWED,
+        messages.MIRROR_DOOR.format(port=port, mirror=mirror, id=conn_id, owner=who.format(id=conn_id)),
+        mirror_of=conn_id,
+    )
+
+
+def _find_door(doors: list[tuple[str, str, Any, Any]], port: str) -> tuple[str, str, str] | None:
+    """(connection id, its owner, the mirror named) when ``port`` is one of ``doors``' mirrors."""
+    scheme = scheme_of(port)
+    if scheme is None:
+        rdev = _char_device(port)
+        for conn_id, owner, _, pty in doors:
+            if rdev is not None and pty is not None and pty.rdev == rdev:
+                return conn_id, owner, messages.MIRROR_DOOR_PTY.format(path=pty.path)
+        return None
+    if scheme not in NETWORK_SCHEMES:
+        return None
     try:
-        url = urllib.parse.urlsplit(port)
-        host, number = url.hostname or "", url.port
-        loopback = host == "localhost" or ipaddress.ip_address(host).is_loopback
-    except ValueError:  # not a host and port this could be: the opener says what is wrong
-        return
-    if not loopback or number is None:
-        return
-    for conn in manager.list():
-        mirror = conn.rfc2217
-        if mirror is not None and mirror.port == number:
-            raise SerialMcpError(
-                ErrorCode.NOT_ALLOWED, messages.MIRROR_OWN.format(url=mirror.url, id=conn.id)
-            )
+        target = parse_port(port)
+    except SerialMcpError:  # the opener says what is wrong with it
+        return None
+    for conn_id, owner, rfc, _ in doors:
+        if rfc is not None and rfc.port == target.port and _is_this_host(target.host or "", rfc.port):
+            return conn_id, owner, messages.MIRROR_DOOR_RFC2217.format(url=rfc.url)
+    return None
+
+
+def _char_device(path: str) -> int | None:
+    try:
+        st = os.stat(path)  # through any link: the device it names now
+    except (OSError, ValueError):
+        return None
+    return st.st_rdev if stat.S_ISCHR(st.st_mode) else None
+
+
+def _is_this_host(host: str, port: int) -> bool:
+    """Whether ``host`` resolves (``getaddrinfo``, as pyserial's connect does) to an address of this
+    host: loopback, unspecified (0.0.0.0 and :: connect here), or one a socket can bind to."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except (OSError, UnicodeError):  # no such host: the open fails on its own
+        return False
+    for family, _, _, _, sockaddr in infos:
+        try:
+            ip = ipaddress.ip_address(str(sockaddr[0]).split("%", 1)[0])
+        except ValueError:
+            continue
+        if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+            ip = ip.ipv4_mapped
+        if ip.is_loopback or ip.is_unspecified or _bindable(family, sockaddr):
+            return True
+    return False
+
+
+def _bindable(family: int, sockaddr: tuple[Any, ...]) -> bool:
+    """Whether ``sockaddr``'s address is one of this host's own (a socket can bind to it)."""
+    try:
+        with socket.socket(family, socket.SOCK_STREAM) as probe:
+            probe.bind((sockaddr[0], 0, *sockaddr[2:]))
+    except OSError:
+        return False
+    return True
 
 
 def check_configure(value: object) -> None:

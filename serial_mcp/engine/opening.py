@@ -139,7 +139,7 @@ class Opener:
         options = ConnectionOptions(**defaults, pace=parse_pace(merged.get("pace")))
         policy = parse_policy(merged.get("reconnect"))
         mirroring.check_mirror(mirror)
-        mirroring.refuse_own_mirror(self.manager, port)
+        await mirroring.refuse_own_mirror(self.manager, port, (caller or Caller.local()).key)
         if record is not None:  # checked before the port is touched
             validate_name(record)
             if not self.captures.enabled:

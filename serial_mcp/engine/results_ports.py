@@ -11,6 +11,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from serial_mcp import messages
+from serial_mcp.core.outside_text import quoted
 
 
 class LabPlace(BaseModel):
@@ -47,7 +48,7 @@ class ListPortsResult(BaseModel):
     def summary(self) -> str:
         names = ", ".join(
             p.name
-            + (f" ({p.description})" if p.description else "")
+            + (f" (description {quoted(p.description)})" if p.description else "")  # the device names it
             + (f" open as {p.open_as}" if p.open_as else "")
             for p in self.ports
         )
@@ -132,7 +133,10 @@ class StatusResult(BaseModel):
     connection_id: str
     port: str
     state: str
-    settings: dict[str, Any]
+    settings: dict[str, Any]  # the port's settings now (a mirror client's while it has changed them)
+    # who set ``settings`` when they are not the connection's own (an RFC 2217 client, a lend's borrower)
+    settings_by: str | None = None
+    own_settings: dict[str, Any] | None = None  # then: the connection's own, put back when it leaves
     rx_bytes: int
     tx_bytes: int
     start_offset: int
@@ -176,6 +180,7 @@ class StatusResult(BaseModel):
         extra += messages.S_STATUS_RESPOND_FAILED.format(n=dropped) if dropped else ""
         lent = (self.rfc2217 or {}).get("client") if not (self.rfc2217 or {}).get("read_only") else None
         extra += messages.S_STATUS_LENT.format(client=lent) if lent else ""
+        extra += _settings_by(self)
         return (
             messages.S_STATUS.format(
                 id=self.connection_id,
@@ -191,6 +196,24 @@ class StatusResult(BaseModel):
             + events_status(self.events)
             + _cursor_lost(self)
         )
+
+
+def _settings_by(status: StatusResult) -> str:
+    """The port's live settings when someone else set them, and the connection's own to come back."""
+    if status.settings_by is None or status.own_settings is None:
+        return ""
+    now, own = status.settings, status.own_settings
+    if now == own:  # a lend: what the borrower set is not seen
+        return messages.S_STATUS_SETTINGS_UNSEEN.format(by=status.settings_by, own=_line(own))
+    return messages.S_STATUS_SETTINGS_BY.format(now=_line(now), by=status.settings_by, own=_line(own))
+
+
+def _line(settings: dict[str, Any]) -> str:
+    """``57600 8N1`` (and the flow control when there is one)."""
+    parity = str(settings.get("parity", "none"))[:1].upper()
+    flow = settings.get("flow_control")
+    text = f"{settings.get('baud_rate')} {settings.get('data_bits')}{parity}{settings.get('stop_bits')}"
+    return text + (f" {flow}" if flow and flow != "none" else "")
 
 
 def _cursor_lost(status: StatusResult) -> str:

@@ -257,11 +257,22 @@ def status(conn: Connection, caller: Caller | None = None) -> models.StatusResul
         except OSError:
             pass
     opts = conn.options.as_dict()
+    mirror, mine = conn.rfc2217, conn.owner == caller.key
+    live = mirror.live_settings() if mirror is not None else None  # a mirror client set the port
+    set_by = (
+        messages.SETTINGS_BY_CLIENT.format(client=mirror.client)
+        if mirror is not None and live is not None
+        else messages.SETTINGS_BY_BORROWER
+        if conn.lend is not None
+        else None
+    )
     return models.StatusResult(
         connection_id=conn.id,
         port=conn.port,
         state=conn.state,
-        settings=conn.settings.as_dict(),
+        settings=(live or conn.settings).as_dict(),
+        settings_by=set_by,
+        own_settings=conn.settings.as_dict() if set_by is not None else None,
         rx_bytes=end,
         tx_bytes=conn.tx.tx_bytes,
         start_offset=start,
@@ -283,7 +294,7 @@ def status(conn: Connection, caller: Caller | None = None) -> models.StatusResul
         defaults=opts,
         last_error=conn.last_error,
         opened_at=datetime.fromtimestamp(conn.opened_at, UTC).isoformat(),
-        rfc2217=conn.rfc2217.describe() if conn.rfc2217 is not None else None,
+        rfc2217=mirror.describe(owner=mine) if mirror is not None else None,  # its URL: the owner's alone
     )
 
 

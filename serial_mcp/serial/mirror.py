@@ -34,6 +34,8 @@ class PtyMirror:
         tty.setraw(self._slave)
         os.set_blocking(self.master, False)
         self.path = os.ttyname(self._slave)
+        os.fchmod(self._slave, 0o600)  # like ``mesg n``: group tty (write, wall) cannot type to the device
+        self.rdev = os.fstat(self._slave).st_rdev  # an open of this device is refused (engine.mirroring)
         self.dropped = 0
         self.forwarded = 0
         self._stop_r, self._stop_w = os.pipe()

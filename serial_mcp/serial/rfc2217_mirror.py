@@ -33,9 +33,11 @@ from typing import Any
 
 from serial.rfc2217 import IAC, M_NORMAL, PortManager
 
+from serial_mcp import messages
 from serial_mcp.core.eventlog import LogEvent
+from serial_mcp.core.settings import SerialSettings
 from serial_mcp.serial.connection import Connection
-from serial_mcp.serial.peer_process import describe_peer
+from serial_mcp.serial.peer_process import PeerSocket, describe_peer, may_attach, peer_socket
 from serial_mcp.serial.rfc2217_port import SOURCE, LentPort
 
 log = logging.getLogger(__name__)
@@ -44,6 +46,7 @@ LOOPBACK = "127.0.0.1"
 QUEUE_LIMIT = 8 << 20  # RX bytes waiting for a client that does not read, before they are dropped
 MODEM_POLL_S = 0.5  # how often input lines are checked, on a port that has any
 RECV_SIZE = 1 << 16
+SUBNEGOTIATION_LIMIT = 4096  # RFC 2217's options are <= 10 bytes: a longer one is not a client's
 _IAC_DOUBLED = IAC + IAC
 
 
@@ -61,16 +64,19 @@ class Rfc2217Mirror:
         esp_reset: bool = False,
         host: str = LOOPBACK,
         port: int = 0,
+        any_user: bool | None = None,
     ) -> None:
         self.conn = conn
+        self.any_user = any_user  # None: the process's --mirror-any-user (serial.peer_process)
         self.read_only = read_only
         self.esp_reset = esp_reset  # see rfc2217_port: the ESP download reset played on the port
         self._listener = socket.create_server((host, port), backlog=1)
         self.host, self.port = self._listener.getsockname()[:2]
         self.url = f"rfc2217://{self.host}:{self.port}"
-        self.client: str | None = None  # the attached client: "esptool (pid 4242) at host:port"
+        self.client: str | None = None  # the attached client: 'program "esptool" (pid 4242) at host:port'
         self.clients = 0  # attached over the mirror's life
         self.refused = 0  # turned away while another was attached
+        self.refused_users = 0  # turned away: another user's, or a peer whose uid could not be found
         self.rx_forwarded = 0
         self.rx_dropped = 0
         self.tx_forwarded = 0
@@ -91,12 +97,23 @@ class Rfc2217Mirror:
         self._server.start()
         self._sender.start()
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self, *, owner: bool = True) -> dict[str, Any]:
+        """What get_status shows; the URL only to the connection's owner (no one else may use it)."""
+        url = {"url": self.url} if owner else {}
         return {
-            "url": self.url, "client": self.client, "read_only": self.read_only, "esp_reset": self.esp_reset,
+            **url, "client": self.client, "read_only": self.read_only, "esp_reset": self.esp_reset,
             "rx_forwarded": self.rx_forwarded, "rx_dropped": self.rx_dropped,
             "tx_forwarded": self.tx_forwarded, "tx_dropped": self.tx_dropped,
+            "refused_users": self.refused_users,
         }  # fmt: skip
+
+    def live_settings(self) -> SerialSettings | None:
+        """The settings the attached client has put on the port, where they differ from the
+        connection's own (which come back when it leaves); None otherwise."""
+        port = self._port
+        if port is None or self.read_only or port.settings == self.conn.settings:
+            return None
+        return port.settings
 
     # --- RX: pump thread → client ---------------------------------------------------------------
 
@@ -181,6 +198,10 @@ class Rfc2217Mirror:
             sock, addr = self._listener.accept()
         except OSError:
             return
+        peer = peer_socket(sock)  # first: a refused peer builds nothing, locks nobody out
+        if not may_attach(peer, self.any_user):
+            self._refuse_user(sock, addr, peer)
+            return
         if self._sock is not None:
             self.refused += 1
             log.info(
@@ -190,7 +211,7 @@ class Rfc2217Mirror:
                 sock.close()
             return
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        program = describe_peer(sock)  # "esptool (pid 4242)", where /proc shows it
+        program = describe_peer(sock, peer)  # 'program "esptool" (pid 4242)', where /proc shows it
         client = f"{program} at {addr[0]}:{addr[1]}" if program else f"{addr[0]}:{addr[1]}"
         port = LentPort(
             self.conn, apply=not self.read_only, purge_pending=self._purge_pending, esp_reset=self.esp_reset
@@ -201,10 +222,33 @@ class Rfc2217Mirror:
         self.clients += 1
         if not self.read_only:
             self.conn.lent_to = client
+        self._manager = PortManager(port, self)  # sends its Telnet option requests at once
         self.conn.record(
             "marker", label="rfc2217 attach", client=client, read_only=self.read_only, responders_held=held
         )
-        self._manager = PortManager(port, self)  # sends its Telnet option requests at once
+
+    def _refuse_user(self, sock: socket.socket, addr: Any, peer: PeerSocket | None) -> None:
+        """Tell a peer that is not the server's user why it is closed, and close it."""
+        self.refused_users += 1
+        who = (
+            messages.MIRROR_PEER_UNKNOWN
+            if peer is None
+            else messages.MIRROR_PEER_GONE
+            if peer.inode == "0"
+            else f"uid {peer.uid}"
+        )
+        log.warning(
+            "rfc2217 mirror of %s: %s:%s refused: %s (the mirror serves uid %d and root; "
+            "--mirror-any-user lets an unidentified peer in)", self.conn.id, *addr[:2], who, os.geteuid()
+        )  # fmt: skip
+        text = messages.MIRROR_REFUSED_USER.format(who=who, uid=os.geteuid())
+        with contextlib.suppress(OSError):
+            sock.setblocking(False)  # a refusal never waits for a peer that does not read
+            sock.send(text.encode())
+            sock.shutdown(socket.SHUT_WR)
+            sock.recv(RECV_SIZE)  # what it sent already, read and dropped: a close with unread
+        with contextlib.suppress(OSError):  # data would reset the connection before it reads why
+            sock.close()
 
     def _from_client(self, sock: socket.socket) -> None:
         try:
@@ -238,6 +282,12 @@ class Rfc2217Mirror:
             except Exception as exc:  # a malformed command: dropped, the session goes on
                 log.info("rfc2217 mirror of %s: bad command from %s: %s", self.conn.id, self.client, exc)
                 manager.mode, manager.suboption = M_NORMAL, None
+            if manager.suboption is not None and len(manager.suboption) > SUBNEGOTIATION_LIMIT:
+                self._to_port(out)  # the data before it was the client's own
+                reason = messages.MIRROR_SUBNEGOTIATION_TOO_LONG.format(limit=SUBNEGOTIATION_LIMIT)
+                log.warning("rfc2217 mirror of %s: %s dropped: %s", self.conn.id, self.client, reason)
+                self._detach(reason)
+                return
             i += 1
         self._to_port(out)
 

@@ -62,7 +62,7 @@ async def test_esptool_flashes_the_sim_through_the_mirror_in_one_capture(tmp_pat
     markers = [e.fields.get("label") for e in capture.events if e.type == "marker"]
     assert markers.count("rfc2217 attach") == 3 and markers.count("rfc2217 detach") == 3
     clients = [e.fields["client"] for e in capture.events if e.fields.get("label") == "rfc2217 attach"]
-    assert all(c.startswith("esptool (pid ") for c in clients), clients  # named from /proc
+    assert all(c.startswith('program "esptool" (pid ') for c in clients), clients  # named from /proc
     lines = [e for e in capture.events if e.type == "control"]
     assert any(e.fields.get("esp_reset") for e in lines)  # the download reset, played on the port
     assert capture.payload("tx").count(b"\xc0\x00\x08") >= 3  # esptool's SLIP SYNC, one per session
