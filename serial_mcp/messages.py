@@ -1166,3 +1166,10 @@ CLI_ELF = "the firmware's ELF (build/app.elf): the backtrace addresses of the ev
 CLI_ELF_NOT_FOUND = "--elf {path!r}: no such file; give the path of the firmware's .elf in its build directory."
 CLI_ELF_NOT_REGULAR = "--elf {path!r} is not a regular file; give the firmware's .elf from its build directory."
 CLI_ELF_NEEDS_EVENTS = "--elf decodes the backtraces of the events --events lists; give --events too (frames are not decoded against an ELF)."
+
+# --- F: issue 37 items 1, 2 and 8 (counts that add up, no silent bad frame, readable text) --------
+FRAMING_REPLY_TO = (
+    "rx_framing.reply_to {value!r} is not the hex of a Modbus RTU request (at least address and function);"
+    " give the request's bytes, e.g. \"01 03 00 00 00 01 84 0A\"."
+)
+S_DAMAGED_PENDING = "1 damaged frame pending at offset {offset} (it failed its CRC at its shorter shape)"

@@ -22,8 +22,18 @@ from typing import Any, Final
 from serial_mcp.core.decode import DecodedEvent, DecodedFrame
 from serial_mcp.core.frame_values import Value, message_type, protocol_of, values_of
 from serial_mcp.core.framing.base import FramingError
+from serial_mcp.core.framing.checksum_detail import checksum_detail
 
-__all__ = ["MAX_BAD_KEPT", "MAX_FIELDS", "MAX_TYPES", "StreamSummary", "bad_reason", "excerpt", "type_key"]
+__all__ = [
+    "MAX_BAD_KEPT",
+    "MAX_FIELDS",
+    "MAX_TYPES",
+    "StreamSummary",
+    "bad_kind",
+    "bad_reason",
+    "excerpt",
+    "type_key",
+]
 
 MAX_TYPES: Final = 32
 MAX_FIELDS: Final = 8
@@ -64,14 +74,24 @@ def last_of(frame: DecodedFrame) -> dict[str, Any] | str:
     return excerpt(frame.data)
 
 
-def bad_reason(event: DecodedEvent) -> str:
-    """Why a frame or error is bad: ``checksum``, ``length`` (too long), ``invalid`` (too short
-    for its protocol), or ``framing`` (an escape or other fault the framing reported)."""
+def bad_kind(event: DecodedEvent) -> str:
+    """The kind of fault of a bad frame or error: ``checksum``, ``length`` (too long), ``invalid``
+    (too short for its protocol), or ``framing`` (an escape or other fault the framing reported)."""
     if isinstance(event, FramingError):
         return "length" if "long" in event.message else "framing"
     if event.parsed and event.parsed.get("kind") == "invalid":
         return "invalid"
     return "checksum"
+
+
+def bad_reason(event: DecodedEvent) -> str:
+    """Why a frame or error is bad, in words: :func:`bad_kind`, with a checksum's computed and
+    received values where they can be told (``checksum (computed 47, received 48)``)."""
+    kind = bad_kind(event)
+    if kind != "checksum" or isinstance(event, FramingError):
+        return kind
+    detail = event.detail or checksum_detail(event.data, event.parsed)
+    return f"checksum ({detail})" if detail else kind
 
 
 @dataclass(slots=True)

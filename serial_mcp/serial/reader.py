@@ -348,6 +348,8 @@ async def _read_framed(
         del rejected[REJECTED_KEPT:]
     decoder.rejected = None
     del rejected[REJECTED_KEPT:]
+    if error is None and (damaged := decoder.damaged_pending()) is not None:  # issue 37: never silent
+        error = messages.S_DAMAGED_PENDING.format(offset=damaged)
 
     next_offset = (
         frames[-1].end if pending and frames else (from_offset if pending else decoder.pending_start)

@@ -205,6 +205,7 @@ def parse_lines(lines: list[bytes], start: int, out: list[Any], frame_type: type
                 frame.checksum_valid = valid
                 frame.parsed = fields
                 frame.final = False
+                frame.detail = None
                 append(frame)
         start += len(raw) + 1
     return dropped
