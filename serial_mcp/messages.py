@@ -1126,15 +1126,16 @@ READ_SUMMARY_ONLY = "{name} belongs to a summary read; add summary: true (or lea
 READ_SUMMARY_BAD_TO = "to is {to}, before the window's start {start}; give an offset at or after it"
 READ_SUMMARY_FIELDS = "fields: give at most {max} field names (strings), e.g. ['hMSL', 'registers[0]']"
 READ_SUMMARY_WITH = "summary reads count frames; {name} does not apply to them (leave it out)"
-S_SUMMARY = "summary [{start}..{end}) stop={stop}{lost}: {frames} frame(s){bad}{rate}{skipped}; {types}"
-S_SUMMARY_BAD = ", {n} bad ({reasons})"
+S_SUMMARY = "summary [{start}..{end}) stop={stop}{lost}: {frames} frame(s){bad}{rate}{skipped}{pending}; {types}"
+S_SUMMARY_BAD = ": {valid} valid, {n} bad ({reasons})"
 S_SUMMARY_RATE = " in {s} s ({rate}/s)"
 S_SUMMARY_BAD_FRAMES = "; bad: {items}"
 S_REPLY_SKIPPED = " skipped {n} byte(s) before it"
 S_DROPPED_NAMED = " dropped {n} bad frame(s): {items}"
 R_COUNTS = (
-    "{frames, bad, bad_reasons, bytes_skipped, first_offset, last_offset, seconds, rate_per_s, "
-    "types: {'<kind> <type>': {n, bad, last, last_offset, ranges: {field: {min, max, mean, last}}}}, bad_frames}"
+    "{frames (= valid + bad), valid, bad, bad_reasons, bytes_skipped, skipped_reason, pending: {offset, bytes, "
+    "damaged}, first_offset, last_offset, seconds, rate_per_s, types: {'<kind> <type>': {n (= valid + bad), "
+    "valid, bad, last, last_offset, ranges: {field: {min, max, mean, last}}}}, bad_frames}"
 )
 S_OPEN_RULES = "; standing rules armed: {rules}"
 S_STATUS_CURSOR_LOST = "; the default cursor lost {n} byte(s) (evicted from the ring before it read them; {evicted} evicted in all)"
@@ -1173,3 +1174,11 @@ FRAMING_REPLY_TO = (
     " give the request's bytes, e.g. \"01 03 00 00 00 01 84 0A\"."
 )
 S_DAMAGED_PENDING = "1 damaged frame pending at offset {offset} (it failed its CRC at its shorter shape)"
+S_SUMMARY_SKIPPED = "; skipped {n} byte(s) {why}"
+S_SUMMARY_PENDING = "; {n} byte(s) pending at offset {offset} when the window ended"
+S_SUMMARY_PENDING_DAMAGED = "; 1 damaged frame pending at offset {offset} (counted bad)"
+S_SUMMARY_TYPE_BAD = " ({valid} valid, {bad} bad)"
+READ_SUMMARY_UNKNOWN_FIELD = (
+    "fields: {name!r} is not a value a summary knows.{hint} Give decoded values such as hdop, sv, alt, "
+    "lat, lon, height (NMEA, UBX), a UBX/RTCM3 field (numSV, hMSL) or Modbus registers[N]."
+)

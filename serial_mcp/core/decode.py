@@ -102,6 +102,15 @@ class StreamDecoder:
         damaged = getattr(self._decoder, "damaged_pending", None)
         return damaged() if callable(damaged) else None
 
+    def damaged_frame(self) -> DecodedFrame | None:
+        """The candidate of :meth:`damaged_pending` as a bad frame (parsed), for a summary to count."""
+        damaged = getattr(self._decoder, "damaged_frame", None)
+        frame = damaged() if callable(damaged) else None
+        if not isinstance(frame, Frame):
+            return None
+        parsed = self._parser.parse(frame.data).fields if self._parser is not None else None
+        return DecodedFrame(frame.data, frame.start, frame.end, False, parsed, detail=frame.detail)
+
     def reset(self, offset: int) -> None:
         """Drop partial state after a gap; the next byte fed is at absolute ``offset``."""
         self._decoder.reset(offset)

@@ -216,13 +216,18 @@ class ModbusRtuDecoder(ScanDecoder):
     def damaged_pending(self) -> int | None:
         """The offset of a waiting frame whose shorter shape already failed its CRC (a damaged
         response, or a request still arriving: only more bytes or their absence tell), else None."""
+        frame = self.damaged_frame()
+        return None if frame is None else frame.start
+
+    def damaged_frame(self) -> Frame | None:
+        """That waiting frame at its shorter shape, bad, with its CRCs (see :meth:`damaged_pending`)."""
         work = self.pending_bytes()
         if len(work) < 4:
             return None
-        lengths = self._rule.candidates(work, 0, len(work))
-        if not lengths or all(length > len(work) for length in lengths):
+        lengths = [n for n in self._rule.candidates(work, 0, len(work)) or () if n <= len(work)]
+        if not lengths:
             return None
-        return self.pending_start
+        return self._rule.frame(work, 0, lengths[-1], self.pending_start)
 
 
 def modbus_rtu_encode(adu: bytes) -> bytes:
