@@ -52,7 +52,8 @@ async def read(svc: Services, caller: Caller, connection_id: str, opts: ReadOpti
     if term is not None:
         term.feed(outcome.data)
         result.screen = term.rows()
-    result.events = await event_reports.new_events(conn, req.cursor, outcome.next_offset)
+    since = outcome.from_offset if req.summary is not None else 0  # issue 37: a summary's own window
+    result.events = await event_reports.new_events(conn, req.cursor, outcome.next_offset, since)
     return result
 
 
