@@ -49,7 +49,7 @@ def decode_streams(
                 t = time_at(ends, times, ev.offset)
                 out.append({"t": t, "dir": direction, "offset": ev.offset, "error": ev.message})
                 continue
-            text, enc = encode_output(ev.data, "utf8")
+            text, enc = encode_output(ev.data, "utf8", escape=False)  # the view reads utf8 or hex
             item: dict[str, Any] = {
                 "t": time_at(ends, times, ev.end - 1),
                 "dir": direction,
