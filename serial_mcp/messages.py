@@ -215,7 +215,6 @@ CLI_REPLAY_PTY_READY = (
 )
 CLI_REPLAY_DONE = "the recording has been played completely into {path}; Ctrl-C to end"
 CLI_REPLAY_MISMATCHES = "{n} host write(s) differed from the recording (respond mode)"
-CLI_DECODED = "{n} frame(s) decoded, {dropped} dropped"
 
 # --- tool & parameter descriptions --------------------------------------------------------------
 
@@ -1183,3 +1182,8 @@ READ_SUMMARY_UNKNOWN_FIELD = (
     "fields: {name!r} is not a value a summary knows.{hint} Give decoded values such as hdop, sv, alt, "
     "lat, lon, height (NMEA, UBX), a UBX/RTCM3 field (numSV, hMSL) or Modbus registers[N]."
 )
+CLI_DECODED_COUNTS = (
+    "{total} frame(s): {valid} valid, {bad} bad ({dropped} dropped by validation, {marked} shown marked bad, "
+    "{errors} framing error(s))"
+)
+CLI_DECODED_SKIPPED = "; {n} byte(s) in no frame"

@@ -111,6 +111,17 @@ class StreamDecoder:
         parsed = self._parser.parse(frame.data).fields if self._parser is not None else None
         return DecodedFrame(frame.data, frame.start, frame.end, False, parsed, detail=frame.detail)
 
+    def end_damaged(self) -> list[DecodedEvent]:
+        """End of stream with a damaged frame waiting (:meth:`damaged_frame`): that frame, bad, then
+        what the bytes after it hold; nothing if none waits. Then :meth:`flush` as usual."""
+        frame = self.damaged_frame()
+        pending = getattr(self._decoder, "pending_bytes", None)
+        if frame is None or not callable(pending):
+            return []
+        rest = pending()[frame.end - frame.start :]
+        self._decoder.reset(frame.end)
+        return [frame, *self.feed(rest)]
+
     def reset(self, offset: int) -> None:
         """Drop partial state after a gap; the next byte fed is at absolute ``offset``."""
         self._decoder.reset(offset)
