@@ -130,10 +130,11 @@ def last_of(frame: DecodedFrame) -> dict[str, Any] | str:
 
 
 def bad_kind(event: DecodedEvent) -> str:
-    """The kind of fault of a bad frame or error: ``checksum``, ``length`` (too long), ``invalid``
-    (too short for its protocol), or ``framing`` (an escape or other fault the framing reported)."""
+    """The kind of fault of a bad frame or error: ``checksum``, ``cut_at_max_length`` (a frame longer
+    than the framing's limit), ``invalid`` (too short for its protocol), or ``framing`` (an escape or
+    other fault the framing reported)."""
     if isinstance(event, FramingError):
-        return "length" if "long" in event.message else "framing"
+        return "cut_at_max_length" if "long" in event.message else "framing"
     if event.parsed and event.parsed.get("kind") == "invalid":
         return "invalid"
     return "checksum"

@@ -85,3 +85,16 @@ async def test_a_damaged_frame_pending_at_the_end_of_a_summary_is_counted_bad() 
             "bad": 1,
         }
         assert f"1 damaged frame pending at offset {len(good)}" in text, text
+
+
+async def test_a_frame_cut_at_the_length_limit_is_counted_and_named() -> None:
+    lines = b"short\r\n" + b"x" * 40 + b"\r\nok\r\n"
+    opener = FakeOpener()
+    opener.add("dev").feed(lines)
+    async with Client(build_server(ConnectionManager(opener))) as c:
+        cid = (await call(c, "open", {"port": "dev"}))["connection_id"]
+        args = {"connection_id": cid, "summary": True, "from": 0, "to": len(lines), "timeout_ms": 0}
+        got, text = await _read(c, {**args, "rx_framing": {"type": "line", "max_length": 16}})
+        counts = got["counts"]
+        assert (counts["frames"], counts["valid"], counts["bad"]) == (3, 2, 1), counts
+        assert counts["bad_reasons"] == {"cut_at_max_length": 1} and "cut_at_max_length 1" in text

@@ -139,6 +139,7 @@ class DecodedSlots(Protocol):
     checksum_valid: bool | None
     parsed: dict[str, Any] | None
     final: bool
+    detail: str | None
 
 
 F = TypeVar("F", bound=DecodedSlots)
