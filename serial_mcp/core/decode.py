@@ -206,7 +206,7 @@ class StreamDecoder:
             if validate and valid is False:
                 self.frames_dropped += 1
                 if self.rejected is not None:
-                    bad = DecodedFrame(event.data, event.start, event.end, False, parsed.fields)
+                    bad = DecodedFrame(event.data, event.start, event.end, False, parsed.fields, parsed.final)
                     bad.detail = event.detail
                     self.rejected.append(bad)
                 continue

@@ -302,6 +302,8 @@ async def _read_framed(
                 stop = "max_frames"
             elif size >= req.max_bytes:
                 stop = "max_bytes"
+        if stop is None and rejected and rejected[-1].final:
+            stop = "final"  # issue 37: a reply that failed its check ends its exchange too
         if stop is not None:
             break
         if (

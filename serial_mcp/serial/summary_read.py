@@ -70,7 +70,8 @@ async def read_summary(
     try:
         while stop is None:
             seen = conn.rx_end()  # with until: bytes the event watch has looked at, never more
-            if req.until is not None and (cut := await _until_end(conn, req, from_offset, seen, seq0)):
+            cut = None if req.until is None else await _until_end(conn, req, from_offset, seen, seq0)
+            if cut is not None:
                 end, event_end = (cut if end is None else min(end, cut)), cut
             if end is None and time.monotonic() >= deadline:
                 end = conn.rx_end()  # what arrived by the deadline is counted, whatever decoding costs

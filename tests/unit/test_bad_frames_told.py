@@ -50,9 +50,10 @@ async def test_a_transact_reply_with_a_bad_crc_is_a_bad_frame_with_its_crcs(
     got, text = await _text(
         c,
         "transact",
-        {"connection_id": cid, "data": REQUEST[:-2].hex(), "encoding": "hex", "timeout_ms": 300},
+        {"connection_id": cid, "data": REQUEST[:-2].hex(), "encoding": "hex", "timeout_ms": 30_000},
     )
     read = got["read"]
+    assert read["stop_reason"] == "final", got  # the bad reply ended the exchange: no wait for the timeout
     assert read.get("frames_dropped") == 1, got
     (bad,) = read["bad_frames"]
     want = f"computed {GOOD_CRC:04X}, received {GOOD_CRC ^ 0x0101:04X}"
