@@ -11,7 +11,7 @@ import pytest
 from mcp import Client
 
 from serial_mcp.core import checksums
-from serial_mcp.core.decode import StreamDecoder
+from serial_mcp.core.decode import DecodedFrame, StreamDecoder
 from serial_mcp.core.summary import bad_reason
 from serial_mcp.mcp.server import build_server
 from serial_mcp.serial.fake import FakeOpener
@@ -91,5 +91,5 @@ def test_every_bad_frame_names_its_checksums() -> None:
     for framing, parser, data, want in cases:
         decoder = StreamDecoder(framing, parser)
         (frame,) = decoder.feed(data) + decoder.flush()
-        assert not isinstance(frame, Exception) and frame.checksum_valid is False, frame
+        assert isinstance(frame, DecodedFrame) and frame.checksum_valid is False, frame
         assert bad_reason(frame) == f"checksum ({want})", (framing, bad_reason(frame))
