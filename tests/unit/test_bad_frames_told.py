@@ -93,3 +93,14 @@ def test_every_bad_frame_names_its_checksums() -> None:
         (frame,) = decoder.feed(data) + decoder.flush()
         assert isinstance(frame, DecodedFrame) and frame.checksum_valid is False, frame
         assert bad_reason(frame) == f"checksum ({want})", (framing, bad_reason(frame))
+
+
+def test_a_torn_reply_to_a_request_stays_whole() -> None:
+    """The reply's shape is known from the request: bytes that come in pieces, with a silence between
+    them (a USB adapter's latency timer), still make one frame; our own request heard back is one too."""
+    decoder = StreamDecoder({"type": "modbus_rtu", "reply_to": REQUEST.hex()}, {"type": "modbus_rtu"})
+    reply = REPLY + GOOD_CRC.to_bytes(2, "little")
+    events = decoder.feed(REQUEST + reply[:3]) + decoder.silence() + decoder.feed(reply[3:])
+    frames = [e for e in events if isinstance(e, DecodedFrame)]
+    assert [(f.start, f.end, f.checksum_valid) for f in frames] == [(0, 8, True), (8, 15, True)], events
+    assert frames[1].parsed is not None and frames[1].parsed["registers"] == [42]
