@@ -104,3 +104,17 @@ def test_a_torn_reply_to_a_request_stays_whole() -> None:
     frames = [e for e in events if isinstance(e, DecodedFrame)]
     assert [(f.start, f.end, f.checksum_valid) for f in frames] == [(0, 8, True), (8, 15, True)], events
     assert frames[1].parsed is not None and frames[1].parsed["registers"] == [42]
+
+
+@pytest.mark.anyio
+async def test_a_frame_returned_marked_bad_names_its_checksums(env: tuple[Client, FakeOpener]) -> None:
+    c, opener = env
+    cid = (await call(c, "open", {"port": "dev", "protocol": "nmea0183"}))["connection_id"]
+    opener.devices["dev"].feed(b"$GPGGA,123519,4807.038,N,01131.000,E,1,08,0.9,545.4,M,46.9,M,,*48\r\n")
+    keep = {"type": "nmea", "validate": False}
+    got, text = await _text(
+        c, "read", {"connection_id": cid, "rx_parser": keep, "timeout_ms": 2000, "max_frames": 1}
+    )
+    (frame,) = got["frames"]
+    assert frame["checksum_valid"] is False and frame["bad"] == "checksum (computed 47, received 48)", frame
+    assert "#0 nmea GPGGA BAD checksum (computed 47, received 48): fix=gps" in text, text
