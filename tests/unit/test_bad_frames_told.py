@@ -81,6 +81,7 @@ def test_every_bad_frame_names_its_checksums() -> None:
     cases: list[tuple[Any, Any, bytes, str]] = [
         ({"type": "nmea"}, {"type": "nmea"}, sentence, "computed 47, received 48"),
         ({"type": "gnss"}, {"type": "gnss"}, ubx, "computed 36A3, received 37A4"),
+        ({"type": "line"}, {"type": "modbus_ascii"}, b":010300000001FA\r\n", "computed FB, received FA"),
         (
             {"type": "modbus_rtu", "reply_to": REQUEST.hex()},
             {"type": "modbus_rtu"},

@@ -2,7 +2,8 @@
 
 Framings that split the checksum off a frame (Modbus RTU, ``binary``, ``delimiter``…) say so in
 ``Frame.detail`` as they cut it; the GNSS protocols keep theirs in the frame's bytes, and this
-module reads it back from there: NMEA's ``*HH``, UBX's two Fletcher bytes, RTCM3's CRC-24Q.
+module reads it back from there: NMEA's ``*HH``, UBX's two Fletcher bytes, RTCM3's CRC-24Q, and
+Modbus ASCII's LRC.
 """
 
 from __future__ import annotations
@@ -17,10 +18,18 @@ __all__ = ["checksum_detail"]
 _xor = checksums.function("xor")
 _ubx = checksums.function("ubx")
 _crc24q = checksums.function("crc24_lte_a")
+_lrc = checksums.function("lrc")
 
 
 def checksum_detail(data: bytes, parsed: dict[str, Any] | None) -> str | None:
-    """``computed XX, received YY`` for an NMEA sentence, a UBX or an RTCM3 frame; else None."""
+    """``computed XX, received YY`` for an NMEA sentence, a UBX or an RTCM3 frame, a Modbus ASCII
+    frame (its LRC); else None."""
+    if data[:1] == b":" and isinstance(lrc := (parsed or {}).get("lrc"), int):
+        try:
+            body = bytes.fromhex(data[1:].strip().decode("ascii"))[:-1]
+        except (UnicodeDecodeError, ValueError):
+            return None
+        return crc_text(_lrc(body), lrc, 1)
     if data[:1] in (b"$", b"!"):
         star = data.rfind(b"*")
         received = data[star + 1 : star + 3]
