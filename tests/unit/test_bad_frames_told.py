@@ -89,6 +89,17 @@ def test_every_bad_frame_names_its_checksums() -> None:
             f"computed {GOOD_CRC:04X}, received {GOOD_CRC ^ 0x0101:04X}",
         ),
     ]
+    body = b"\xaa\x55\x02hi"
+    crc = _crc(body)
+    binary = {"type": "binary", "sync": "AA55", "length": {"offset": 2, "size": 1},
+              "checksum": {"algorithm": "crc16_modbus", "endianness": "little"}}  # fmt: skip
+    delimited = {"type": "delimiter", "delimiter": "\n", "checksum": {"algorithm": "crc16_modbus"}}
+    wrong = (crc ^ 0xFFFF).to_bytes(2, "little")
+    cases += [
+        (binary, None, body + wrong, f"computed {crc:04X}, received {crc ^ 0xFFFF:04X}"),
+        (delimited, None, b"hi" + (_crc(b"hi") ^ 1).to_bytes(2, "big") + b"\n",
+         f"computed {_crc(b'hi'):04X}, received {_crc(b'hi') ^ 1:04X}"),
+    ]  # fmt: skip
     for framing, parser, data, want in cases:
         decoder = StreamDecoder(framing, parser)
         (frame,) = decoder.feed(data) + decoder.flush()
