@@ -215,7 +215,6 @@ CLI_REPLAY_PTY_READY = (
 )
 CLI_REPLAY_DONE = "the recording has been played completely into {path}; Ctrl-C to end"
 CLI_REPLAY_MISMATCHES = "{n} host write(s) differed from the recording (respond mode)"
-CLI_DECODED = "{n} frame(s) decoded, {dropped} dropped"
 
 # --- tool & parameter descriptions --------------------------------------------------------------
 
@@ -225,7 +224,8 @@ SERVER_INSTRUCTIONS = (
     "-> close. Received bytes are kept in a ring buffer per connection with absolute offsets; read consumes "
     "through a cursor ('default' unless you name your own) and reports bytes_lost if the ring overran. "
     "Use match to wait for a pattern, timeout_ms to bound waits; a plain read returns once the line is idle. "
-    "Payloads are utf8 text unless you ask for hex or base64; non-UTF-8 bytes come back as hex, never lost. "
+    "Payloads are utf8 text unless you ask for hex or base64; a few non-UTF-8 bytes come back as \\xNN "
+    "(encoding utf8_escaped), mostly binary data as hex, never lost. "
     "No device at hand? sim://modem (AT), sim://echo, or replay://captures/FILE.jsonl?mode=instant|respond"
     "&speed=N&loop=1 replays a recorded session. Dialogs: transact(steps=[{send, expect}]); "
     "open(respond=[{on, send}]) answers a prompt (e.g. stop autoboot) however late your first read comes."
@@ -288,7 +288,7 @@ P_TIMEOUT_MS = "Longest wait, ms (default 1000; 0 = no wait)."
 P_IDLE_MS = "Return once quiet this long after data (default 100 without match)."
 P_MAX_BYTES = "Most bytes to return (default 65536)."
 P_MATCH = "Stop at this: a string or {pattern, mode: literal|regex|glob, pattern_encoding, ansi: keep|ignore}."
-P_ENCODING_OUT = "utf8 (default; invalid UTF-8 comes back as hex), hex or base64."
+P_ENCODING_OUT = "utf8 (default; a few invalid bytes come back as \\xNN, encoding utf8_escaped; mostly binary data as hex), hex or base64."
 P_ENCODING_IN = "Encoding of data: utf8 (default; file_transfer: base64), hex or base64."
 P_ENCODING_BOTH = "Encoding of data and of the reply: utf8 (default), hex or base64."
 P_READ_ENCODING = "Reply encoding if it differs from encoding."
@@ -1126,15 +1126,16 @@ READ_SUMMARY_ONLY = "{name} belongs to a summary read; add summary: true (or lea
 READ_SUMMARY_BAD_TO = "to is {to}, before the window's start {start}; give an offset at or after it"
 READ_SUMMARY_FIELDS = "fields: give at most {max} field names (strings), e.g. ['hMSL', 'registers[0]']"
 READ_SUMMARY_WITH = "summary reads count frames; {name} does not apply to them (leave it out)"
-S_SUMMARY = "summary [{start}..{end}) stop={stop}{lost}: {frames} frame(s){bad}{rate}{skipped}; {types}"
-S_SUMMARY_BAD = ", {n} bad ({reasons})"
+S_SUMMARY = "summary [{start}..{end}) stop={stop}{lost}: {frames} frame(s){bad}{rate}{skipped}{pending}; {types}"
+S_SUMMARY_BAD = ": {valid} valid, {n} bad ({reasons})"
 S_SUMMARY_RATE = " in {s} s ({rate}/s)"
 S_SUMMARY_BAD_FRAMES = "; bad: {items}"
 S_REPLY_SKIPPED = " skipped {n} byte(s) before it"
 S_DROPPED_NAMED = " dropped {n} bad frame(s): {items}"
 R_COUNTS = (
-    "{frames, bad, bad_reasons, bytes_skipped, first_offset, last_offset, seconds, rate_per_s, "
-    "types: {'<kind> <type>': {n, bad, last, last_offset, ranges: {field: {min, max, mean, last}}}}, bad_frames}"
+    "{frames (= valid + bad), valid, bad, bad_reasons, bytes_skipped, skipped_reason, pending: {offset, bytes, "
+    "damaged}, first_offset, last_offset, seconds, rate_per_s, types: {'<kind> <type>': {n (= valid + bad), "
+    "valid, bad, last, last_offset, ranges: {field: {min, max, mean, last}}}}, bad_frames}"
 )
 S_OPEN_RULES = "; standing rules armed: {rules}"
 S_STATUS_CURSOR_LOST = "; the default cursor lost {n} byte(s) (evicted from the ring before it read them; {evicted} evicted in all)"
@@ -1238,3 +1239,22 @@ S_STATUS_SETTINGS_UNSEEN = (
 )
 MIRROR_PEER_UNKNOWN = "a peer whose uid could not be found"
 MIRROR_PEER_GONE = "a peer that closed its socket before it was accepted"
+# --- F: issue 37 items 1, 2 and 8 (counts that add up, no silent bad frame, readable text) --------
+FRAMING_REPLY_TO = (
+    "rx_framing.reply_to {value!r} is not the hex of a Modbus RTU request (at least address and function);"
+    " give the request's bytes, e.g. \"01 03 00 00 00 01 84 0A\"."
+)
+S_DAMAGED_PENDING = "1 damaged frame pending at offset {offset} (it failed its CRC at its shorter shape)"
+S_SUMMARY_SKIPPED = "; skipped {n} byte(s) {why}"
+S_SUMMARY_PENDING = "; {n} byte(s) pending at offset {offset} when the window ended"
+S_SUMMARY_PENDING_DAMAGED = "; 1 damaged frame pending at offset {offset} (counted bad)"
+S_SUMMARY_TYPE_BAD = " ({valid} valid, {bad} bad)"
+READ_SUMMARY_UNKNOWN_FIELD = (
+    "fields: {name!r} is not a value a summary knows.{hint} Give decoded values such as hdop, sv, alt, "
+    "lat, lon, height (NMEA, UBX), a UBX/RTCM3 field (numSV, hMSL) or Modbus registers[N]."
+)
+CLI_DECODED_COUNTS = (
+    "{total} frame(s): {valid} valid, {bad} bad ({dropped} dropped by validation, {marked} shown marked bad, "
+    "{errors} framing error(s))"
+)
+CLI_DECODED_SKIPPED = "; {n} byte(s) in no frame"

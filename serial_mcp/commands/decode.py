@@ -65,9 +65,7 @@ def detect_events(chunks: list[tuple[float, bytes]]) -> list[Event]:
     return found + detector.flush()
 
 
-def run_events(
-    chunks: list[tuple[float, bytes]], fmt: str, out: TextIO, elf: LoadedElf | None = None
-) -> int:
+def run_events(chunks: list[tuple[float, bytes]], fmt: str, out: TextIO, elf: LoadedElf | None = None) -> int:
     """``decode --events``: one line per event (or its JSON), the count to stderr. With ``elf`` (``--elf``)
     each event's addresses are decoded as a live connection decodes them: the text line ends in
     `` — function at file:line``, the JSON has ``frames``."""
@@ -81,6 +79,19 @@ def run_events(
     crashes = sum(1 for e in found if e.kind == "crash")
     status(messages.CLI_DECODED_EVENTS.format(n=len(found), crashes=crashes))
     return 0
+
+
+def counts_line(frames: list[dict[str, Any]], dropped: int, skipped: int) -> str:
+    """The decode's totals, every frame counted once: ``N frame(s): V valid, B bad (…)``, where bad
+    are those validation dropped, those shown marked bad and framing errors."""
+    errors = sum(1 for f in frames if "error" in f)
+    marked = sum(1 for f in frames if f.get("checksum_valid") is False)
+    total = len(frames) + dropped
+    bad = dropped + marked + errors
+    text = messages.CLI_DECODED_COUNTS.format(
+        total=total, valid=total - bad, bad=bad, dropped=dropped, marked=marked, errors=errors
+    )
+    return text + (messages.CLI_DECODED_SKIPPED.format(n=skipped) if skipped else "")
 
 
 def _read_input(file: str) -> bytes:
@@ -133,8 +144,9 @@ def run_decode(
         parser = with_print_filter(parser, print_filter)
     directions = ("rx", "tx") if direction == "both" else (direction,)
     filtered: dict[str, int] = {}
+    skipped: dict[str, int] = {}
     frames, dropped = offline_decode.decode_streams(
-        load_streams(raw), resolved.rx_framing, parser, directions, filtered=filtered
+        load_streams(raw), resolved.rx_framing, parser, directions, filtered=filtered, skipped=skipped
     )
     for f in frames:
         if fmt == "jsonl":
@@ -147,7 +159,7 @@ def run_decode(
                 json.dumps(f["data"], ensure_ascii=False) if f["encoding"] == "utf8" else f"hex:{f['data']}"
             )
             out.write(f"{f['t']:12.6f} {f['dir']} @{f['offset']:<8} {shown}{parsed}\n")
-    status(messages.CLI_DECODED.format(n=len(frames), dropped=sum(dropped.values())))
+    status(counts_line(frames, sum(dropped.values()), sum(skipped.values())))
     if print_filter is not None:
         status(messages.CLI_FILTERED.format(n=sum(filtered.values()), filter=print_filter))
     return 0

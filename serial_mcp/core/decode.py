@@ -17,7 +17,7 @@ parser turns them into decoded frames in one pass (``parsers.nmea.parse_lines``)
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from serial_mcp.core.framing.base import Frame, FrameEvent, FramingError
@@ -44,6 +44,8 @@ class DecodedFrame:
     checksum_valid: bool | None = None
     parsed: dict[str, Any] | None = None
     final: bool = False
+    # a bad checksum the framing split off: ``computed X, received Y``
+    detail: str | None = field(default=None, compare=False)
 
 
 DecodedEvent = DecodedFrame | FramingError
@@ -93,6 +95,32 @@ class StreamDecoder:
     def pending_start(self) -> int:
         """Absolute offset of the first byte not yet part of an emitted (or dropped) frame."""
         return self._decoder.pending_start
+
+    def damaged_pending(self) -> int | None:
+        """The offset of a waiting candidate that already failed its check at a shorter shape
+        (Modbus RTU: a damaged reply, or a request still arriving), else None."""
+        damaged = getattr(self._decoder, "damaged_pending", None)
+        return damaged() if callable(damaged) else None
+
+    def damaged_frame(self) -> DecodedFrame | None:
+        """The candidate of :meth:`damaged_pending` as a bad frame (parsed), for a summary to count."""
+        damaged = getattr(self._decoder, "damaged_frame", None)
+        frame = damaged() if callable(damaged) else None
+        if not isinstance(frame, Frame):
+            return None
+        parsed = self._parser.parse(frame.data).fields if self._parser is not None else None
+        return DecodedFrame(frame.data, frame.start, frame.end, False, parsed, detail=frame.detail)
+
+    def end_damaged(self) -> list[DecodedEvent]:
+        """End of stream with a damaged frame waiting (:meth:`damaged_frame`): that frame, bad, then
+        what the bytes after it hold; nothing if none waits. Then :meth:`flush` as usual."""
+        frame = self.damaged_frame()
+        pending = getattr(self._decoder, "pending_bytes", None)
+        if frame is None or not callable(pending):
+            return []
+        rest = pending()[frame.end - frame.start :]
+        self._decoder.reset(frame.end)
+        return [frame, *self.feed(rest)]
 
     def reset(self, offset: int) -> None:
         """Drop partial state after a gap; the next byte fed is at absolute ``offset``."""
@@ -152,7 +180,9 @@ class StreamDecoder:
         if parser is None:  # nothing asks for validation: keep every frame
             for event in events:
                 if isinstance(event, Frame):
-                    out.append(DecodedFrame(event.data, event.start, event.end, event.checksum_valid))
+                    frame = DecodedFrame(event.data, event.start, event.end, event.checksum_valid)
+                    frame.detail = event.detail
+                    out.append(frame)
                 else:
                     out.append(event)
             return out
@@ -176,11 +206,12 @@ class StreamDecoder:
             if validate and valid is False:
                 self.frames_dropped += 1
                 if self.rejected is not None:
-                    self.rejected.append(
-                        DecodedFrame(event.data, event.start, event.end, False, parsed.fields)
-                    )
+                    bad = DecodedFrame(event.data, event.start, event.end, False, parsed.fields, parsed.final)
+                    bad.detail = event.detail
+                    self.rejected.append(bad)
                 continue
-            out.append(DecodedFrame(event.data, event.start, event.end, valid, parsed.fields, parsed.final))
+            data, start, end = event.data, event.start, event.end
+            out.append(DecodedFrame(data, start, end, valid, parsed.fields, parsed.final, event.detail))
         return out
 
     def _process_fields(

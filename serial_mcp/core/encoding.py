@@ -1,26 +1,59 @@
-"""Payload encodings shared by every tool: utf8 (default), hex and base64, lossless both ways.
+r"""Payload encodings shared by every tool: utf8 (default), hex and base64, lossless both ways.
 
-Input: hex accepts upper/lower case and spaces; base64 is strict. Output under ``utf8`` falls
-back to lowercase hex for a payload that is not valid UTF-8, and says so in its encoding.
+Input: hex accepts upper/lower case and spaces; base64 is strict. Output under ``utf8`` is the
+text itself when it is valid UTF-8; text with a few bytes that are not (a glitch in a log, a stray
+0xFF at reset) stays text, each such byte written ``\xNN`` and each backslash ``\\``, and says so in
+its encoding (``utf8_escaped``, which ``decode_input`` reads back exactly); data that is mostly not
+UTF-8 (more than one byte in :data:`BINARY_SHARE`) comes back as lowercase hex.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
-from typing import Literal
+import re
+from typing import Final, Literal
 
 from serial_mcp import messages
 from serial_mcp.errors import InvalidArgument
 
-Encoding = Literal["utf8", "hex", "base64"]
-ENCODINGS: tuple[Encoding, ...] = ("utf8", "hex", "base64")
+Encoding = Literal["utf8", "hex", "base64", "utf8_escaped"]
+ENCODINGS: tuple[Encoding, ...] = ("utf8", "hex", "base64")  # what a caller may ask for
+#: Text whose bytes are more than one in this many not UTF-8 is data, shown as hex.
+BINARY_SHARE: Final = 8
+_ESCAPES: Final = re.compile(r"[\\\udc80-\udcff]")
+_UNESCAPES: Final = re.compile(r"\\(\\|x[0-9a-fA-F]{2})")
+
+
+def _escape(char: re.Match[str]) -> str:
+    c = char.group()
+    return "\\\\" if c == "\\" else f"\\x{ord(c) - 0xDC00:02x}"
+
+
+def _unescape(escape: re.Match[str]) -> str:
+    code = escape.group(1)
+    if code == "\\":
+        return "\\"
+    value = int(code[1:], 16)
+    return chr(value) if value < 0x80 else chr(0xDC00 + value)
+
+
+def escaped_text(data: bytes) -> str | None:
+    r"""``data`` as text with its non-UTF-8 bytes as ``\xNN`` (and ``\`` as ``\\``), or None when
+    more than one byte in :data:`BINARY_SHARE` is not UTF-8 (it is data, not text)."""
+    text = data.decode("utf-8", errors="surrogateescape")
+    bad = sum(1 for c in text if "\udc80" <= c <= "\udcff")
+    if bad * BINARY_SHARE > len(data):
+        return None
+    return _ESCAPES.sub(_escape, text)
 
 
 def decode_input(data: str, encoding: str, *, field: str = "data") -> bytes:
     """Turn a tool's text argument into the exact bytes it denotes."""
     if encoding == "utf8":
         return data.encode("utf-8", errors="surrogateescape")
+    if encoding == "utf8_escaped":  # what a result gave back: text with \xNN and \\ escapes
+        return _UNESCAPES.sub(_unescape, data).encode("utf-8", errors="surrogateescape")
     if encoding == "hex":
         cleaned = "".join(data.split())
         if cleaned[:2].lower() == "0x":
@@ -39,8 +72,10 @@ def decode_input(data: str, encoding: str, *, field: str = "data") -> bytes:
     )
 
 
-def encode_output(data: bytes, encoding: str) -> tuple[str, Encoding]:
-    """Render bytes for a result: (text, encoding actually used). Never lossy."""
+def encode_output(data: bytes, encoding: str, *, escape: bool = True) -> tuple[str, Encoding]:
+    """Render bytes for a result: (text, encoding actually used). Never lossy. Under ``utf8``, text
+    with a few non-UTF-8 bytes is ``utf8_escaped`` (``escape`` False: hex, for readers that know
+    only utf8 and hex)."""
     if encoding == "hex":
         return data.hex(), "hex"
     if encoding == "base64":
@@ -48,7 +83,8 @@ def encode_output(data: bytes, encoding: str) -> tuple[str, Encoding]:
     try:
         return data.decode("utf-8"), "utf8"
     except UnicodeDecodeError:
-        return data.hex(), "hex"
+        text = escaped_text(data) if escape else None
+        return (data.hex(), "hex") if text is None else (text, "utf8_escaped")
 
 
 def utf8_complete_length(data: bytes) -> int:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Final
 
-__all__ = ["Value", "label_of", "message_type", "values_of"]
+__all__ = ["VALUE_NAMES", "Value", "label_of", "message_type", "values_of"]
 
 Value = int | float | str | list[int]
 
@@ -33,6 +33,15 @@ GGA_QUALITY: Final[dict[str, str]] = {
 UBX_FIX: Final[dict[int, str]] = {0: "none", 1: "dr", 2: "2D", 3: "3D", 4: "gnss+dr", 5: "time"}
 GSA_FIX: Final[dict[str, str]] = {"1": "none", "2": "2D", "3": "3D"}
 RMC_STATUS: Final[dict[str, str]] = {"A": "valid", "V": "void"}
+#: Every value :func:`values_of` may give, for any protocol (``fields=`` of a summary names them).
+VALUE_NAMES: Final = frozenset(
+    {
+        *("fix", "sv", "hdop", "vdop", "pdop", "lat", "lon", "alt", "height", "status", "kn", "kmh"),
+        *("inview", "hacc", "tow", "week", "utc"),
+        *("fc", "addr", "exception", "registers", "bits", "start", "quantity", "value"),
+        *("code", "error"),
+    }
+)
 
 
 def _degrees(value: str, hemisphere: str) -> float | None:
@@ -68,6 +77,7 @@ def _put(out: dict[str, Value], key: str, value: Value | None) -> None:
 def _gga(v: list[str], out: dict[str, Value]) -> None:
     _put(out, "fix", GGA_QUALITY.get(_at(v, 5)))
     _put(out, "sv", _number(_at(v, 6)))
+    _put(out, "hdop", _number(_at(v, 7)))
     _put(out, "lat", _degrees(_at(v, 1), _at(v, 2)))
     _put(out, "lon", _degrees(_at(v, 3), _at(v, 4)))
     _put(out, "alt", _number(_at(v, 8)))
@@ -89,6 +99,8 @@ def _gll(v: list[str], out: dict[str, Value]) -> None:
 def _gsa(v: list[str], out: dict[str, Value]) -> None:
     _put(out, "fix", GSA_FIX.get(_at(v, 1)))
     _put(out, "pdop", _number(_at(v, 14)))
+    _put(out, "hdop", _number(_at(v, 15)))
+    _put(out, "vdop", _number(_at(v, 16)))
 
 
 def _gsv(v: list[str], out: dict[str, Value]) -> None:
@@ -115,17 +127,34 @@ _UBX_PICK: Final[tuple[tuple[str, str, Callable[[Any], Value | None]], ...]] = (
     ("gpsFix", "fix", lambda v: UBX_FIX.get(v, str(v))),
     ("lat", "lat", lambda v: round(v, 7) if isinstance(v, float) else None),
     ("lon", "lon", lambda v: round(v, 7) if isinstance(v, float) else None),
+    ("height", "height", lambda v: round(v / 1000, 3) if isinstance(v, int | float) else None),
     ("hMSL", "alt", lambda v: round(v / 1000, 3) if isinstance(v, int | float) else None),
     ("numSV", "sv", lambda v: v if isinstance(v, int) else None),
     ("numSvs", "sv", lambda v: v if isinstance(v, int) else None),
     ("hAcc", "hacc", lambda v: round(v / 1000, 3) if isinstance(v, int | float) else None),
     ("pDOP", "pdop", lambda v: v if isinstance(v, int | float) else None),
+    ("hDOP", "hdop", lambda v: v if isinstance(v, int | float) else None),
+    ("vDOP", "vdop", lambda v: v if isinstance(v, int | float) else None),
     ("towMS", "tow", lambda v: v / 1000 if isinstance(v, int) else None),
     ("week", "week", lambda v: v if isinstance(v, int) else None),
 )
 
 
+def _ecef(fields: dict[str, Any], out: dict[str, Value]) -> None:
+    """NAV-POSECEF's ``ecefX/Y/Z`` (cm) as ``lat``/``lon`` (degrees) and ``height`` (m, ellipsoid):
+    pyubx2's WGS-84 conversion."""
+    xyz = [fields.get(k) for k in ("ecefX", "ecefY", "ecefZ")]
+    if not all(isinstance(c, int | float) and not isinstance(c, bool) for c in xyz) or not any(xyz):
+        return
+    from pyubx2 import ecef2llh  # type: ignore[import-untyped]  # the UBX parser has loaded pyubx2
+
+    lat, lon, height = ecef2llh(*(c / 100 for c in xyz))  # type: ignore[operator]
+    out["lat"], out["lon"], out["height"] = round(lat, 7), round(lon, 7), round(height, 3)
+
+
 def _ubx(fields: dict[str, Any], out: dict[str, Value]) -> None:
+    if "ecefX" in fields and "lat" not in fields:
+        _ecef(fields, out)
     for attr, key, show in _UBX_PICK:
         if key not in out and attr in fields:
             _put(out, key, show(fields[attr]))

@@ -25,11 +25,14 @@ def decode_streams(
     directions: Sequence[str],
     *,
     filtered: dict[str, int] | None = None,
+    skipped: dict[str, int] | None = None,
 ) -> tuple[list[dict[str, Any]], dict[str, int]]:
     """Frames of each direction as dicts (t, dir, offset, data, encoding, checksum_valid, parsed; or
     t, dir, offset, error), merged by time (tx first at equal times), and each direction's count of
     frames the parser's validation dropped; ``filtered`` (if given) gets each direction's count of
-    frames a parser's filter hid (``esp_log``'s ``print_filter``)."""
+    frames a parser's filter hid (``esp_log``'s ``print_filter``), ``skipped`` the bytes in no frame.
+    A damaged frame still waiting for bytes when the stream ends (Modbus RTU: a reply that failed its
+    CRC at its shorter shape) is a bad frame, not bytes given up in silence."""
     out: list[dict[str, Any]] = []
     dropped: dict[str, int] = {}
     for direction in directions:
@@ -43,13 +46,14 @@ def decode_streams(
             ends.append(pos)
             times.append(t)
             events += decoder.feed(chunk)
+        events += decoder.end_damaged()
         events += decoder.flush()
         for ev in events:
             if isinstance(ev, FramingError):
                 t = time_at(ends, times, ev.offset)
                 out.append({"t": t, "dir": direction, "offset": ev.offset, "error": ev.message})
                 continue
-            text, enc = encode_output(ev.data, "utf8")
+            text, enc = encode_output(ev.data, "utf8", escape=False)  # the view reads utf8 or hex
             item: dict[str, Any] = {
                 "t": time_at(ends, times, ev.end - 1),
                 "dir": direction,
@@ -63,6 +67,8 @@ def decode_streams(
                 item["parsed"] = ev.parsed
             out.append(item)
         dropped[direction] = decoder.frames_dropped
+        if skipped is not None:
+            skipped[direction] = decoder.bytes_skipped
         if filtered is not None:
             filtered[direction] = decoder.frames_filtered
     out.sort(key=lambda item: (item["t"], item["dir"] != "tx", item["offset"]))

@@ -30,11 +30,11 @@ async def set_elf(svc: Services, conn: Connection, name: str | None) -> None:
     conn.events.elf = None if name is None else await load(svc, name)
 
 
-async def new_events(conn: Connection, key: str, offset: int) -> list[dict[str, Any]] | None:
+async def new_events(conn: Connection, key: str, offset: int, since: int = 0) -> list[dict[str, Any]] | None:
     """The events ``key`` (the caller's cursor) has not been shown yet, once the detector has scanned up
     to ``offset`` (the end of what the result returns; bounded wait), compact, each with its text line."""
     await conn.events.settle(offset)
-    return conn.events.take_unseen(key, offset)
+    return conn.events.take_unseen(key, offset, since)
 
 
 def events(svc: Services, caller: Caller, connection_id: str, since: int = 0) -> list[dict[str, Any]]:

@@ -5,12 +5,14 @@ them, and ``dialog_ops`` (``transact(steps)``, ``keys``) is made of runs of them
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from typing import Any
 
 import anyio
 
 from serial_mcp import messages
+from serial_mcp.core.framing.config import reply_framing
 from serial_mcp.core.pace import Pace
 from serial_mcp.engine import event_reports, responding, results, shaping
 from serial_mcp.engine.access import Caller
@@ -50,7 +52,8 @@ async def read(svc: Services, caller: Caller, connection_id: str, opts: ReadOpti
     if term is not None:
         term.feed(outcome.data)
         result.screen = term.rows()
-    result.events = await event_reports.new_events(conn, req.cursor, outcome.next_offset)
+    since = outcome.from_offset if req.summary is not None else 0  # issue 37: a summary's own window
+    result.events = await event_reports.new_events(conn, req.cursor, outcome.next_offset, since)
     return result
 
 
@@ -85,6 +88,9 @@ async def transact(
     encoding = opts.read_encoding or opts.encoding
     req = shaping.read_request(conn, caller, opts, encoding=encoding, resolved=resolved)
     body = shaping.payload(opts.data, opts.encoding, resolved.tx_framing)
+    if req.decode is not None:  # issue 37: the framing knows the request (Modbus RTU: its reply's shape)
+        framing = reply_framing(req.decode.rx_framing, body)
+        req = req._replace(decode=dataclasses.replace(req.decode, rx_framing=framing))
     paced = shaping.pace_for(conn, opts.pace)
     budget = shaping.write_budget(conn, body, paced, opts.write_timeout_ms)
     shaping.require_open(conn)

@@ -115,6 +115,7 @@ class Frame(BaseModel):
     t: float | None = None
     parsed: dict[str, Any] | None = None
     checksum_valid: bool | None = None
+    bad: str | None = None  # issue 37: why a frame marked bad is bad (computed vs received checksum)
 
     def line(self, view: str = "both") -> str:
         """One frame for the one-line text: its kind (and message type) and checksum verdict first,
@@ -123,6 +124,8 @@ class Frame(BaseModel):
         parsed fields as JSON."""
         kind = frame_values.label_of(self.parsed)
         verdict = {True: " ok", False: " BAD", None: ""}[self.checksum_valid]
+        if self.bad:
+            verdict += f" {self.bad}"
         head = f"#{self.index}{' ' + kind if kind else ''}{verdict}"
         values = frame_values.render(frame_values.values_of(self.parsed))
         if view == "parsed" and self.parsed:  # asked for the parsed fields themselves

@@ -339,6 +339,7 @@ def read_result(
                     t=t if verbose else None,  # per-frame arrival time only on request
                     parsed=None if view == "raw" else f.parsed,
                     checksum_valid=f.checksum_valid,
+                    bad=bad_reason(f) if f.checksum_valid is False else None,
                 )
             )
     matched = o.match is not None or o.match_frame is not None

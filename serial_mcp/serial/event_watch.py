@@ -316,19 +316,22 @@ class EventWatch:
                     return e
         return None
 
-    def take_unseen(self, key: str, upto: int) -> list[dict[str, Any]] | None:
+    def take_unseen(self, key: str, upto: int, since: int = 0) -> list[dict[str, Any]] | None:
         """The events ``key`` (a caller's cursor) has not been shown yet that begin before ``upto`` (the
         end of what its result returns: an event further on waits for the result that reaches it),
         compact, each with its text ``line``; they count as shown from now on. Past ``MAX_SHOWN`` the most
         important are listed (boot loops and crashes before boots; the newest of a rank) and the first says
         how many were left out (``earlier``). A range the watch skipped (it shed a flood) that this caller
-        was not told of follows as a ``not_scanned`` item. None when there is nothing to say."""
+        was not told of follows as a ``not_scanned`` item. None when there is nothing to say. Events before
+        ``since`` (a summary's window start) are left for a result that covers them."""
         with self._lock:
             hw, extra = self._seen.get(key, (0, set()))
             new = []
             if self._seq > hw:
                 new = [
-                    e for e in self._events if e.seq > hw and e.seq not in extra and _position(e.event) < upto
+                    e
+                    for e in self._events
+                    if e.seq > hw and e.seq not in extra and since <= _position(e.event) < upto
                 ]
                 extra = extra | {e.seq for e in new}
                 while hw + 1 in extra or (self._events and hw + 1 < self._events[0].seq):

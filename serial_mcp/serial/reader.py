@@ -302,6 +302,8 @@ async def _read_framed(
                 stop = "max_frames"
             elif size >= req.max_bytes:
                 stop = "max_bytes"
+        if stop is None and rejected and rejected[-1].final:
+            stop = "final"  # issue 37: a reply that failed its check ends its exchange too
         if stop is not None:
             break
         if (
@@ -348,6 +350,8 @@ async def _read_framed(
         del rejected[REJECTED_KEPT:]
     decoder.rejected = None
     del rejected[REJECTED_KEPT:]
+    if error is None and (damaged := decoder.damaged_pending()) is not None:  # issue 37: never silent
+        error = messages.S_DAMAGED_PENDING.format(offset=damaged)
 
     next_offset = (
         frames[-1].end if pending and frames else (from_offset if pending else decoder.pending_start)

@@ -11,6 +11,11 @@ was decoded; nothing per frame is kept, so the answer is a few KB whatever the w
 On a cursor the summary consumes what it counted, like a read: frames a framed read had decoded and
 not yet returned are counted first, and the cursor ends after the last complete frame (a torn one
 stays for the next read). Nothing consumed is left out of the counts.
+
+The window ends at ``to``, at the timeout or, with ``until``, at the end of the first such event
+(its line and line end), exactly as a read would end there; bytes the window's end leaves undecided
+are reported as ``pending``, and a damaged frame among them (Modbus RTU: a reply that failed its CRC
+at its shorter shape) is counted as bad.
 """
 
 from __future__ import annotations
@@ -20,10 +25,11 @@ import time
 from typing import Any
 
 from serial_mcp import messages
-from serial_mcp.core.summary import StreamSummary
+from serial_mcp.core.summary import StreamSummary, check_fields
 from serial_mcp.errors import InvalidArgument
 from serial_mcp.serial import decode_feed
 from serial_mcp.serial.connection import Connection
+from serial_mcp.serial.read_until import past_line_end, until_cut
 from serial_mcp.serial.reader import (
     FEED_CHUNK,
     DecodeSpec,
@@ -42,6 +48,8 @@ async def read_summary(
 ) -> ReadOutcome:
     """Summarise ``[start, req.to)`` (or until the timeout); see the module docstring."""
     on_cursor = req.from_ == "cursor" and start is None
+    parser = spec.rx_parser.get("type") if isinstance(spec.rx_parser, dict) else spec.rx_parser
+    check_fields(req.summary or (), parser if isinstance(parser, str) else None)
     summary = StreamSummary(req.summary or ())
     cur, decoder, pending, fed, from_offset = decoder_at_start(conn, req, spec, on_cursor, start)
     if req.to is not None and req.to < from_offset:
@@ -56,15 +64,26 @@ async def read_summary(
     silence = spec.silence_s(conn.settings.baud_rate)
     told_quiet_at: int | None = None
     lost = 0
+    event_end: int | None = None
     stop: StopReason | None = None
+    seq0 = conn.events.last_seq
     try:
         while stop is None:
+            seen = conn.rx_end()  # with until: bytes the event watch has looked at, never more
+            cut = None if req.until is None else await _until_end(conn, req, from_offset, seen, seq0)
+            if cut is not None:
+                end, event_end = (cut if end is None else min(end, cut)), cut
             if end is None and time.monotonic() >= deadline:
                 end = conn.rx_end()  # what arrived by the deadline is counted, whatever decoding costs
             if end is not None and fed >= end:
-                stop = "to" if req.to is not None and fed >= req.to else "timeout"
+                if end == event_end:
+                    stop = "event"
+                else:
+                    stop = "to" if req.to is not None and fed >= req.to else "timeout"
                 break
             want = FEED_CHUNK if end is None else min(FEED_CHUNK, end - fed)
+            if req.until is not None:
+                want = min(want, seen - fed)
             rr = conn.read_ring(fed, want)
             if rr.bytes_lost:  # evicted before it was read: counted as lost, the decoder restarts
                 lost += rr.bytes_lost
@@ -89,6 +108,7 @@ async def read_summary(
                 wake_in = silence - quiet
             stop = await wait_or_stop(conn, fed, deadline, req.idle_ms, summary.frames > 0, wake_in)
             feeder.rested()
+        summary.add_pending(decoder.damaged_frame(), decoder.pending_start, fed - decoder.pending_start)
     finally:
         decoder.rejected = None
     next_offset = max(decoder.pending_start, from_offset)
@@ -108,6 +128,17 @@ async def read_summary(
         summary=_timed(conn, summary.as_dict(decoder.bytes_skipped - skipped_before)),
         frames_filtered=decoder.frames_filtered - filtered_before,  # lines a print filter hid, not counted
     )
+
+
+async def _until_end(conn: Connection, req: ReadRequest, begin: int, seen: int, seq0: int) -> int | None:
+    """With ``until``: where the window ends (after the first such event's line and line end), once
+    the event watch has found it among the bytes up to ``seen``; None until then."""
+    cut = await until_cut(conn, req, begin, seq0, seen - begin)
+    if cut is None:
+        return None
+    after = conn.read_ring(begin + cut, 2)
+    tail = bytearray(after.data) if after.from_offset == begin + cut else bytearray()
+    return begin + cut + past_line_end(tail, 0)
 
 
 def _timed(conn: Connection, out: dict[str, Any]) -> dict[str, Any]:

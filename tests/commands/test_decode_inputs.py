@@ -53,3 +53,25 @@ def test_decode_still_reads_a_regular_file(tmp_path: Path) -> None:
     r = _decode(raw)
     assert r.returncode == 0, r.stderr
     assert [line.split(maxsplit=3)[3] for line in r.stdout.splitlines()] == ['"one"', '"two"']
+
+
+def test_decode_counts_every_frame_once_bad_ones_included(tmp_path: Path) -> None:
+    """Issue 37.1: the totals of an offline decode add up, bad frames included: a real log with 46
+    sentences whose checksums are wrong (the preset's validation drops them) says so."""
+    r = subprocess.run(
+        [sys.executable, "-m", "serial_mcp", "decode", str(ROOT / "tests/data/nmea/gpsdf.log"),
+         "--protocol", "nmea0183", "--format", "jsonl"],
+        capture_output=True, text=True, timeout=60, env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    shown = len(r.stdout.splitlines())
+    assert f"{shown + 46} frame(s): {shown} valid, 46 bad (46 dropped by validation" in r.stderr, r.stderr
+
+
+def test_a_damaged_modbus_reply_at_the_end_of_a_file_is_a_bad_frame(tmp_path: Path) -> None:
+    from serial_mcp.core.offline_decode import decode_streams
+
+    good = bytes.fromhex("010300000001840a")
+    damaged = bytes.fromhex("010302002a") + b"\x00\x00"  # its CRC is wrong; a request would be 8 bytes
+    frames, _ = decode_streams({"rx": [(0.0, good + damaged)]}, {"type": "modbus_rtu"}, None, ["rx"])
+    assert [(f["offset"], f.get("checksum_valid")) for f in frames] == [(0, True), (len(good), False)]

@@ -25,7 +25,7 @@ async def test_text_carries_verdicts_and_frames_view_trims() -> None:
         args = {"connection_id": cid, "from": 0, "rx_framing": {"type": "line"}, "rx_parser": {"type": "nmea"}, "max_frames": 3, "timeout_ms": 2000}
         r = await c.call_tool("read", args)
         text = r.content[0].text  # type: ignore[union-attr]
-        assert text.count(" ok:") == 2 and text.count(" BAD:") == 1, text
+        assert text.count(" ok:") == 2 and text.count(" BAD checksum (computed 47, received 48):") == 1, text
         raw = await c.call_tool("read", {**args, "frames": "raw"})
         assert all("parsed" not in f for f in raw.structured_content["frames"])  # lean: null fields left out
         parsed = await c.call_tool("read", {**args, "frames": "parsed"})

@@ -37,13 +37,15 @@ def decoded(preset: str, data: bytes) -> list[str]:
 def test_ubx_nav_pvt_in_degrees_with_the_fix_as_a_word() -> None:
     pvt = UBXMessage("NAV", "NAV-PVT", GET, lat=44.06881, lon=-121.3143, fixType=3, numSV=11, hMSL=1096200)
     assert decoded("gnss", pvt.serialize()) == [
-        "ubx NAV-PVT fix=3D lat=44.06881 lon=-121.3143 alt=1096.2 sv=11 hacc=0.0 pdop=0.0"
+        "ubx NAV-PVT fix=3D lat=44.06881 lon=-121.3143 height=0.0 alt=1096.2 sv=11 hacc=0.0 pdop=0.0"
     ]
 
 
 def test_nmea_gga_in_decimal_degrees() -> None:
     gga = nmea("GPGGA,201530.00,4739.71892,N,12219.58364,W,1,14,0.9,76.5,M,-17.3,M,,")
-    assert decoded("nmea0183", gga) == ["nmea GPGGA fix=gps sv=14 lat=47.661982 lon=-122.326394 alt=76.5"]
+    assert decoded("nmea0183", gga) == [
+        "nmea GPGGA fix=gps sv=14 hdop=0.9 lat=47.661982 lon=-122.326394 alt=76.5"
+    ]
 
 
 def test_modbus_registers_and_at_finals() -> None:
@@ -76,4 +78,4 @@ async def test_the_default_text_of_a_framed_read_carries_the_values() -> None:
         dev.feed(nmea("GPGGA,201530.00,4739.71892,N,12219.58364,W,1,14,0.9,76.5,M,-17.3,M,,"))
         r = await c.call_tool("read", {"connection_id": cid, "max_frames": 1, "timeout_ms": 3000})
         text = r.content[0].text  # type: ignore[union-attr]
-        assert "#0 nmea GPGGA ok: fix=gps sv=14 lat=47.661982 lon=-122.326394 alt=76.5" in text, text
+        assert "#0 nmea GPGGA ok: fix=gps sv=14 hdop=0.9 lat=47.661982 lon=-122.326394 alt=76.5" in text, text

@@ -6,7 +6,7 @@ traced back to the exact bytes it came from after any amount of chunking.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 __all__ = [
@@ -17,6 +17,7 @@ __all__ = [
     "FrameEncoder",
     "FrameEvent",
     "FramingError",
+    "crc_text",
 ]
 
 #: Longest frame a separator-based decoder buffers before it reports an error and resyncs,
@@ -36,6 +37,13 @@ class Frame:
     start: int
     end: int
     checksum_valid: bool | None = None
+    #: A bad frame whose checksum the framing split off: ``computed XXXX, received YYYY``.
+    detail: str | None = field(default=None, compare=False)
+
+
+def crc_text(computed: int, received: int, width: int) -> str:
+    """``computed 9B39, received 9A38``: a failed check's two values, ``width`` bytes each."""
+    return f"computed {computed:0{2 * width}X}, received {received:0{2 * width}X}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,7 +19,7 @@ from typing import Literal
 
 from serial_mcp import messages
 from serial_mcp.core import checksums
-from serial_mcp.core.framing.base import Frame
+from serial_mcp.core.framing.base import Frame, crc_text
 from serial_mcp.core.framing.scan import NEED, REJECT, ScanDecoder
 from serial_mcp.errors import InvalidArgument
 
@@ -106,6 +106,12 @@ class _Check:
         """The checksum of the covered range of the frame ``work[s:e]``."""
         stop = (e if self.stop_from_end else s) + self.stop
         return self.fn(bytes(work[s + self.start : stop])) & self.mask
+
+    def detail(self, work: bytes, s: int, e: int) -> str:
+        """The computed and received checksum of the frame ``work[s:e]``."""
+        at = (e if self.at_from_end else s) + self.at
+        received = int.from_bytes(work[at : at + self.width], self.order)
+        return crc_text(self.value(work, s, e), received, self.width)
 
     def check(self, work: bytes, s: int, e: int) -> bool:
         """Does the frame ``work[s:e]`` carry the right checksum?"""
@@ -277,9 +283,11 @@ class BinaryLayout:
             check = None if cks is None else cks.check
 
             def framed(work: bytes, s: int, e: int, base: int) -> Frame | None:
-                return Frame(
-                    work[s + a : e + b], base + s, base + e, None if check is None else check(work, s, e)
-                )
+                valid = None if check is None else check(work, s, e)
+                frame = Frame(work[s + a : e + b], base + s, base + e, valid)
+                if valid is False and cks is not None:
+                    frame.detail = cks.detail(work, s, e)
+                return frame
 
             return framed
         fn, mask, order, width = cks.fn, cks.mask, cks.order, cks.width
@@ -289,7 +297,10 @@ class BinaryLayout:
         def checked(work: bytes, s: int, e: int, base: int) -> Frame | None:
             t = e + at
             valid = (fn(work[s + start : e + stop]) & mask) == from_bytes(work[t : t + width], order)
-            return Frame(work[s + a : e + b], base + s, base + e, valid)
+            frame = Frame(work[s + a : e + b], base + s, base + e, valid)
+            if not valid:
+                frame.detail = cks.detail(work, s, e)
+            return frame
 
         return checked
 
@@ -297,9 +308,11 @@ class BinaryLayout:
         """The frame ``work[s:e]`` with its checksum verdict."""
         if self.skip_empty and e - s <= self.min_length:
             return None
-        valid = None if self._cks is None else self._cks.check(work, s, e)
+        cks = self._cks
+        valid = None if cks is None else cks.check(work, s, e)
         data = work[s:e] if self.include_terminators else self._data(work, s, e)
-        return Frame(data, base + s, base + e, valid)
+        detail = cks.detail(work, s, e) if valid is False and cks is not None else None
+        return Frame(data, base + s, base + e, valid, detail)
 
     # --- TX ---------------------------------------------------------------------------------------
 

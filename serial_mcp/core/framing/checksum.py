@@ -12,6 +12,7 @@ from typing import Literal
 
 from serial_mcp import messages
 from serial_mcp.core import checksums
+from serial_mcp.core.framing.base import crc_text
 from serial_mcp.core.framing.options import Options
 from serial_mcp.errors import InvalidArgument
 
@@ -62,6 +63,18 @@ class ChecksumSpec:
         else:
             received = trailer
         return payload, received == self.compute(payload).to_bytes(self.width, self.endianness)
+
+    def detail(self, body: bytes) -> str | None:
+        """A failed check's computed and received values (None when no checksum could be read)."""
+        size = self.size
+        if len(body) < size:
+            return None
+        payload, trailer = body[: len(body) - size], body[len(body) - size + len(self.separator) :]
+        try:
+            received = bytes.fromhex(trailer.decode("ascii")) if self.format == "hex" else trailer
+        except (UnicodeDecodeError, ValueError):
+            return None
+        return crc_text(self.compute(payload), int.from_bytes(received, self.endianness), self.width)
 
     def append(self, payload: bytes) -> bytes:
         """``payload`` followed by its separator and checksum, ready to frame."""

@@ -32,7 +32,14 @@ from serial_mcp.core.parsers.modbus_ascii import ModbusAsciiEncoder
 from serial_mcp.core.parsers.nmea import NmeaEncoder
 from serial_mcp.errors import InvalidArgument
 
-__all__ = ["RX_FRAMING_TYPES", "TX_FRAMING_TYPES", "build_decoder", "build_encoder", "check_tx_framing"]
+__all__ = [
+    "RX_FRAMING_TYPES",
+    "TX_FRAMING_TYPES",
+    "build_decoder",
+    "build_encoder",
+    "check_tx_framing",
+    "reply_framing",
+]
 
 _COMMON_RX = ("include_terminators", "skip_empty", "max_length")
 _RX_KEYS: Final[dict[str, tuple[str, ...]]] = {
@@ -46,7 +53,7 @@ _RX_KEYS: Final[dict[str, tuple[str, ...]]] = {
     "ubx": ("type",),
     "rtcm3": ("type",),
     "gnss": ("type",),
-    "modbus_rtu": ("type", "include_terminators"),
+    "modbus_rtu": ("type", "include_terminators", "reply_to"),
     "nmea": ("type", *_COMMON_RX),
 }
 _TX_KEYS: Final[dict[str, tuple[str, ...]]] = {
@@ -161,6 +168,33 @@ def build_decoder(rx_framing: object, offset: int = 0, *, field: str = "rx_frami
     )
 
 
+def reply_framing(rx_framing: object, request: bytes) -> object:
+    """The RX framing of a transact that sent ``request``: Modbus RTU's gains ``reply_to`` (its reply's
+    length then follows from the request's function); any other framing is returned as it is."""
+    if (
+        isinstance(rx_framing, dict)
+        and rx_framing.get("type") == "modbus_rtu"
+        and "reply_to" not in rx_framing
+        and len(request) >= 2
+    ):
+        return {**rx_framing, "reply_to": request.hex()}
+    return rx_framing
+
+
+def _request(opts: Options) -> bytes:
+    """``reply_to`` of ``modbus_rtu``: the request a transact sent (hex, at least address and function)."""
+    if "reply_to" not in opts:
+        return b""
+    text = opts.string("reply_to", None)
+    try:
+        request = bytes.fromhex(text)
+    except ValueError:
+        request = b""
+    if len(request) < 2:
+        raise InvalidArgument(messages.FRAMING_REPLY_TO.format(value=text[:40]), field="rx_framing.reply_to")
+    return request
+
+
 def _scanned(opts: Options, kind: str, include: bool, offset: int) -> FrameDecoder | None:
     """The decoders built on the sync-scanning engine (and resynchronising NMEA lines)."""
     if kind == "binary":
@@ -173,7 +207,7 @@ def _scanned(opts: Options, kind: str, include: bool, offset: int) -> FrameDecod
     if kind == "gnss":
         return GnssDecoder(offset)
     if kind == "modbus_rtu":
-        return ModbusRtuDecoder(include, offset)
+        return ModbusRtuDecoder(include, offset, _request(opts))
     if kind == "nmea":
         return NmeaLineDecoder(
             include_terminators=include,

@@ -35,12 +35,15 @@ class DelimiterDecoder(SeparatorDecoder):
         if self._skip_empty and not piece:
             return None
         valid: bool | None = None
+        detail: str | None = None
         data = piece
         if self._checksum is not None:
             data, valid = self._checksum.split(piece)
+            if valid is False:
+                detail = self._checksum.detail(piece)
         if self._include:
             data = piece + term
-        return Frame(data, start, end, valid)
+        return Frame(data, start, end, valid, detail)
 
     def _tail(self, piece: bytes, start: int) -> FrameEvent | None:
         if len(piece) > self.max_length:

@@ -137,11 +137,14 @@ class LengthPrefixedDecoder:
         if self._skip_empty and len(raw) == hp:
             return None
         valid: bool | None = None
+        detail: str | None = None
         covered = raw
         if self._checksum is not None:
             covered, valid = self._checksum.split(raw)
+            if valid is False:
+                detail = self._checksum.detail(raw)
         data = raw if self._include else covered[:h] + covered[hp:]
-        return Frame(data, start, end, valid)
+        return Frame(data, start, end, valid, detail)
 
 
 class LengthPrefixedEncoder:

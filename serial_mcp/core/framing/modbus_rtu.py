@@ -20,6 +20,12 @@ length whose CRC checks (at most 256 bytes); end of stream counts as silence.
 
 ``Frame.data`` is the address and PDU without the CRC (``include_terminators``: the raw
 frame), which is exactly what TX framing ``modbus_rtu`` takes: it appends the CRC.
+
+In a ``transact`` serial-mcp is the master, and the framing is told the request it sent
+(``reply_to``, the request's bytes): a frame from that address with that function (or its
+exception ``fc | 0x80``) is the response, so its length comes from the response's shape alone
+and a CRC that fails at that length is a bad frame at once, not a request still arriving. The
+request itself (echoed on an RS-485 bus) is one frame.
 """
 
 from __future__ import annotations
@@ -28,12 +34,19 @@ from typing import Final
 
 from serial_mcp import messages
 from serial_mcp.core import checksums
-from serial_mcp.core.framing.base import Frame
+from serial_mcp.core.framing.base import Frame, crc_text
 from serial_mcp.core.framing.modbus_rtu_probe import EndIndex
 from serial_mcp.core.framing.scan import NEED, REJECT, ScanDecoder
 from serial_mcp.errors import InvalidArgument
 
-__all__ = ["ModbusRtuDecoder", "ModbusRtuEncoder", "ModbusRtuRule", "modbus_rtu_encode", "silence_seconds"]
+__all__ = [
+    "ModbusRtuDecoder",
+    "ModbusRtuEncoder",
+    "ModbusRtuRule",
+    "modbus_rtu_encode",
+    "response_length",
+    "silence_seconds",
+]
 
 MAX_ADU: Final = 256
 _MAX_ADDRESS: Final = 247  # 248-255 are reserved: never the first byte of a frame
@@ -51,15 +64,45 @@ def _crc_ok(work: bytes, s: int, e: int) -> bool:
     return _crc(work[s : e - 2]) == work[e - 2] | (work[e - 1] << 8)
 
 
+#: Responses whose length is fixed, by function (address, function, data, CRC).
+_FIXED_RESPONSE: Final = {5: 8, 6: 8, 7: 5, 8: 8, 11: 8, 15: 8, 16: 8, 22: 10}
+#: Responses whose third byte counts the data bytes that follow it.
+_COUNTED_RESPONSE: Final = frozenset({1, 2, 3, 4, 12, 17, 20, 21, 23})
+
+
+def response_length(work: bytes, s: int, n: int) -> int | None:
+    """The length of the response (or exception) starting at ``work[s]``: NEED (0) while its byte
+    count has not arrived; None for a function whose response shape is not known."""
+    if n - s < 2:
+        return NEED
+    fc = work[s + 1]
+    if fc & 0x80:
+        return 5
+    fixed = _FIXED_RESPONSE.get(fc)
+    if fixed is not None:
+        return fixed
+    if fc in _COUNTED_RESPONSE:
+        return 5 + work[s + 2] if n - s >= 3 else NEED
+    return None
+
+
+def crc_detail(adu: bytes) -> tuple[int, int] | None:
+    """``(computed, received)`` CRC of a raw frame with its CRC (low byte first); None if too short."""
+    if len(adu) < 4:
+        return None
+    return _crc(adu[:-2]), int.from_bytes(adu[-2:], "little")
+
+
 class ModbusRtuRule:
     """Function-code-aware Modbus RTU frame lengths (a FrameRule)."""
 
-    __slots__ = ("_index", "_probed", "include_terminators")
+    __slots__ = ("_index", "_probed", "include_terminators", "request")
     syncs: Final = tuple(bytes([a]) for a in range(_MAX_ADDRESS + 1))
     resync_on_bad: Final = False
 
-    def __init__(self, include_terminators: bool = False) -> None:
+    def __init__(self, include_terminators: bool = False, request: bytes = b"") -> None:
         self.include_terminators = include_terminators
+        self.request = request  # the request a transact sent: its reply's shape is known
         # The bytes of the last unknown-function candidate left waiting: no length up to theirs
         # checked, so when more bytes arrive behind the same ones only the new lengths are tried.
         self._probed = b""
@@ -89,8 +132,30 @@ class ModbusRtuRule:
             return sorted({response, 13 + work[s + 10]})
         return None
 
+    def _reply(self, work: bytes, s: int, n: int) -> int | None:
+        """With a request sent (``reply_to``): the length of its echo or of its response at ``s``
+        (NEED while it cannot tell yet); None for any other frame."""
+        request = self.request
+        if n - s < 2 or work[s] != request[0] or work[s + 1] & 0x7F != request[1]:
+            return None
+        if work.startswith(request, s):
+            return len(request)  # our own request, heard back on the bus
+        length = response_length(work, s, n)
+        if length is None:
+            return None
+        if (
+            length
+            and n - s < len(request)
+            and request.startswith(work[s:n])
+            and (s + length > n or not _crc_ok(work, s, s + length))
+        ):
+            return NEED  # still the echo of our request, or the reply: more bytes tell
+        return length
+
     def measure(self, work: bytes, s: int, n: int, final: bool) -> int:
         """The frame length (see the module docstring), NEED or REJECT."""
+        if self.request and (reply := self._reply(work, s, n)) is not None:
+            return reply
         lengths = self.candidates(work, s, n)
         if lengths is None:
             return self._unknown(work, s, n, final)
@@ -133,16 +198,36 @@ class ModbusRtuRule:
         """The address+PDU (or the raw frame) with the CRC's verdict."""
         valid = _crc_ok(work, s, e)
         data = work[s:e] if self.include_terminators else work[s : e - 2]
-        return Frame(data, base + s, base + e, valid)
+        if valid:
+            return Frame(data, base + s, base + e, True)
+        computed, received = _crc(work[s : e - 2]), work[e - 2] | (work[e - 1] << 8)
+        return Frame(data, base + s, base + e, False, crc_text(computed, received, 2))
 
 
 class ModbusRtuDecoder(ScanDecoder):
     """RX framing ``modbus_rtu``."""
 
-    __slots__ = ()
+    __slots__ = ("_rule",)
 
-    def __init__(self, include_terminators: bool = False, offset: int = 0) -> None:
-        super().__init__([ModbusRtuRule(include_terminators)], offset)
+    def __init__(self, include_terminators: bool = False, offset: int = 0, request: bytes = b"") -> None:
+        self._rule = ModbusRtuRule(include_terminators, request)
+        super().__init__([self._rule], offset)
+
+    def damaged_pending(self) -> int | None:
+        """The offset of a waiting frame whose shorter shape already failed its CRC (a damaged
+        response, or a request still arriving: only more bytes or their absence tell), else None."""
+        frame = self.damaged_frame()
+        return None if frame is None else frame.start
+
+    def damaged_frame(self) -> Frame | None:
+        """That waiting frame at its shorter shape, bad, with its CRCs (see :meth:`damaged_pending`)."""
+        work = self.pending_bytes()
+        if len(work) < 4:
+            return None
+        lengths = [n for n in self._rule.candidates(work, 0, len(work)) or () if n <= len(work)]
+        if not lengths:
+            return None
+        return self._rule.frame(work, 0, lengths[-1], self.pending_start)
 
 
 def modbus_rtu_encode(adu: bytes) -> bytes:

@@ -152,6 +152,10 @@ class ScanDecoder:
         """Bytes so far that belong to no frame (garbage, false syncs, rejected candidates)."""
         return self._rx.skipped
 
+    def pending_bytes(self) -> bytes:
+        """The undecided bytes, from :attr:`pending_start` (a candidate waiting for more)."""
+        return bytes(self._rx.buf)
+
     def reset(self, offset: int) -> None:
         """Drop partial state; the next byte fed is at absolute ``offset``."""
         self._rx.reset(offset)

@@ -160,11 +160,15 @@ class StartEndDecoder:
             return None
         data = work[body:e]
         valid: bool | None = None
+        detail: str | None = None
         if self._checksum is not None:
-            data, valid = self._checksum.split(data)
+            covered = data
+            data, valid = self._checksum.split(covered)
+            if valid is False:
+                detail = self._checksum.detail(covered)
         if self._include:
             data = work[s:stop]
-        return Frame(data, base + s, base + stop, valid)
+        return Frame(data, base + s, base + stop, valid, detail)
 
     def _marker_prefix(self, work: bytes, pos: int) -> int:
         """Length of the longest tail of ``work[pos:]`` that could begin a start marker."""

@@ -139,6 +139,7 @@ class DecodedSlots(Protocol):
     checksum_valid: bool | None
     parsed: dict[str, Any] | None
     final: bool
+    detail: str | None
 
 
 F = TypeVar("F", bound=DecodedSlots)
@@ -205,6 +206,7 @@ def parse_lines(lines: list[bytes], start: int, out: list[Any], frame_type: type
                 frame.checksum_valid = valid
                 frame.parsed = fields
                 frame.final = False
+                frame.detail = None
                 append(frame)
         start += len(raw) + 1
     return dropped
