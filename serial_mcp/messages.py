@@ -1166,3 +1166,10 @@ CLI_ELF = "the firmware's ELF (build/app.elf): the backtrace addresses of the ev
 CLI_ELF_NOT_FOUND = "--elf {path!r}: no such file; give the path of the firmware's .elf in its build directory."
 CLI_ELF_NOT_REGULAR = "--elf {path!r} is not a regular file; give the firmware's .elf from its build directory."
 CLI_ELF_NEEDS_EVENTS = "--elf decodes the backtraces of the events --events lists; give --events too (frames are not decoded against an ELF)."
+
+# --- G1 (issue 37: recordings from byte 0, demo checks, simulators, replay paths) ----------------
+P_RECORD_FROM = "start: 'now' (default), 'buffer_start' or an RX offset; open(record=) starts at the first byte."
+RECORD_FROM_NOT_START = "from is for action 'start' (where the recording begins); leave it out for stop and status."
+RECORD_BAD_FROM = "from is {value!r}; give 'now', 'buffer_start' or an RX offset from 0 to {end} (the newest byte)."
+S_RECORD_FROM = "; from RX offset {offset}"
+S_RECORD_LOST = " ({n} byte(s) from there were already dropped by the ring: a lost line)"
