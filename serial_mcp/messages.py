@@ -168,8 +168,6 @@ CLI_DEMO = "run a scripted agent session against a built-in simulated device and
 CLI_DEMO_PORT = "port to use (default sim://modem, a simulated AT modem with a GPS)"
 
 DEMO_TOOLS = "serial-mcp server started over stdio; {n} tools: {names}"
-DEMO_DONE = "demo finished: every call behaved as expected (the typo 'baudrate' was refused on purpose)."
-DEMO_FAILED = "demo finished with {n} unexpected result(s)."
 
 OPT_CONFIG = "TOML config file with any of the options below (keys as in the option names, e.g. capture_dir)"
 OPT_LOG_LEVEL = "log level for stderr"
@@ -1173,3 +1171,13 @@ RECORD_FROM_NOT_START = "from is for action 'start' (where the recording begins)
 RECORD_BAD_FROM = "from is {value!r}; give 'now', 'buffer_start' or an RX offset from 0 to {end} (the newest byte)."
 S_RECORD_FROM = "; from RX offset {offset}"
 S_RECORD_LOST = " ({n} byte(s) from there were already dropped by the ring: a lost line)"
+DEMO_DONE = "demo finished: all {n} steps gave what they should (the typo 'baudrate' was refused on purpose)."
+DEMO_FAILED = "demo FAILED at {step}: {why}"
+DEMO_STEP = "step {n} ({tool} {args})"
+DEMO_NO_MATCH = "the reply never matched (stop={stop}, got {data!r})"
+DEMO_NOT_OK = "the command did not end in OK (got {got})"
+DEMO_NO_FRAMES = "no frame came (stop={stop})"
+DEMO_NO_EVENTS = "the log holds no event"
+DEMO_NO_CONNECTION = "no connection_id in the result"
+DEMO_NOT_REFUSED = "the call was not refused with {code}"
+DEMO_ERROR = "the call failed: {error}"
