@@ -1181,3 +1181,8 @@ DEMO_NO_EVENTS = "the log holds no event"
 DEMO_NO_CONNECTION = "no connection_id in the result"
 DEMO_NOT_REFUSED = "the call was not refused with {code}"
 DEMO_ERROR = "the call failed: {error}"
+REPLAY_NOT_READ = (
+    " Not read: {paths} — the server reads replay files only from the capture directory, the working"
+    " directory's captures/ and the allowlist's replay:// paths, not the working directory itself; move"
+    " the file into captures/ or start the server with --capture-dir set to its directory."
+)
