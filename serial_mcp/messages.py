@@ -1186,3 +1186,4 @@ REPLAY_NOT_READ = (
     " directory's captures/ and the allowlist's replay:// paths, not the working directory itself; move"
     " the file into captures/ or start the server with --capture-dir set to its directory."
 )
+SIM_ESP32_NO_RAM_CODE = "serial-mcp sim://esp32-rom cannot run code loaded into RAM (a stub flasher): run esptool with --no-stub"
