@@ -224,13 +224,20 @@ SERVER_INSTRUCTIONS = (
     "through a cursor ('default' unless you name your own) and reports bytes_lost if the ring overran. "
     "Use match to wait for a pattern, timeout_ms to bound waits; a plain read returns once the line is idle. "
     "Payloads are utf8 text unless you ask for hex or base64; non-UTF-8 bytes come back as hex, never lost. "
-    "No device at hand? sim://modem (AT), sim://echo, or replay://captures/FILE.jsonl?mode=instant|respond"
-    "&speed=N&loop=1 replays a recorded session. Dialogs: transact(steps=[{send, expect}]); "
-    "open(respond=[{on, send}]) answers a prompt (e.g. stop autoboot) however late your first read comes."
+    "Dialogs: transact(steps=[{send, expect}]); "
+    "open(respond=[{on, send}]) answers a prompt (e.g. stop autoboot) however late your first read comes. "
+    "No device at hand? replay://captures/FILE.jsonl?mode=instant|respond&speed=N&loop=1 replays a recorded "
+    "session, and the built-in simulators open like any port:\n"
+    "- sim://modem: AT modem (AT, ATI, AT+CSQ, AT+CPIN?, ATZ, ATE0, AT+CMEE=1; unknown -> ERROR)\n"
+    "- sim://echo: returns every byte written\n"
+    "- sim://slow-modem: AT modem with echo, replies in parts 20-150 ms apart, URCs inside them\n"
+    "- sim://reboot-board: U-Boot countdown (?bootdelay=0-9), loader '=> ', shell '# ', reboot\n"
+    "- sim://micropython: MicroPython REPL with raw REPL and raw-paste\n"
+    "- sim://esp32-rom: ESP32 ROM loader + 4 MB flash; esptool --no-stub via open(mirror='rfc2217+esp-reset')"
 )
 D_LIST_PORTS = "List serial ports on this machine with USB identity (vid, pid, serial). Start here."
 D_LIST_CONNECTIONS = "List open connections with state and byte counters."
-D_OPEN = "Open a port (/dev/ttyUSB0, COM3, socket://h:p, rfc2217://h:p, sim://modem|echo, replay://f.jsonl). 115200 8N1. rx_framing/rx_parser/tx_framing: defaults, as in read/write."
+D_OPEN = "Open a port (/dev/ttyUSB0, COM3, socket://h:p, rfc2217://h:p, sim://KIND, replay://f.jsonl). 115200 8N1. rx_framing/rx_parser/tx_framing: defaults, as in read/write."
 D_CLOSE = "Close a connection and release the port."
 D_GET_STATUS = "State, settings, counters, ring offsets, cursors, bytes lost, modem lines (null if none)."
 D_READ = (
@@ -1166,7 +1173,7 @@ CLI_ELF_NOT_REGULAR = "--elf {path!r} is not a regular file; give the firmware's
 CLI_ELF_NEEDS_EVENTS = "--elf decodes the backtraces of the events --events lists; give --events too (frames are not decoded against an ELF)."
 
 # --- G1 (issue 37: recordings from byte 0, demo checks, simulators, replay paths) ----------------
-P_RECORD_FROM = "start: 'now' (default), 'buffer_start' or an RX offset; open(record=) starts at the first byte."
+P_RECORD_FROM = "'now' (default), 'buffer_start' or an RX offset."
 RECORD_FROM_NOT_START = "from is for action 'start' (where the recording begins); leave it out for stop and status."
 RECORD_BAD_FROM = "from is {value!r}; give 'now', 'buffer_start' or an RX offset from 0 to {end} (the newest byte)."
 S_RECORD_FROM = "; from RX offset {offset}"
@@ -1187,3 +1194,8 @@ REPLAY_NOT_READ = (
     " the file into captures/ or start the server with --capture-dir set to its directory."
 )
 SIM_ESP32_NO_RAM_CODE = "serial-mcp sim://esp32-rom cannot run code loaded into RAM (a stub flasher): run esptool with --no-stub"
+ESP_HINT_SIM = "esptool: open with mirror='rfc2217+esp-reset' and run esptool --no-stub on its URL (plain rfc2217 resets too slowly: 'Wrong boot mode')"
+ESP_HINT_SIM_MIRRORED = "esptool: run it with --no-stub on the mirror's URL (the simulator cannot run esptool's stub)"
+ESP_HINT_ESPRESSIF = "an Espressif USB device: for esptool, open with mirror='rfc2217+esp-reset' (plain rfc2217 resets too slowly: 'Wrong boot mode')"
+ESP_HINT_BRIDGE = "a {bridge} USB-UART bridge: if this is an ESP32, esptool needs mirror='rfc2217+esp-reset' (plain rfc2217 resets too slowly)"
+S_OPEN_HINT = ". {hint}"
