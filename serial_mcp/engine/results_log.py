@@ -91,11 +91,10 @@ class RecordResult(BaseModel):
             messages.S_RECORD.format(
                 id=self.connection_id,
                 state=state,
-                path=self.absolute_path or self.path,
+                path=(self.absolute_path or self.path) + self._from(),
                 n=self.events_written,
                 b=self.bytes_written,
             )
-            + self._from()
             + messages.S_RECORD_REPLAY.format(name=self.path)
         )
 
