@@ -159,7 +159,7 @@ class Recorder:
         self.bytes_lost = kept - self.start_offset
         if self.bytes_lost:
             lost = LogEvent(0, self._base, "lost", {"bytes": self.bytes_lost})
-            self._enqueue(lost, None)
+            self._queue.put((lost, None, False))
         chunks: list[tuple[float, LogEvent, bytes | None]] = []
         if ring.end_offset > kept:
             data, prev = ring.read(kept).data, kept
@@ -169,12 +169,9 @@ class Recorder:
                 )
                 prev = end
         others = [(e.t, e, e.data) for e in conn.log.since(self._first_seq - 1) if e.type != "rx"]
+        # not counted in the backlog: a copy of the ring (bounded by its size), not a disk falling behind
         for _t, event, payload in heapq.merge(others, chunks, key=lambda item: item[0]):
-            self._enqueue(event, payload)
-
-    def _enqueue(self, event: LogEvent, payload: bytes | None) -> None:
-        self._queued_bytes += _QUEUED_EVENT_COST + (len(payload) if payload else 0)
-        self._queue.put((event, payload))
+            self._queue.put((event, payload, False))
 
     def on_event(self, event: LogEvent, payload: bytes | None) -> None:
         """Listener hook: called with the connection's lock held, so it only enqueues."""
@@ -185,7 +182,8 @@ class Recorder:
             self.stopped_reason = messages.RECORDER_BEHIND_REASON.format(mib=MAX_BACKLOG >> 20)
             self._queue.put(_BEHIND)
             return
-        self._enqueue(event, payload)
+        self._queued_bytes += _QUEUED_EVENT_COST + (len(payload) if payload else 0)
+        self._queue.put((event, payload, True))
 
     @property
     def queued(self) -> int:
@@ -220,8 +218,9 @@ class Recorder:
             if item is _BEHIND:
                 self._fell_behind()
             else:
-                event, payload = item
-                self._taken_bytes += _QUEUED_EVENT_COST + (len(payload) if payload else 0)
+                event, payload, counted = item
+                if counted:
+                    self._taken_bytes += _QUEUED_EVENT_COST + (len(payload) if payload else 0)
                 if not self._quota_reached:
                     self._write_event(event, payload)
             if self._queue.empty():
