@@ -87,16 +87,13 @@ class RecordResult(BaseModel):
         if self.path is None:
             return messages.S_NOT_RECORDING.format(id=self.connection_id)
         state = "recording" if self.recording else f"stopped ({self.stopped_reason or 'stopped'})"
-        return (
-            messages.S_RECORD.format(
-                id=self.connection_id,
-                state=state,
-                path=(self.absolute_path or self.path) + self._from(),
-                n=self.events_written,
-                b=self.bytes_written,
-            )
-            + messages.S_RECORD_REPLAY.format(name=self.path)
-        )
+        return messages.S_RECORD.format(
+            id=self.connection_id,
+            state=state,
+            path=(self.absolute_path or self.path) + self._from(),
+            n=self.events_written,
+            b=self.bytes_written,
+        ) + messages.S_RECORD_REPLAY.format(name=self.path)
 
     def _from(self) -> str:
         if self.start_offset is None:
