@@ -41,6 +41,8 @@ async def _mirror(policy: PortPolicy, port: str, baud: int, mode: str, out: Text
         else:
             where = conn.opened.mirror or ""
             line = messages.CLI_MIRRORING.format(port=conn.port, path=where, mode=mode)
+        if conn.opened.hint:  # which mirror esptool needs, on an ESP32 or a likely one
+            line += messages.S_OPEN_HINT.format(hint=conn.opened.hint)
 
         def ready() -> None:
             announce(out, where)

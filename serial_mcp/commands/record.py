@@ -37,7 +37,7 @@ async def _record(policy: PortPolicy, port: str, output: str, baud: int, note: s
         raise SerialMcpError(ErrorCode.CAPTURE_EXISTS, messages.CAPTURE_EXISTS.format(name=str(path)))
     async with engine(policy, capture_dir=path.parent, capture_quotas=UNLIMITED) as eng:
         conn = await eng.open(port, baud_rate=baud)
-        await conn.record("start", path=path.name, note=note)
+        await conn.record("start", path=path.name, note=note, from_="buffer_start")  # from its first byte
         reason = await hold(conn, lambda: status(messages.CLI_RECORDING.format(port=conn.port, path=path)))
         final = await conn.record("stop")
     status(

@@ -52,7 +52,17 @@ EVENT_TYPES: Final = frozenset(
 )
 PAYLOAD_TYPES: Final = frozenset({"rx", "tx"})
 _CORE_KEYS: Final = frozenset({"t", "type", "data", "text", "offset"})
-_HEADER_KEYS: Final = ("format", "version", "created", "port", "settings", "device", "source", "note")
+_HEADER_KEYS: Final = (
+    "format",
+    "version",
+    "created",
+    "port",
+    "settings",
+    "device",
+    "source",
+    "note",
+    "start_offset",
+)
 _SHOWN: Final = 60
 _HEX_DIGITS: Final = frozenset("0123456789abcdefABCDEF")
 _LINE_BREAK_ESCAPES: Final = {0x85: "\\u0085", 0x2028: "\\u2028", 0x2029: "\\u2029"}
@@ -77,6 +87,7 @@ class CaptureHeader:
     device: dict[str, Any] | None = None
     source: str | None = None
     note: str | None = None
+    start_offset: int | None = None  # the RX offset the capture starts at (a recording: issue 37)
     format: str = FORMAT_NAME
     version: int = FORMAT_VERSION
 
@@ -282,6 +293,7 @@ def parse_header(text: str, line: int = 1) -> CaptureHeader:
         device=_optional(obj, "device", dict, "an object", line),
         source=_optional(obj, "source", str, "a string", line),
         note=_optional(obj, "note", str, "a string", line),
+        start_offset=_non_negative_int(obj, "start_offset", line),
     )
 
 

@@ -16,7 +16,7 @@ from serial_mcp.engine.options import ExportOptions, LogOptions, NoOptions, Reco
 from serial_mcp.errors import ErrorCode, InvalidArgument, SerialMcpError
 from serial_mcp.serial import log_view
 from serial_mcp.serial.connection import Connection
-from serial_mcp.serial.recorder import Recorder, header_for, to_capture_event
+from serial_mcp.serial.recorder import BUFFER_START, Recorder, Start, header_for, to_capture_event
 from serial_mcp.store.captures import CaptureStore
 
 if TYPE_CHECKING:
@@ -142,6 +142,8 @@ async def record(
 ) -> results.RecordResult:
     """Start, stop or look at a recording; ``duration_ms`` makes a started one stop by itself."""
     action, path, note, duration_ms = opts.action, opts.path, opts.note, opts.duration_ms
+    if opts.from_ is not None and action != "start":
+        raise InvalidArgument(messages.RECORD_FROM_NOT_START)
     # looking is reading; starting or stopping the connection's one recorder is the owner's
     conn = svc.connection(caller, connection_id, "control" if action in ("start", "stop") else "read")
     if duration_ms is not None and (
@@ -156,7 +158,7 @@ async def record(
         dead = conn.recorder
         if dead is not None and not dead.active:  # it stopped by itself (disk full): make way
             await conn.stop_recording(dead.stopped_reason or "stopped")
-        rec = start_recording(conn, svc.captures, path, note)
+        rec = start_recording(conn, svc.captures, path, note, start=_record_from(conn, opts.from_))
         _finished.pop(conn, None)
         if duration_ms is not None:
             _stop_later(conn, rec, duration_ms / 1000)
@@ -215,14 +217,30 @@ async def list_captures(
     return results.CapturesResult(directory=str(store.directory), captures=items)
 
 
-def start_recording(conn: Connection, store: CaptureStore, name: str, note: str | None = None) -> Recorder:
+def _record_from(conn: Connection, value: int | str | None) -> Start:
+    """``record(from=…)``: now (the default), ``"buffer_start"`` or an RX offset up to the newest byte."""
+    if value is None or value == "now":
+        return None
+    if value == BUFFER_START:
+        return BUFFER_START
+    end = conn.rx_status().end_offset
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= end:
+        raise InvalidArgument(messages.RECORD_BAD_FROM.format(value=value, end=end))
+    return value
+
+
+def start_recording(
+    conn: Connection, store: CaptureStore, name: str, note: str | None = None, start: Start = BUFFER_START
+) -> Recorder:
+    """Record ``conn`` into ``name`` from ``start`` (default: the connection's first byte, as
+    ``open(record=…)`` promises; ``record(action="start")`` passes its ``from``, now by default)."""
     if conn.recorder is not None:
         raise SerialMcpError(
             ErrorCode.ALREADY_RECORDING,
             messages.ALREADY_RECORDING.format(id=conn.id, path=conn.recorder.path.name),
         )
     file, path, room = store.create_recording(name)
-    rec = Recorder(conn, file, path, room, note)
+    rec = Recorder(conn, file, path, room, note, start)
     conn.start_recording(rec)
     return rec
 
@@ -238,4 +256,6 @@ def _record_result(conn: Connection, rec: Recorder | None, active: bool) -> resu
         events_written=rec.events_written,
         bytes_written=rec.bytes_written,
         stopped_reason=rec.stopped_reason,
+        start_offset=rec.start_offset,
+        bytes_lost=rec.bytes_lost,
     )

@@ -14,6 +14,7 @@ import anyio
 
 from serial_mcp import messages
 from serial_mcp.core.connection_options import ConnectionOptions
+from serial_mcp.core.esp_ports import esptool_hint
 from serial_mcp.core.framing.config import check_tx_framing
 from serial_mcp.core.identity import OpenPlan, can_follow, generated_selector, identity_of, plan_bare_open
 from serial_mcp.core.pace import parse_pace
@@ -46,6 +47,7 @@ class Opened:
     conn: Connection
     profile: str | None
     action: str  # reuse | generate | profile | transient | none
+    hint: str | None = None  # for the open's text: which mirror esptool needs here (core.esp_ports)
 
 
 def port_info_for(port: str, ports: list[PortInfo]) -> PortInfo:
@@ -167,7 +169,7 @@ class Opener:
         except BaseException:
             await self.manager.close(conn.id)
             raise
-        return Opened(conn, name, action)
+        return Opened(conn, name, action, esptool_hint(port, identity.vid, mirror))
 
     async def _bind(
         self, conn: Connection, plan: OpenPlan | None, profile: Profile | None

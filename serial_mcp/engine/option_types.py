@@ -115,6 +115,7 @@ OptionalCaptureName = Annotated[str | None, Field(description=messages.P_CAPTURE
 Note = Annotated[str | None, Field(description=messages.P_NOTE)]
 Action = Annotated[RecordAction, Field(description=messages.P_RECORD_ACTION)]
 RecordDuration = Annotated[Int | None, Field(description=messages.P_RECORD_DURATION)]
+RecordFrom = Annotated[Int | str | None, Field(description=messages.P_RECORD_FROM)]
 Candidates = Annotated[list[Int] | None, Field(description=messages.P_CANDIDATES)]
 WindowMs = Annotated[Int, Field(description=messages.P_WINDOW_MS)]
 Probe = Annotated[str | None, Field(description=messages.P_PROBE)]

@@ -386,6 +386,7 @@ class RecordOptions(NoOptions):
     path: t.OptionalCaptureName = None
     note: t.Note = None
     duration_ms: t.RecordDuration = None
+    from_: t.RecordFrom = None
 
 
 @dataclass(frozen=True, kw_only=True, config=CONFIG)

@@ -86,7 +86,7 @@ async def open_port(svc: Services, caller: Caller, target: None, opts: OpenOptio
         respond=opts.respond,
     )
     opened.conn.events.elf = elf
-    return results.open_result(opened.conn, opened.profile, opened.action)
+    return results.open_result(opened.conn, opened.profile, opened.action, opened.hint)
 
 
 async def close(svc: Services, caller: Caller, connection_id: str, opts: NoOptions) -> results.CloseResult:

@@ -64,7 +64,7 @@ async def open_profile(
             ErrorCode.PROFILE_NO_UNIQUE_PORT, messages.PROFILE_NO_UNIQUE.format(name=name, ports=names)
         )
     opened = await Opener(svc).open(live[0].name, {}, profile=profile, caller=caller)
-    return results.open_result(opened.conn, opened.profile, opened.action)
+    return results.open_result(opened.conn, opened.profile, opened.action, opened.hint)
 
 
 async def save_profile(

@@ -101,6 +101,8 @@ class RecordResult(BaseModel):
     stopped_reason: str | None = None
     absolute_path: str | None = None  # where the capture file is on this machine
     stops_in_ms: int | None = None  # record(duration_ms=...): it stops by itself
+    start_offset: int | None = None  # the RX offset the capture starts at (issue 37)
+    bytes_lost: int = 0  # bytes from start_offset the ring had dropped before the recording began
 
     def summary(self) -> str:
         if self.path is None:
@@ -109,10 +111,16 @@ class RecordResult(BaseModel):
         return messages.S_RECORD.format(
             id=self.connection_id,
             state=state,
-            path=self.absolute_path or self.path,
+            path=(self.absolute_path or self.path) + self._from(),
             n=self.events_written,
             b=self.bytes_written,
         ) + messages.S_RECORD_REPLAY.format(name=self.path)
+
+    def _from(self) -> str:
+        if self.start_offset is None:
+            return ""
+        lost = messages.S_RECORD_LOST.format(n=self.bytes_lost) if self.bytes_lost else ""
+        return messages.S_RECORD_FROM.format(offset=self.start_offset) + lost
 
 
 class CaptureItem(BaseModel):

@@ -86,6 +86,7 @@ class OpenResult(BaseModel):
     mirror_url: str | None = None  # rfc2217://127.0.0.1:PORT when open(mirror="rfc2217")
     protocol: str | None = None  # the preset the connection's reads and writes use by default
     responders: list[dict[str, Any]] | None = None  # issue 26: the standing rules armed at open
+    hint: str | None = None  # issue 37: which mirror esptool needs on an ESP32 (or a likely one)
 
     def summary(self) -> str:
         prof = (
@@ -108,6 +109,7 @@ class OpenResult(BaseModel):
             + prof
             + url
             + rules
+            + (messages.S_OPEN_HINT.format(hint=self.hint) if self.hint else "")
         )
 
 
@@ -310,7 +312,7 @@ class ProfilesResult(BaseModel):
         )
 
 
-def open_result(conn: Any, profile: str | None, action: str) -> OpenResult:
+def open_result(conn: Any, profile: str | None, action: str, hint: str | None = None) -> OpenResult:
     return OpenResult(
         connection_id=conn.id,
         port=conn.port,
@@ -324,6 +326,7 @@ def open_result(conn: Any, profile: str | None, action: str) -> OpenResult:
         mirror_url=conn.rfc2217.url if conn.rfc2217 is not None else None,
         protocol=conn.options.protocol,
         responders=[r.status() for r in conn.responders if getattr(r, "standing", False)] or None,
+        hint=hint,
     )
 
 

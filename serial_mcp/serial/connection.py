@@ -445,8 +445,11 @@ class Connection(PortLifecycle, PortControls):
                 self.listeners.remove(listener)
 
     def start_recording(self, recorder: Any) -> None:
+        """Attach ``recorder``; what it missed since its start offset is queued first, in the same
+        hold of the lock (a chunk arriving meanwhile is either caught up or heard, never both)."""
         with self._lock:
             self.recorder = recorder
+            recorder.catch_up()
             self.listeners.append(recorder.on_event)
 
     async def stop_recording(self, reason: str = "stopped") -> Any:

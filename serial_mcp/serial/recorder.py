@@ -8,11 +8,19 @@ marker, and fsyncs on stop. The file is valid JSON Lines at every flush.
 A disk that cannot keep up (a stalled network share, a slow SD card under a 1 MB/s port) must not
 grow the server: once ``MAX_BACKLOG`` bytes wait for the writer, the recording stops taking events
 (``stopped_reason`` says so at once), writes what it holds, and ends with a marker; the port carries on.
+
+A recording starts at an RX offset (issue 37): ``"buffer_start"`` (the connection's first byte, as
+``open(record=…)`` and the CLI's ``record`` do), an absolute offset, or now. What the connection
+received and logged from there until the recorder attaches is written first, from the ring and the
+log, in the same hold of the connection's lock as the attach: nothing is missed or written twice.
+Bytes the ring had already dropped are a ``lost`` line; the header's ``start_offset`` says where
+the capture starts.
 """
 
 from __future__ import annotations
 
 import contextlib
+import heapq
 import io
 import logging
 import os
@@ -63,14 +71,37 @@ def _settings_names(settings: dict[str, Any]) -> dict[str, Any]:
         return settings
 
 
-def header_for(conn: Connection, created: float, note: str | None = None) -> CaptureHeader:
+def header_for(
+    conn: Connection, created: float, note: str | None = None, start_offset: int | None = None
+) -> CaptureHeader:
     return CaptureHeader(
         created=datetime.fromtimestamp(created, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
         port=conn.port,
         settings=settings_to_header(conn.settings),
         source=f"serial-mcp {__version__}",
         note=note,
+        start_offset=start_offset,
     )
+
+
+BUFFER_START = "buffer_start"
+Start = str | int | None  # None: now; "buffer_start": the connection's first byte; int: that RX offset
+
+
+def starting_point(conn: Connection, start: Start) -> tuple[int, float, int]:
+    """(RX offset, time base, first log seq) a recording from ``start`` begins at; the caller holds
+    the connection's lock. A non-rx log event is the recording's from that seq on."""
+    ring, log = conn.ring, conn.log
+    if start is None:
+        return ring.end_offset, time.time(), log.next_seq
+    if start == BUFFER_START:
+        return 0, conn.opened_at, 0
+    offset = int(start)
+    base = ring.time_at(offset) if offset < ring.end_offset else None
+    if base is None:  # at the end (nothing yet), or dropped by the ring: it starts now
+        base = time.time()
+    first = next((e.seq for e in log.since(0) if e.t >= base), log.next_seq)
+    return offset, base, first
 
 
 class Recorder:
@@ -82,7 +113,13 @@ class Recorder:
     """
 
     def __init__(
-        self, conn: Connection, file: IO[bytes], path: Path, max_bytes: int, note: str | None = None
+        self,
+        conn: Connection,
+        file: IO[bytes],
+        path: Path,
+        max_bytes: int,
+        note: str | None = None,
+        start: Start = None,
     ) -> None:
         self.conn = conn
         self.path = path
@@ -100,9 +137,11 @@ class Recorder:
         # connection's lock; the writer thread takes), so neither loses an update.
         self._queued_bytes = 0
         self._taken_bytes = 0
-        self._base = self.started
+        with conn.thread_lock:
+            self.start_offset, self._base, self._first_seq = starting_point(conn, start)
+        self.bytes_lost = 0  # bytes from start_offset the ring had dropped before the recording began
         try:
-            self._write(header_line(header_for(conn, self._base, note)) + "\n")
+            self._write(header_line(header_for(conn, self._base, note, self.start_offset)) + "\n")
             self._file.flush()
         except OSError as exc:  # the disk refused the very first line: nothing to record on
             with contextlib.suppress(Exception):
@@ -110,6 +149,29 @@ class Recorder:
             raise storage_error(exc) from exc
         self._thread = threading.Thread(target=self._run, name=f"recorder-{conn.id}", daemon=True)
         self._thread.start()
+
+    def catch_up(self) -> None:
+        """Queue what arrived and was logged since the start point (the connection calls this with
+        its lock held, just before it attaches ``on_event``): rx chunks from the ring, at their arrival
+        times, merged in time order with the log's other events; dropped bytes as one ``lost`` line."""
+        conn, ring = self.conn, self.conn.ring
+        kept = max(self.start_offset, ring.start_offset)
+        self.bytes_lost = kept - self.start_offset
+        if self.bytes_lost:
+            lost = LogEvent(0, self._base, "lost", {"bytes": self.bytes_lost})
+            self._queue.put((lost, None, False))
+        chunks: list[tuple[float, LogEvent, bytes | None]] = []
+        if ring.end_offset > kept:
+            data, prev = ring.read(kept).data, kept
+            for end, t in ring.stamps(kept, ring.end_offset):
+                chunks.append(
+                    (t, LogEvent(0, t, "rx", offset=prev, length=end - prev), data[prev - kept : end - kept])
+                )
+                prev = end
+        others = [(e.t, e, e.data) for e in conn.log.since(self._first_seq - 1) if e.type != "rx"]
+        # not counted in the backlog: a copy of the ring (bounded by its size), not a disk falling behind
+        for _t, event, payload in heapq.merge(others, chunks, key=lambda item: item[0]):
+            self._queue.put((event, payload, False))
 
     def on_event(self, event: LogEvent, payload: bytes | None) -> None:
         """Listener hook: called with the connection's lock held, so it only enqueues."""
@@ -121,7 +183,7 @@ class Recorder:
             self._queue.put(_BEHIND)
             return
         self._queued_bytes += _QUEUED_EVENT_COST + (len(payload) if payload else 0)
-        self._queue.put((event, payload))
+        self._queue.put((event, payload, True))
 
     @property
     def queued(self) -> int:
@@ -156,8 +218,9 @@ class Recorder:
             if item is _BEHIND:
                 self._fell_behind()
             else:
-                event, payload = item
-                self._taken_bytes += _QUEUED_EVENT_COST + (len(payload) if payload else 0)
+                event, payload, counted = item
+                if counted:
+                    self._taken_bytes += _QUEUED_EVENT_COST + (len(payload) if payload else 0)
                 if not self._quota_reached:
                     self._write_event(event, payload)
             if self._queue.empty():

@@ -32,6 +32,7 @@ from serial_mcp.core.settings import SerialSettings
 from serial_mcp.errors import ErrorCode, InvalidArgument, SerialMcpError
 from serial_mcp.serial.replay_files import (
     ReplayScope,
+    not_read,
     read_capture_bytes,
     real_path,
     replay_bases,
@@ -436,9 +437,8 @@ class ReplayOpener:
     def resolve(self, path: str) -> Path:
         """The capture file ``path`` names (a real path when confined), or ``port_not_found``
         listing where it looked; ``not_allowed`` when confined and no candidate is in scope."""
-        candidates: list[Path] = replay_candidates(path, self.captures_dir)
-        if self.scope is not None:
-            candidates = self._confine(path, candidates, self.scope)
+        named: list[Path] = replay_candidates(path, self.captures_dir)
+        candidates = named if self.scope is None else self._confine(path, named, self.scope)
         for candidate in candidates:
             if candidate.exists():
                 if not candidate.is_file():
@@ -450,7 +450,8 @@ class ReplayOpener:
             ErrorCode.PORT_NOT_FOUND,
             messages.REPLAY_NOT_FOUND.format(
                 path=path, tried=", ".join(str(c) for c in candidates), available=self._available()
-            ),
+            )
+            + not_read(named, self.scope),
         )
 
     @staticmethod

@@ -16,12 +16,15 @@ from pathlib import Path
 from serial_mcp import messages
 from serial_mcp.errors import ErrorCode, SerialMcpError
 
-__all__ = ["ReplayScope", "read_capture_bytes", "real_path", "replay_bases", "replay_candidates"]
+__all__ = ["ReplayScope", "not_read", "read_capture_bytes", "real_path", "replay_bases", "replay_candidates"]
 
 
 def replay_bases(captures_dir: Path | None = None) -> list[Path]:
     """Where a relative replay name is looked up, in order: the working directory, ``captures_dir``
-    (relative: from the working directory; default ``captures/``), then the project's ``captures/``."""
+    (relative: from the working directory; default ``captures/``), then the project's ``captures/``.
+    A confined opener (the server's, ``ReplayScope``) tries only those in scope: the working directory
+    itself is not (it is wherever the server was launched, often a home directory); ``not_read``
+    says so in the error."""
     cwd = Path.cwd()
     bases = [cwd, cwd / (captures_dir if captures_dir is not None else Path("captures")), cwd / "captures"]
     return list(dict.fromkeys(bases))
@@ -31,6 +34,17 @@ def replay_candidates(path: str, captures_dir: Path | None = None) -> list[Path]
     """The files ``replay://<path>`` may name, in the order they are tried."""
     given = Path(path)
     return [given] if given.is_absolute() else [base / given for base in replay_bases(captures_dir)]
+
+
+def not_read(candidates: list[Path], scope: ReplayScope | None) -> str:
+    """The part of a "not found" error naming the candidates the scope kept out (the same words
+    whatever exists there), and how to let the server read such a file."""
+    if scope is None:
+        return ""
+    skipped = [str(c) for c in candidates if not scope.covers(c)]
+    if not skipped:
+        return ""
+    return messages.REPLAY_NOT_READ.format(paths=", ".join(skipped))
 
 
 def real_path(path: Path | str) -> str:

@@ -69,7 +69,7 @@ READING_TOOLS: dict[str, tuple[set[str], dict[str, Any]]] = {
     ),
     "get_log": ({"connection_id", "encoding", "limit", "payloads", "since", "kinds"}, {"connection_id": CID, "limit": 5}),
     "export_log": ({"connection_id", "note", "path"}, {"connection_id": CID, "path": "b-export.jsonl"}),
-    "record": ({"connection_id", "path", "note", "duration_ms"}, {"connection_id": CID}),
+    "record": ({"connection_id", "path", "note", "duration_ms", "from"}, {"connection_id": CID}),
     "lend": ({"connection_id", "timeout_ms"}, {"connection_id": CID}),
 }  # fmt: skip
 # Tools that take no connection: ownership does not apply (opening A's port again is port_busy).

@@ -338,7 +338,10 @@ class Esp32Board:
             self.timeline.after(BOOTLOADER_MS, functools.partial(self._if_boot, boot, self._bootloader))
         elif exit.kind == "reboot":  # a software reset: the strapping latched at the last chip reset holds
             self._boot("sw_cpu", self.strap_download)
-        else:  # "jump": code in RAM runs now, which the simulation cannot do
+        else:  # "jump": code in RAM runs now, which the simulation cannot do. It says so in one SLIP
+            # frame where esptool waits for its stub's "OHAI": esptool stops at once with "Failed to start
+            # stub flasher. Unexpected response: b'…--no-stub…'" instead of waiting for ever (issue 37)
+            self._emit(slip_encode(messages.SIM_ESP32_NO_RAM_CODE.encode()))
             self._new_boot()
             self.state = "halted"
 

@@ -2,7 +2,9 @@
 
 ``sim://modem`` behaves like a small AT-command modem: echo off, ``AT`` → ``OK``, ``ATI`` → identity,
 ``AT+CSQ`` → signal quality, ``AT+GMR`` → firmware, unknown commands → ``ERROR``; on open it prints
-``SIM MODEM READY``. ``sim://echo`` returns every byte written.
+``SIM MODEM READY``. It answers what a modem's first session sends: ``ATE0``/``ATE1`` (echo off/on),
+``ATZ`` and ``AT&F`` (back to the defaults: echo off, ``+CMEE`` 0), ``AT+CMEE=0|1|2``, ``AT+CMEE?`` and
+``AT+CMEE=?``. ``sim://echo`` returns every byte written.
 """
 
 from __future__ import annotations
@@ -21,6 +23,10 @@ _MODEM_REPLIES = {
 }
 
 
+OK = b"\r\nOK\r\n"
+ERROR = b"\r\nERROR\r\n"
+
+
 class ModemResponder:
     """Line-buffered AT interpreter: answers each CR-terminated command. A line longer than the
     command buffer (``MAX_COMMAND_LINE``) is not kept: it is answered ERROR when it ends."""
@@ -28,18 +34,39 @@ class ModemResponder:
     def __init__(self) -> None:
         self._line = bytearray()
         self._overflow = False
+        self.echo = False
+        self.cmee = 0
+
+    def answer(self, cmd: bytes) -> bytes:
+        """The reply to one command (upper case, stripped); the settings commands change state."""
+        if cmd in (b"ATZ", b"AT&F", b"ATZ0", b"AT&F0"):
+            self.echo, self.cmee = False, 0
+            return OK
+        if cmd in (b"ATE", b"ATE0", b"ATE1"):
+            self.echo = cmd == b"ATE1"
+            return OK
+        if cmd == b"AT+CMEE?":
+            return b"\r\n+CMEE: %d\r\n" % self.cmee + OK
+        if cmd == b"AT+CMEE=?":
+            return b"\r\n+CMEE: (0-2)\r\n" + OK
+        if cmd in (b"AT+CMEE=0", b"AT+CMEE=1", b"AT+CMEE=2"):
+            self.cmee = cmd[-1] - 0x30
+            return OK
+        return _MODEM_REPLIES.get(cmd, ERROR)
 
     def __call__(self, data: bytes) -> bytes | None:
         out = bytearray()
         for b in data:
+            if self.echo:
+                out.append(b)
             if b in (0x0D, 0x0A):
                 cmd = bytes(self._line).strip().upper()
                 self._line.clear()
                 if self._overflow:
                     self._overflow = False
-                    out += b"\r\nERROR\r\n"
+                    out += ERROR
                 elif cmd:
-                    out += _MODEM_REPLIES.get(cmd, b"\r\nERROR\r\n")
+                    out += self.answer(cmd)
             elif len(self._line) < MAX_COMMAND_LINE:
                 self._line.append(b)
             else:
