@@ -47,6 +47,7 @@ async def read(svc: Services, caller: Caller, connection_id: str, opts: ReadOpti
     result = await anyio.to_thread.run_sync(shape) if many else shape()
     if outcome.cursor is not None:
         result.cursor = caller.shown_cursor(outcome.cursor)
+    result.hint = shaping.silence_hint(conn, outcome, None)
     if term is not None:
         term.feed(outcome.data)
         result.screen = term.rows()
@@ -85,6 +86,7 @@ async def transact(
     encoding = opts.read_encoding or opts.encoding
     req = shaping.read_request(conn, caller, opts, encoding=encoding, resolved=resolved)
     body = shaping.payload(opts.data, opts.encoding, resolved.tx_framing)
+    req = req._replace(sent=body)  # with no stop named, the read waits for the reply to it (issue 37.5)
     paced = shaping.pace_for(conn, opts.pace)
     budget = shaping.write_budget(conn, body, paced, opts.write_timeout_ms)
     shaping.require_open(conn)
@@ -107,6 +109,7 @@ async def transact(
     )
     if read_part.cursor is not None:
         read_part.cursor = caller.shown_cursor(read_part.cursor)
+    read_part.hint = shaping.silence_hint(conn, outcome, body)
     result = results.TransactResult(
         write=results.WriteResult(connection_id=conn.id, bytes_written=n, tx_bytes=conn.tx.tx_bytes),
         read=read_part,

@@ -363,6 +363,17 @@ def read_result(
     return result
 
 
+def silence_hint(conn: Connection, o: reader.ReadOutcome, sent: bytes | None) -> str | None:
+    """A wait that ended with nothing received since the port opened says so, and what may be wrong:
+    a command without a line end is often not taken yet (issue 37.8)."""
+    if o.stop_reason != "timeout" or conn.rx_end() > 0:
+        return None
+    unended = sent is not None and sent[-1:] not in (b"\r", b"\n")
+    return messages.S_NOTHING_SINCE_OPEN + (
+        messages.S_NOTHING_NEWLINE if unended else messages.S_NOTHING_CHECK
+    )
+
+
 def _is_text(data: bytes) -> bool:
     try:
         data.decode("utf-8")

@@ -45,6 +45,7 @@ from serial_mcp.serial.read_request import (
     build_read_request,
 )
 from serial_mcp.serial.read_until import past_line_end, until_cut
+from serial_mcp.serial.reply_wait import ReplyWatch
 from serial_mcp.serial.reply_window import reply_cut as _reply_cut
 from serial_mcp.serial.reply_window import reply_start as _reply_start
 
@@ -186,6 +187,7 @@ async def _read(conn: Connection, req: ReadRequest, start: int | None) -> ReadOu
     stop: StopReason | None = None
     first = True
     seq0 = conn.events.last_seq
+    watch = ReplyWatch(req.sent) if req.awaits_reply and req.sent is not None else None
     while stop is None:
         pos = from_offset + len(buf)
         rr = conn.read_ring(pos, req.max_bytes - len(buf))
@@ -214,10 +216,15 @@ async def _read(conn: Connection, req: ReadRequest, start: int | None) -> ReadOu
             del buf[past_line_end(buf, cut) :]
             stop = "event"
             break
+        if watch is not None and (cut := watch.final_end(buf)) is not None:
+            del buf[cut:]
+            stop = "final"  # an AT command's final result code
+            break
         if len(buf) >= req.max_bytes:
             stop = "max_bytes"
             break
-        stop = await _wait_or_stop(conn, from_offset + len(buf), deadline, idle, bool(buf))
+        have = bool(buf) if watch is None else watch.see(buf)  # a transact's echo is not its reply
+        stop = await _wait_or_stop(conn, from_offset + len(buf), deadline, idle, have)
 
     conn.bytes_lost_total += lost
     data = bytes(buf)
@@ -286,6 +293,7 @@ async def _read_framed(
     match_index: int | None = None
     stop: StopReason | None = None
     seq0 = conn.events.last_seq
+    watch = ReplyWatch(req.sent) if req.awaits_reply and req.sent is not None else None
     while stop is None:
         while pending and stop is None:  # frames decoded earlier (or just now) come first
             event = pending.pop(0)
@@ -343,7 +351,8 @@ async def _read_framed(
                     continue
             else:
                 wake_in = silence - quiet
-        stop = await _wait_or_stop(conn, fed, deadline, idle, bool(frames), wake_in)
+        have = bool(frames) and (watch is None or watch.see_ring(conn, from_offset, fed))
+        stop = await _wait_or_stop(conn, fed, deadline, idle, have, wake_in)
         feeder.rested()
         del rejected[REJECTED_KEPT:]
     decoder.rejected = None
