@@ -22,6 +22,7 @@ from serial_mcp.engine.services import Services
 from serial_mcp.errors import InvalidArgument
 from serial_mcp.serial import reader
 from serial_mcp.serial.connection import Connection
+from serial_mcp.serial.event_start import pin_event_start
 
 SHAPE_ASIDE_FRAMES = 1000  # a read with more frames is shaped on a worker thread
 MAX_SUMMARY_FIELDS = 8
@@ -35,6 +36,8 @@ async def read(svc: Services, caller: Caller, connection_id: str, opts: ReadOpti
         conn, caller, opts, from_=opts.from_, encoding=opts.encoding, **_summary_of(opts)
     )
     term = shaping.screen_for(conn, req.cursor, opts.screen) if opts.screen is not None else None
+    if opts.respond is not None:
+        req = await pin_event_start(conn, req)  # the rule sees the unread bytes from the start
     start = reader.resolve_start(conn, req) if opts.respond is not None else None  # a rule sees unread bytes
     async with responding.armed(svc, "read", conn, opts.respond, start) as responder:
         outcome = await reader.read(conn, req)

@@ -98,8 +98,14 @@ def build_decode_spec(rx_framing: Any, rx_parser: Any) -> DecodeSpec | None:
     return DecodeSpec(framing, rx_parser, json.dumps([framing, rx_parser], sort_keys=True, default=str))
 
 
-From = int | Literal["cursor", "now", "buffer_start"]
-FROM_NAMES = ("cursor", "now", "buffer_start")
+class FromEvent(NamedTuple):
+    """``from: {"event": SEQ}``: the offset of event ``seq`` of the connection's event watch (issue 38)."""
+
+    seq: int
+
+
+From = int | Literal["cursor", "now", "buffer_start", "last_boot"] | FromEvent
+FROM_NAMES = ("cursor", "now", "buffer_start", "last_boot")
 
 
 class ReadRequest(NamedTuple):
@@ -207,7 +213,7 @@ def build_read_request(
 
 
 def _from(value: Any) -> From:
-    """``from``, checked: a name or an offset (a string of digits too)."""
+    """``from``, checked: a name, an offset (a string of digits too) or ``{"event": SEQ}``."""
     if value is None:
         return "cursor"
     if isinstance(value, str) and value in FROM_NAMES:
@@ -216,6 +222,13 @@ def _from(value: Any) -> From:
         return int(value)
     if isinstance(value, str) and value.isascii() and value.isdigit():
         return int(value)
+    if (
+        isinstance(value, dict)
+        and list(value) == ["event"]
+        and _is_int(value["event"])
+        and value["event"] > 0
+    ):
+        return FromEvent(value["event"])
     raise InvalidArgument(messages.READ_BAD_FROM.format(value=Short(value)))
 
 

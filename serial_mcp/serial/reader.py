@@ -20,6 +20,7 @@ from serial_mcp.core.match import Span
 from serial_mcp.errors import ErrorCode, InvalidArgument, SerialMcpError
 from serial_mcp.serial import decode_feed
 from serial_mcp.serial.connection import Connection
+from serial_mcp.serial.event_start import pin_event_start
 from serial_mcp.serial.lending import released_error
 from serial_mcp.serial.pattern_search import search_in_worker, search_inline
 from serial_mcp.serial.read_request import (
@@ -153,6 +154,7 @@ async def read(conn: Connection, req: ReadRequest, start: int | None = None) -> 
     A read that consumes a cursor holds it until it returns: concurrent reads on one cursor run
     one after another, never returning the same bytes twice."""
     _require_not_closed(conn)
+    req = await pin_event_start(conn, req)  # from "last_boot" / {"event": N}: that event's offset
     if req.from_ != "cursor":
         return await _read(conn, req, start)
     async with conn.reading(req.cursor, req.timeout_ms / 1000):
