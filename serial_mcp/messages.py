@@ -1171,6 +1171,7 @@ CLI_ELF_NEEDS_EVENTS = "--elf decodes the backtraces of the events --events list
 S_NOTHING_SINCE_OPEN = "nothing received since the port opened"
 S_NOTHING_NEWLINE = " (the device may be waiting for a newline: end data with \\r or \\n)"
 S_NOTHING_CHECK = " (check the port, its baud rate and wiring, and that the device is powered)"
+S_NOTHING_READ = " (the device may be waiting for a command; else check the port, baud rate and wiring)"
 READ_FROM_NO_BOOT = (
     "from 'last_boot': no boot seen on this connection yet ({n} event(s) kept); read from 'buffer_start',"
     " or reset the board with capture_boot."

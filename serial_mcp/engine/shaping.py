@@ -368,10 +368,11 @@ def silence_hint(conn: Connection, o: reader.ReadOutcome, sent: bytes | None) ->
     a command without a line end is often not taken yet (issue 37.8)."""
     if o.stop_reason != "timeout" or conn.rx_end() > 0:
         return None
-    unended = sent is not None and sent[-1:] not in (b"\r", b"\n")
-    return messages.S_NOTHING_SINCE_OPEN + (
-        messages.S_NOTHING_NEWLINE if unended else messages.S_NOTHING_CHECK
-    )
+    if sent is None:
+        why = messages.S_NOTHING_READ
+    else:
+        why = messages.S_NOTHING_CHECK if sent[-1:] in (b"\r", b"\n") else messages.S_NOTHING_NEWLINE
+    return messages.S_NOTHING_SINCE_OPEN + why
 
 
 def _is_text(data: bytes) -> bool:

@@ -45,6 +45,9 @@ async def test_a_wait_that_heard_nothing_since_open_says_so_and_why() -> None:
         with_newline = await conn.transact("AT\r", timeout_ms=50)
         assert "nothing received since the port opened" in with_newline.summary()
         assert "newline" not in with_newline.summary()  # it had one: look at the port and wiring
+        read = await conn.read(timeout_ms=50)
+        assert "nothing received since the port opened" in read.summary()
+        assert "waiting for a command" in read.summary()
 
 
 async def test_no_hint_once_the_device_has_spoken() -> None:
