@@ -5,6 +5,7 @@ since the port opened named as such (with the likely cause), an AT preset's fina
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 import pydantic
 import pytest
@@ -15,7 +16,7 @@ from serial_mcp.serial.fake import FakeOpener
 
 pytestmark = pytest.mark.anyio
 
-LOGIN = [
+LOGIN: list[dict[str, Any]] = [
     {"send": "root", "expect": "Password:", "timeout_ms": 100},  # no newline: the console waits for one
     {"send": "secret\n", "expect": "# "},
     {"send": "uname -a\n", "expect": "# "},
