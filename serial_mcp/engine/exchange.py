@@ -36,9 +36,10 @@ async def read(svc: Services, caller: Caller, connection_id: str, opts: ReadOpti
         conn, caller, opts, from_=opts.from_, encoding=opts.encoding, **_summary_of(opts)
     )
     term = shaping.screen_for(conn, req.cursor, opts.screen) if opts.screen is not None else None
-    if opts.respond is not None:
-        req = await pin_event_start(conn, req)  # the rule sees the unread bytes from the start
-    start = reader.resolve_start(conn, req) if opts.respond is not None else None  # a rule sees unread bytes
+    start = None
+    if opts.respond is not None:  # a rule sees the unread bytes from the read's start
+        req = await pin_event_start(conn, req)
+        start = reader.resolve_start(conn, req)
     async with responding.armed(svc, "read", conn, opts.respond, start) as responder:
         outcome = await reader.read(conn, req)
     shape = functools.partial(

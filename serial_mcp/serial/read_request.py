@@ -16,7 +16,7 @@ from serial_mcp.core.encoding import ENCODINGS
 from serial_mcp.core.match import Matcher, Span
 from serial_mcp.errors import InvalidArgument, Short
 from serial_mcp.serial.read_until import until_kinds
-from serial_mcp.serial.reply_wait import REPLY_QUIET_MS
+from serial_mcp.serial.reply_wait import REPLY_QUIET_MS, ReplyWatch
 
 DEFAULT_TIMEOUT_MS = 1000
 MAX_TIMEOUT_MS = 600_000
@@ -139,6 +139,10 @@ class ReadRequest(NamedTuple):
     def awaits_reply(self) -> bool:
         """A transact that named no end: it ends on the reply (``serial.reply_wait``), not on a pause."""
         return self.sent is not None and not self.names_its_end
+
+    def reply_watch(self) -> ReplyWatch | None:
+        """A new watch of the reply this read awaits (``awaits_reply``), else None."""
+        return ReplyWatch(self.sent) if self.sent is not None and self.awaits_reply else None
 
     @property
     def effective_idle_ms(self) -> int | None:

@@ -46,7 +46,6 @@ from serial_mcp.serial.read_request import (
     build_read_request,
 )
 from serial_mcp.serial.read_until import past_line_end, until_cut
-from serial_mcp.serial.reply_wait import ReplyWatch
 from serial_mcp.serial.reply_window import reply_cut as _reply_cut
 from serial_mcp.serial.reply_window import reply_start as _reply_start
 
@@ -189,7 +188,7 @@ async def _read(conn: Connection, req: ReadRequest, start: int | None) -> ReadOu
     stop: StopReason | None = None
     first = True
     seq0 = conn.events.last_seq
-    watch = ReplyWatch(req.sent) if req.awaits_reply and req.sent is not None else None
+    watch = req.reply_watch()  # a transact that named no end: its reply's echo and final
     while stop is None:
         pos = from_offset + len(buf)
         rr = conn.read_ring(pos, req.max_bytes - len(buf))
@@ -295,7 +294,7 @@ async def _read_framed(
     match_index: int | None = None
     stop: StopReason | None = None
     seq0 = conn.events.last_seq
-    watch = ReplyWatch(req.sent) if req.awaits_reply and req.sent is not None else None
+    watch = req.reply_watch()  # a transact that named no end: its reply's echo and final
     while stop is None:
         while pending and stop is None:  # frames decoded earlier (or just now) come first
             event = pending.pop(0)
