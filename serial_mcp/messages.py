@@ -239,7 +239,7 @@ D_READ = (
     "Read received bytes from a cursor or offset. Ends on match, max_bytes, idle_ms quiet, or timeout_ms."
 )
 D_WRITE = "Send bytes (utf8 text, or hex/base64); add line endings yourself."
-D_TRANSACT = "Write, then read the reply from a mark taken just before the write (never misses a fast reply). Read options as in read; naming no end, it ends on a final (AT, parser) or 500 ms quiet after the echo."
+D_TRANSACT = "Write, then read the reply from a mark taken just before the write (never misses a fast reply). Read options as in read; naming no end, it ends on a final (AT, parser, a packet) or 500 ms quiet after the echo."
 D_FLUSH = "Discard unread input of a cursor, the OS output queue, or both."
 
 D_CAPTURE_BOOT = "Reset (DTR/RTS pulse or send) and capture only the output that follows, atomically. Read options as in read."

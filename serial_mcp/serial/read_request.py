@@ -57,6 +57,11 @@ class DecodeSpec:
         return StreamDecoder(self.rx_framing, self.rx_parser, offset)
 
     @property
+    def packet_frames(self) -> bool:
+        """A request/reply packet protocol: a reply is one frame (``serial.reply_wait``)."""
+        return _type_of(self.rx_framing) in PACKET_FRAMINGS
+
+    @property
     def line_frames(self) -> bool:
         """Frames are lines without their line end (``type: line``)."""
         return _type_of(self.rx_framing) == "line"
@@ -79,6 +84,7 @@ class DecodeSpec:
         return None
 
 
+PACKET_FRAMINGS = frozenset({"slip", "cobs", "length_prefixed", "start_end", "binary"})
 FINAL_AWARE_PARSERS = frozenset({"at_command", "grbl", "shell_prompt", "micropython", "modbus_rtu"})
 PROMPT_QUIET_S = 0.05  # a prompt is the unterminated tail once the console has been quiet this long
 MIN_SILENCE_S = 0.005  # USB adapters' latency timers blur shorter gaps

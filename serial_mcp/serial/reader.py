@@ -295,6 +295,7 @@ async def _read_framed(
     stop: StopReason | None = None
     seq0 = conn.events.last_seq
     watch = req.reply_watch()  # a transact that named no end: its reply's echo and final
+    packet = watch if spec.packet_frames else None  # a packet protocol's reply is one frame
     while stop is None:
         while pending and stop is None:  # frames decoded earlier (or just now) come first
             event = pending.pop(0)
@@ -311,6 +312,8 @@ async def _read_framed(
                 stop = "max_frames"
             elif size >= req.max_bytes:
                 stop = "max_bytes"
+            elif packet is not None and packet.is_reply_frame(conn, from_offset, event.start, event.end):
+                stop = "final"
         if stop is not None:
             break
         if (

@@ -5,6 +5,8 @@ prompt, a REPL, Modbus RTU) ends where it says. Without any of them the reply en
 
 - for an AT command (a line starting ``AT``) read raw, on the final result code (``OK``, ``ERROR``,
   ``+CME ERROR: …``, ``NO CARRIER`` …: the at_command parser's finals), ``stop_reason`` ``final``;
+- for a packet protocol (SLIP, COBS, length-prefixed, start/end, binary frames: one request, one reply
+  frame), on the first frame that is not the echo, ``stop_reason`` ``final``;
 - otherwise once the line has been quiet ``REPLY_QUIET_MS`` after a byte that is not the echo of what
   was sent (a device that echoes is not done when the echo is back), ``stop_reason`` ``idle``.
 
@@ -36,11 +38,12 @@ class ReplyWatch:
     """Follows one transact's reply as it comes: where the echo of what was sent ends, and (for an AT
     command) where the final result code line ends."""
 
-    __slots__ = ("_checked", "_line_pos", "_parser", "_scanned", "began", "sent")
+    __slots__ = ("_checked", "_line_pos", "_parser", "_scanned", "began", "echo", "sent")
 
     def __init__(self, sent: bytes) -> None:
         self.sent = sent
         self.began = False  # a byte that is not the echo has arrived
+        self.echo: int | None = None  # bytes of echo the reply starts with: 0, len(sent), None: not known yet
         self._checked = 0  # bytes of the echo compared so far
         self._parser = AtCommandParser() if is_at_command(sent) else None
         self._line_pos = 0  # where the next complete line to classify starts
@@ -53,10 +56,12 @@ class ReplyWatch:
             return True
         n = min(len(data), len(self.sent))
         if data[self._checked : n] != self.sent[self._checked : n]:
-            self.began = True  # not an echo (or not only one): any byte is the reply
+            self.began, self.echo = True, 0  # not an echo: any byte is the reply
         else:
             self._checked = n
             self.began = len(data) > len(self.sent)
+            if n == len(self.sent):
+                self.echo = n
         return self.began
 
     def see_ring(self, conn: Connection, start: int, end: int) -> bool:
@@ -66,6 +71,12 @@ class ReplyWatch:
         upto = min(end, start + len(self.sent) + 1)
         head = conn.read_ring(start, upto - start).data if upto > start else b""
         return self.see(head)
+
+    def is_reply_frame(self, conn: Connection, start: int, frame_start: int, frame_end: int) -> bool:
+        """Whether the frame at ``[frame_start, frame_end)`` of a reply read from ``start`` is the
+        reply, not (part of) the echo of what was sent."""
+        self.see_ring(conn, start, frame_end)
+        return self.echo is not None and frame_start >= start + self.echo
 
     def final_end(self, data: bytes | bytearray) -> int | None:
         """For an AT command: the length of ``data`` up to the end of its final result code line

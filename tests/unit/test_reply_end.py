@@ -97,6 +97,17 @@ async def test_an_explicit_idle_ms_keeps_its_meaning() -> None:
         assert rest.data.endswith("cat")
 
 
+async def test_a_packet_protocols_reply_is_its_first_frame_past_the_echo() -> None:
+    """SLIP on a line that echoes (a half-duplex bus, a loopback adapter): the echo of the request
+    is a frame too; the reply is the frame after it, and the read ends on it, not on a pause."""
+    engine, _ = await _console(b"\xc0pong\xc0")
+    async with engine:
+        conn = await engine.open("dev", protocol="slip")
+        r = await conn.transact("ping", timeout_ms=3000)
+        assert r.read.frames is not None and [f.data for f in r.read.frames] == ["ping", "pong"], r.summary()
+        assert r.read.stop_reason == "final" and "stop=final" in r.summary()
+
+
 async def test_max_frames_waits_for_its_frames() -> None:
     """A device sending a line every GAP_S: read(max_frames=3) gets three lines, not the first one."""
     opener = FakeOpener()
