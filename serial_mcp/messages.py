@@ -285,7 +285,9 @@ P_RX_BUFFER = "RX ring size in bytes (default 262144)."
 P_FROM = "'cursor' (default), 'now', 'buffer_start', 'last_boot', {event: seq} or an absolute offset."
 P_CURSOR = "Cursor name (default 'default'); a new name starts its own cursor."
 P_TIMEOUT_MS = "Longest wait, ms (default 1000; 0 = no wait)."
-P_IDLE_MS = "Return once quiet this long after data (read: default 100; none with match, until or max_frames)."
+P_IDLE_MS = (
+    "Return once quiet this long after data (read: default 100; none with match, until or max_frames)."
+)
 P_MAX_BYTES = "Most bytes to return (default 65536)."
 P_MATCH = "Stop at this: a string or {pattern, mode: literal|regex|glob, pattern_encoding, ansi: keep|ignore}."
 P_ENCODING_OUT = "utf8 (default; invalid UTF-8 comes back as hex), hex or base64."
