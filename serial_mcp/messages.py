@@ -38,8 +38,8 @@ CURSOR_BAD_NAME = (
 )
 CURSOR_TOO_MANY = "this connection already has {max} cursors; reuse an existing cursor name."
 READ_BAD_FROM = (
-    "from {value!r} is not valid; use 'cursor', 'now', 'buffer_start' or a non-negative "
-    "stream offset such as a previous next_offset."
+    "from {value!r} is not valid; use 'cursor', 'now', 'buffer_start', 'last_boot', {{event: SEQ}} or a"
+    " non-negative stream offset such as a previous next_offset."
 )
 READ_FROM_FUTURE = (
     "from {value} is beyond the newest byte (end_offset {end}); use 'now' to wait for new data."
@@ -248,7 +248,7 @@ D_READ = (
     "Read received bytes from a cursor or offset. Ends on match, max_bytes, idle_ms quiet, or timeout_ms."
 )
 D_WRITE = "Send bytes (utf8 text, or hex/base64); add line endings yourself."
-D_TRANSACT = "Write, then read the reply from a mark taken just before the write (never misses a fast reply). Read options as in read."
+D_TRANSACT = "Write, then read the reply from a mark taken just before the write (never misses a fast reply). Read options as in read; naming no end, it ends on a final (AT, parser, a packet) or 500 ms quiet after the echo."
 D_FLUSH = "Discard unread input of a cursor, the OS output queue, or both."
 
 D_CAPTURE_BOOT = "Reset (DTR/RTS pulse or send) and capture only the output that follows, atomically. Read options as in read."
@@ -291,10 +291,12 @@ P_CONNECTION_ID = "From open (or the port name)."
 P_PORT = "Device path or URL (/dev/ttyUSB0, COM3, socket://h:p, rfc2217://h:p, replay://f.jsonl)."
 P_BAUD = "Baud rate, default 115200."
 P_RX_BUFFER = "RX ring size in bytes (default 262144)."
-P_FROM = "'cursor' (default), 'now', 'buffer_start' or an absolute offset."
+P_FROM = "'cursor' (default), 'now', 'buffer_start', 'last_boot', {event: seq} or an absolute offset."
 P_CURSOR = "Cursor name (default 'default'); a new name starts its own cursor."
 P_TIMEOUT_MS = "Longest wait, ms (default 1000; 0 = no wait)."
-P_IDLE_MS = "Return once quiet this long after data (default 100 without match)."
+P_IDLE_MS = (
+    "Return once quiet this long after data (read: default 100; none with match, until or max_frames)."
+)
 P_MAX_BYTES = "Most bytes to return (default 65536)."
 P_MATCH = "Stop at this: a string or {pattern, mode: literal|regex|glob, pattern_encoding, ansi: keep|ignore}."
 P_ENCODING_OUT = "utf8 (default; a few invalid bytes come back as \\xNN, encoding utf8_escaped; mostly binary data as hex), hex or base64."
@@ -302,7 +304,7 @@ P_ENCODING_IN = "Encoding of data: utf8 (default; file_transfer: base64), hex or
 P_ENCODING_BOTH = "Encoding of data and of the reply: utf8 (default), hex or base64."
 P_READ_ENCODING = "Reply encoding if it differs from encoding."
 P_DATA = "Bytes to send (in encoding); add line endings yourself."
-P_MAX_FRAMES = "Framed reads: most frames to return (default 100)."
+P_MAX_FRAMES = "Most frames to return (default 100; lines if unframed); waits for them without idle_ms."
 P_PROTOCOL = "Preset: at_command, nmea0183, gnss, modbus_ascii, modbus_rtu, json_lines, ndjson, slip, cobs, grbl; raw = none."
 P_RX_FRAMING = "{type: line|delimiter|length_prefixed|start_end|slip|cobs|binary|ubx|rtcm3|gnss|modbus_rtu|nmea|none, ...}: return frames[]. binary: sync (hex|list), length {offset,size,endianness,counts payload|frame|from,from,adjust,mask}|int, header_length, checksum {algorithm,endianness,start,stop,position}, max_length."
 P_TX_FRAMING = "{type: line|delimiter|length_prefixed|start_end|slip|cobs|nmea|modbus_ascii|modbus_rtu|ubx|binary|none, ...}; binary takes rx_framing's keys."
@@ -844,8 +846,8 @@ PYTEST_ENGINE_BACKEND = "serial_engine runs on asyncio, not {backend}"
 S_WRITE_TIMED_OUT = " before the timeout: the device stopped taking data (flow control, or nothing reading)"
 STEPS_BAD = "steps must be a list of 1 to {max} steps such as {{\"send\": \"root\\n\", \"expect\": \"Password:\"}}."
 STEP_BAD = "step {i}: {problem}."
-P_STEPS = "Dialog: [{send, keys, expect, timeout_ms, idle_ms, respond} | {micropython: script}] in order; stops at the first miss."
-S_STEPS = "{ok}/{n} steps ok"
+P_STEPS = "Dialog: [{send, keys, encoding, expect, reply, timeout_ms, idle_ms, respond} | {micropython: script, interrupt, timeout_ms}] in order; stops at the first miss."
+S_STEPS = "{ok} of {n} steps ok"
 STEPS_WITH_DATA = "give either data (one write and read) or steps (a dialog), not both; put the first send in steps[0]."
 
 # --- simulated devices (serial/sim/) --------------------------------------------------------------
@@ -1294,3 +1296,16 @@ ESP_HINT_SIM_MIRRORED = "esptool: run it with --no-stub on the mirror's URL (the
 ESP_HINT_ESPRESSIF = "an Espressif USB device: for esptool, open with mirror='rfc2217+esp-reset' (plain rfc2217 resets too slowly: 'Wrong boot mode')"
 ESP_HINT_BRIDGE = "a {bridge} USB-UART bridge: if this is an ESP32, esptool needs mirror='rfc2217+esp-reset' (plain rfc2217 resets too slowly)"
 S_OPEN_HINT = ". {hint}"
+# --- G2 ---
+S_NOTHING_SINCE_OPEN = "nothing received since the port opened"
+S_NOTHING_NEWLINE = " (the device may be waiting for a newline: end data with \\r or \\n)"
+S_NOTHING_CHECK = " (check the port, its baud rate and wiring, and that the device is powered)"
+S_NOTHING_READ = " (the device may be waiting for a command; else check the port, baud rate and wiring)"
+READ_FROM_NO_BOOT = (
+    "from 'last_boot': no boot seen on this connection yet ({n} event(s) kept); read from 'buffer_start',"
+    " or reset the board with capture_boot."
+)
+READ_FROM_NO_EVENT = (
+    "from {{event: {seq}}}: this connection keeps no event {seq} (kept: {kept}); a result's events and"
+    " get_log give each event's seq."
+)

@@ -198,6 +198,16 @@ class Matcher:
             return AnsiBlindMatcher(raw, mode)
         return cls(raw, mode)
 
+    def for_lines(self) -> Matcher:
+        """The matcher a line-framed read tests each line with: a line frame holds no line end, so a
+        literal or glob pattern's leading and trailing CR/LF are dropped (``"\\r\\nOK\\r\\n"`` finds
+        the line ``OK``, as it would in the raw bytes). A regex is kept as written (``OK$`` is how a
+        regex says it)."""
+        core = self.pattern.strip(b"\r\n")
+        if self.mode == "regex" or not core or core == self.pattern:
+            return self
+        return type(self)(core, self.mode)
+
     def resume_at(self, searched: int) -> int:
         """Where a search resumes when ``window[:searched]`` held no complete match."""
         return max(0, searched - self.reach + 1)

@@ -165,6 +165,7 @@ async def run_steps(
         mark_offset=mark if mark is not None else final.from_offset,
         steps=done,
         steps_ok=all(s.ok for s in done) and len(done) == len(parsed),
+        steps_given=len(parsed),
         events=found or None,
     )
     outcome.set_verbose(common.verbose)

@@ -24,6 +24,7 @@ from serial_mcp.engine.services import Services
 from serial_mcp.errors import InvalidArgument
 from serial_mcp.serial import reader
 from serial_mcp.serial.connection import Connection
+from serial_mcp.serial.event_start import pin_event_start
 
 SHAPE_ASIDE_FRAMES = 1000  # a read with more frames is shaped on a worker thread
 MAX_SUMMARY_FIELDS = 8
@@ -37,7 +38,10 @@ async def read(svc: Services, caller: Caller, connection_id: str, opts: ReadOpti
         conn, caller, opts, from_=opts.from_, encoding=opts.encoding, **_summary_of(opts)
     )
     term = shaping.screen_for(conn, req.cursor, opts.screen) if opts.screen is not None else None
-    start = reader.resolve_start(conn, req) if opts.respond is not None else None  # a rule sees unread bytes
+    start = None
+    if opts.respond is not None:  # a rule sees the unread bytes from the read's start
+        req = await pin_event_start(conn, req)
+        start = reader.resolve_start(conn, req)
     async with responding.armed(svc, "read", conn, opts.respond, start) as responder:
         outcome = await reader.read(conn, req)
     shape = functools.partial(
@@ -49,6 +53,7 @@ async def read(svc: Services, caller: Caller, connection_id: str, opts: ReadOpti
     result = await anyio.to_thread.run_sync(shape) if many else shape()
     if outcome.cursor is not None:
         result.cursor = caller.shown_cursor(outcome.cursor)
+    result.hint = shaping.silence_hint(conn, outcome, None)
     if term is not None:
         term.feed(outcome.data)
         result.screen = term.rows()
@@ -91,6 +96,7 @@ async def transact(
     if req.decode is not None:  # issue 37: the framing knows the request (Modbus RTU: its reply's shape)
         framing = reply_framing(req.decode.rx_framing, body)
         req = req._replace(decode=dataclasses.replace(req.decode, rx_framing=framing))
+    req = req._replace(sent=body)  # with no stop named, the read waits for the reply to it (issue 37.5)
     paced = shaping.pace_for(conn, opts.pace)
     budget = shaping.write_budget(conn, body, paced, opts.write_timeout_ms)
     shaping.require_open(conn)
@@ -113,6 +119,7 @@ async def transact(
     )
     if read_part.cursor is not None:
         read_part.cursor = caller.shown_cursor(read_part.cursor)
+    read_part.hint = shaping.silence_hint(conn, outcome, body)
     result = results.TransactResult(
         write=results.WriteResult(connection_id=conn.id, bytes_written=n, tx_bytes=conn.tx.tx_bytes),
         read=read_part,

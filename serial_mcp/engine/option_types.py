@@ -30,7 +30,7 @@ ByteOrder = Literal["big", "little"]
 Rule = dict[str, Any] | str  # a standing respond rule, or "terminal"
 
 # --- reading -----------------------------------------------------------------------------------
-From = Annotated[Int | str | None, Field(description=messages.P_FROM)]
+From = Annotated[Int | str | dict[str, Any] | None, Field(description=messages.P_FROM)]
 Cursor = Annotated[str | None, Field(description=messages.P_CURSOR)]
 Timeout = Annotated[Int | None, Field(description=messages.P_TIMEOUT_MS)]
 IdleMs = Annotated[Int | None, Field(description=messages.P_IDLE_MS)]

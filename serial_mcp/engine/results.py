@@ -179,6 +179,7 @@ class ReadResult(Verbosable):
     counts: dict[str, Any] | None = Field(default=None, description=messages.R_COUNTS)
     answered: list[dict[str, Any]] | None = None  # standing rules that answered in this window: {on, offset}
     bad_frames: list[BadFrame] | None = None  # framed reads: the first frames validate dropped
+    hint: str | None = None  # issue 37.8: a wait that heard nothing since the port opened, and why it may be
 
     @model_validator(mode="after")
     def _derived(self) -> ReadResult:
@@ -194,8 +195,14 @@ class ReadResult(Verbosable):
         return self
 
     def summary(self) -> str:
-        return text_lines(self.events) + self._text() + "".join(
-            messages.S_STANDING_ANSWERED.format(on=a["on"], offset=a["offset"]) for a in self.answered or []
+        return (
+            text_lines(self.events)
+            + self._text()
+            + "".join(
+                messages.S_STANDING_ANSWERED.format(on=a["on"], offset=a["offset"])
+                for a in self.answered or []
+            )
+            + (f"; {self.hint}" if self.hint else "")
         )
 
     def _text(self) -> str:
@@ -279,6 +286,7 @@ class TransactResult(Verbosable):
     mark_offset: int = -1  # a lean result leaves it out when the read starts there (the usual case)
     steps: list[StepResult] | None = None  # a dialog: each step's own result, in order
     steps_ok: bool | None = None
+    steps_given: int | None = None  # issue 37.8: a dialog's steps as given (it stops at the first miss)
     events: list[dict[str, Any]] | None = None  # issue 24: as ReadResult.events
 
     @model_validator(mode="before")
@@ -307,7 +315,7 @@ class TransactResult(Verbosable):
     def _summary(self) -> str:
         if self.steps is not None:
             ok = sum(1 for s in self.steps if s.ok)
-            head = messages.S_STEPS.format(ok=ok, n=len(self.steps))
+            head = messages.S_STEPS.format(ok=ok, n=self.steps_given or len(self.steps))
             return f"{head}; " + " | ".join(
                 f"{s.step}: "
                 + (

@@ -375,6 +375,18 @@ def read_result(
     return result
 
 
+def silence_hint(conn: Connection, o: reader.ReadOutcome, sent: bytes | None) -> str | None:
+    """A wait that ended with nothing received since the port opened says so, and what may be wrong:
+    a command without a line end is often not taken yet (issue 37.8)."""
+    if o.stop_reason != "timeout" or conn.rx_end() > 0:
+        return None
+    if sent is None:
+        why = messages.S_NOTHING_READ
+    else:
+        why = messages.S_NOTHING_CHECK if sent[-1:] in (b"\r", b"\n") else messages.S_NOTHING_NEWLINE
+    return messages.S_NOTHING_SINCE_OPEN + why
+
+
 def _is_text(data: bytes) -> bool:
     try:
         data.decode("utf-8")

@@ -16,6 +16,7 @@ from serial_mcp.core.encoding import ENCODINGS
 from serial_mcp.core.match import Matcher, Span
 from serial_mcp.errors import InvalidArgument, Short
 from serial_mcp.serial.read_until import until_kinds
+from serial_mcp.serial.reply_wait import REPLY_QUIET_MS, ReplyWatch
 
 DEFAULT_TIMEOUT_MS = 1000
 MAX_TIMEOUT_MS = 600_000
@@ -56,6 +57,16 @@ class DecodeSpec:
         return StreamDecoder(self.rx_framing, self.rx_parser, offset)
 
     @property
+    def packet_frames(self) -> bool:
+        """A request/reply packet protocol: a reply is one frame (``serial.reply_wait``)."""
+        return _type_of(self.rx_framing) in PACKET_FRAMINGS
+
+    @property
+    def line_frames(self) -> bool:
+        """Frames are lines without their line end (``type: line``)."""
+        return _type_of(self.rx_framing) == "line"
+
+    @property
     def final_aware(self) -> bool:
         """The parser knows what ends an exchange (AT result codes, grbl ok/error, a shell prompt,
         a REPL's ``>``): a read then ends on that final, not on a short silence."""
@@ -73,6 +84,7 @@ class DecodeSpec:
         return None
 
 
+PACKET_FRAMINGS = frozenset({"slip", "cobs", "length_prefixed", "start_end", "binary"})
 FINAL_AWARE_PARSERS = frozenset({"at_command", "grbl", "shell_prompt", "micropython", "modbus_rtu"})
 PROMPT_QUIET_S = 0.05  # a prompt is the unterminated tail once the console has been quiet this long
 MIN_SILENCE_S = 0.005  # USB adapters' latency timers blur shorter gaps
@@ -92,7 +104,14 @@ def build_decode_spec(rx_framing: Any, rx_parser: Any) -> DecodeSpec | None:
     return DecodeSpec(framing, rx_parser, json.dumps([framing, rx_parser], sort_keys=True, default=str))
 
 
-From = int | Literal["cursor", "now", "buffer_start"]
+class FromEvent(NamedTuple):
+    """``from: {"event": SEQ}``: the offset of event ``seq`` of the connection's event watch (issue 38)."""
+
+    seq: int
+
+
+From = int | Literal["cursor", "now", "buffer_start", "last_boot"] | FromEvent
+FROM_NAMES = ("cursor", "now", "buffer_start", "last_boot")
 
 
 class ReadRequest(NamedTuple):
@@ -111,16 +130,33 @@ class ReadRequest(NamedTuple):
     summary: tuple[str, ...] | None = None  # a summary read (issue 26): the numeric fields named
     to: int | None = None  # a summary's window ends at this offset
     reply: int | None = None  # reply="match" (0) / "tail:N": return the match and N bytes before it
+    frames_asked: bool = False  # max_frames was given: the read waits for that many frames
+    sent: bytes | None = None  # a transact's payload: its reply is awaited (serial.reply_wait)
+
+    @property
+    def names_its_end(self) -> bool:
+        """The call says what ends it: ``idle_ms``, ``match``, ``until``, ``max_frames`` or a parser
+        that knows its final (AT result codes, grbl ok/error, a shell prompt, a REPL's ``>``)."""
+        if self.idle_ms is not None or self.matcher is not None or self.until or self.frames_asked:
+            return True
+        return self.decode is not None and self.decode.final_aware
+
+    @property
+    def awaits_reply(self) -> bool:
+        """A transact that named no end: it ends on the reply (``serial.reply_wait``), not on a pause."""
+        return self.sent is not None and not self.names_its_end
+
+    def reply_watch(self) -> ReplyWatch | None:
+        """A new watch of the reply this read awaits (``awaits_reply``), else None."""
+        return ReplyWatch(self.sent) if self.sent is not None and self.awaits_reply else None
 
     @property
     def effective_idle_ms(self) -> int | None:
-        """Silence that ends a read: explicit, or a short default for a plain read without ``match``
-        — but never before the final when the parser knows what a final looks like."""
-        if self.idle_ms is not None:
+        """Silence that ends a read: explicit, else none when the call says what ends it; a
+        transact's reply gets a quiet long enough for a real device, a plain read a short one."""
+        if self.names_its_end:
             return self.idle_ms
-        if self.matcher is not None or self.until or (self.decode is not None and self.decode.final_aware):
-            return None
-        return DEFAULT_IDLE_MS
+        return DEFAULT_IDLE_MS if self.sent is None else REPLY_QUIET_MS
 
 
 def _is_int(value: object) -> bool:
@@ -145,15 +181,7 @@ def build_read_request(
     reply: int | None = None,
 ) -> ReadRequest:
     """Validate every read argument up front (``transact`` calls this before it writes anything)."""
-    if from_ is None:
-        from_ = "cursor"
-    if isinstance(from_, bool) or not (
-        from_ in ("cursor", "now", "buffer_start") or (isinstance(from_, int) and from_ >= 0)
-    ):
-        if isinstance(from_, str) and from_.isdigit():
-            from_ = int(from_)
-        else:
-            raise InvalidArgument(messages.READ_BAD_FROM.format(value=Short(from_)))
+    from_ = _from(from_)
     t = DEFAULT_TIMEOUT_MS if timeout_ms is None else timeout_ms
     if not _is_int(t) or not 0 <= t <= MAX_TIMEOUT_MS:
         raise InvalidArgument(messages.READ_BAD_TIMEOUT.format(value=Short(t), max=MAX_TIMEOUT_MS))
@@ -171,10 +199,47 @@ def build_read_request(
     if not _is_int(mf) or not 1 <= mf <= MAX_MAX_FRAMES:
         raise InvalidArgument(messages.READ_BAD_MAX_FRAMES.format(value=Short(mf), max=MAX_MAX_FRAMES))
     matcher = Matcher.from_spec(match) if match is not None else None
+    if max_frames is not None and decode is None and summary is None:
+        decode = build_decode_spec(DEFAULT_RX_FRAMING, None)  # frames asked of a raw stream: its lines
+    if matcher is not None and decode is not None and decode.line_frames:
+        matcher = matcher.for_lines()  # a line frame holds no line end: "OK\r\n" is looked for as "OK"
     kinds = until_kinds(until)
     return ReadRequest(
-        from_, cursor or DEFAULT_CURSOR, t, idle_ms, mb, matcher, enc, decode, mf, kinds, summary, to, reply
+        from_,
+        cursor or DEFAULT_CURSOR,
+        t,
+        idle_ms,
+        mb,
+        matcher,
+        enc,
+        decode,
+        mf,
+        kinds,
+        summary,
+        to,
+        reply,
+        frames_asked=max_frames is not None,
     )
+
+
+def _from(value: Any) -> From:
+    """``from``, checked: a name, an offset (a string of digits too) or ``{"event": SEQ}``."""
+    if value is None:
+        return "cursor"
+    if isinstance(value, str) and value in FROM_NAMES:
+        return value  # type: ignore[return-value]  # one of the Literal's names
+    if _is_int(value) and value >= 0:
+        return int(value)
+    if isinstance(value, str) and value.isascii() and value.isdigit():
+        return int(value)
+    if (
+        isinstance(value, dict)
+        and list(value) == ["event"]
+        and _is_int(value["event"])
+        and value["event"] > 0
+    ):
+        return FromEvent(value["event"])
+    raise InvalidArgument(messages.READ_BAD_FROM.format(value=Short(value)))
 
 
 class ReadOutcome(NamedTuple):

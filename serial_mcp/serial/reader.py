@@ -20,6 +20,7 @@ from serial_mcp.core.match import Span
 from serial_mcp.errors import ErrorCode, InvalidArgument, SerialMcpError
 from serial_mcp.serial import decode_feed
 from serial_mcp.serial.connection import Connection
+from serial_mcp.serial.event_start import pin_event_start
 from serial_mcp.serial.lending import released_error
 from serial_mcp.serial.pattern_search import search_in_worker, search_inline
 from serial_mcp.serial.read_request import (
@@ -152,6 +153,7 @@ async def read(conn: Connection, req: ReadRequest, start: int | None = None) -> 
     A read that consumes a cursor holds it until it returns: concurrent reads on one cursor run
     one after another, never returning the same bytes twice."""
     _require_not_closed(conn)
+    req = await pin_event_start(conn, req)  # from "last_boot" / {"event": N}: that event's offset
     if req.from_ != "cursor":
         return await _read(conn, req, start)
     async with conn.reading(req.cursor, req.timeout_ms / 1000):
@@ -186,6 +188,7 @@ async def _read(conn: Connection, req: ReadRequest, start: int | None) -> ReadOu
     stop: StopReason | None = None
     first = True
     seq0 = conn.events.last_seq
+    watch = req.reply_watch()  # a transact that named no end: its reply's echo and final
     while stop is None:
         pos = from_offset + len(buf)
         rr = conn.read_ring(pos, req.max_bytes - len(buf))
@@ -214,10 +217,15 @@ async def _read(conn: Connection, req: ReadRequest, start: int | None) -> ReadOu
             del buf[past_line_end(buf, cut) :]
             stop = "event"
             break
+        if watch is not None and (cut := watch.final_end(buf)) is not None:
+            del buf[cut:]
+            stop = "final"  # an AT command's final result code
+            break
         if len(buf) >= req.max_bytes:
             stop = "max_bytes"
             break
-        stop = await _wait_or_stop(conn, from_offset + len(buf), deadline, idle, bool(buf))
+        have = bool(buf) if watch is None else watch.see(buf)  # a transact's echo is not its reply
+        stop = await _wait_or_stop(conn, from_offset + len(buf), deadline, idle, have)
 
     conn.bytes_lost_total += lost
     data = bytes(buf)
@@ -286,6 +294,8 @@ async def _read_framed(
     match_index: int | None = None
     stop: StopReason | None = None
     seq0 = conn.events.last_seq
+    watch = req.reply_watch()  # a transact that named no end: its reply's echo and final
+    packet = watch if spec.packet_frames else None  # a packet protocol's reply is one frame
     while stop is None:
         while pending and stop is None:  # frames decoded earlier (or just now) come first
             event = pending.pop(0)
@@ -302,6 +312,8 @@ async def _read_framed(
                 stop = "max_frames"
             elif size >= req.max_bytes:
                 stop = "max_bytes"
+            elif packet is not None and packet.is_reply_frame(conn, from_offset, event.start, event.end):
+                stop = "final"
         if stop is None and rejected and rejected[-1].final:
             stop = "final"  # issue 37: a reply that failed its check ends its exchange too
         if stop is not None:
@@ -345,7 +357,8 @@ async def _read_framed(
                     continue
             else:
                 wake_in = silence - quiet
-        stop = await _wait_or_stop(conn, fed, deadline, idle, bool(frames), wake_in)
+        have = bool(frames) and (watch is None or watch.see_ring(conn, from_offset, fed))
+        stop = await _wait_or_stop(conn, fed, deadline, idle, have, wake_in)
         feeder.rested()
         del rejected[REJECTED_KEPT:]
     decoder.rejected = None

@@ -47,7 +47,8 @@ async def test_nmea_talker_streamed_while_reading_in_small_pieces_loses_no_frame
     dropped = 0
     pos = 0
     while pos < len(data):
-        out = await reader.read(conn, reader.build_read_request(timeout_ms=10_000, max_frames=7, decode=spec))
+        req = reader.build_read_request(timeout_ms=10_000, idle_ms=100, max_frames=7, decode=spec)
+        out = await reader.read(conn, req)  # max_frames alone would wait for 7 at the end of the log
         assert out.stop_reason in ("max_frames", "idle"), out.stop_reason
         assert out.bytes_lost == 0
         frames += out.frames or []

@@ -97,7 +97,7 @@ async def test_a_micropython_step_that_raised_says_so_and_counts_its_bytes() -> 
     async with Client(build_server(ConnectionManager(default_opener()), port_lister=list)) as c:
         cid = (await call(c, "open", {"port": "sim://micropython"}))["connection_id"]
         r, text = await _text(c, "transact", {"connection_id": cid, "steps": [{"micropython": SCRIPT}]})
-        assert "0/1 steps ok" in text and "the script raised:" in text, text
+        assert "0 of 1 steps ok" in text and "the script raised:" in text, text
         assert "read" not in r  # the step's read is in steps, not repeated
         verbose, _ = await _text(
             c, "transact", {"connection_id": cid, "steps": [{"micropython": "print(1)"}], "verbose": True}
