@@ -242,11 +242,12 @@ def serve(cfg: config.ServerConfig) -> int:
     from serial_mcp.mcp.server import build_server
     from serial_mcp.mcp.stdio_serve import run_stdio
     from serial_mcp.mcp.tool_cache import ToolCache
-    from serial_mcp.serial.manager import ConnectionManager
+    from serial_mcp.serial.manager import ConnectionManager, raise_file_limit
     from serial_mcp.serial.policy import policy_opener
     from serial_mcp.store.captures import CaptureStore, Quotas
     from serial_mcp.store.profiles import ProfileStore, default_profiles_path
 
+    raise_file_limit()  # a lab host's worth of ports needs more than the usual soft 1024 descriptors
     captures = CaptureStore(
         cfg.capture_dir,
         Quotas(cfg.capture_max_file_bytes, cfg.capture_max_total_bytes, cfg.capture_max_files),
@@ -257,7 +258,7 @@ def serve(cfg: config.ServerConfig) -> int:
     profiles = ProfileStore(cfg.profiles_path or default_profiles_path())
     profiles.load()  # an unreadable, corrupt or future-version store stops the start, untouched
     server = build_server(
-        ConnectionManager(opener, max_ring_memory=cfg.max_ring_memory),
+        ConnectionManager(opener, max_ring_memory=cfg.max_ring_memory, max_connections=cfg.max_connections),
         captures=captures,
         read_only=policy.read_only,
         profiles=profiles,

@@ -115,6 +115,7 @@ OPTIONS: tuple[Option, ...] = (
     Option("capture_max_total_bytes", _int_at_least(1024), 1 << 30, messages.OPT_CAPTURE_MAX_TOTAL, "N"),
     Option("capture_max_files", _int_at_least(1), 1000, messages.OPT_CAPTURE_MAX_FILES, "N"),
     Option("max_ring_memory", _int_at_least(1024), 1 << 30, messages.OPT_MAX_RING_MEMORY, "BYTES"),
+    Option("max_connections", _int_at_least(1), 256, messages.OPT_MAX_CONNECTIONS, "N"),
     Option("profiles_path", Path, None, messages.OPT_PROFILES_PATH, "FILE", env_name="SERIAL_MCP_PROFILES"),
     Option("enable_url_schemes", _schemes, (), messages.OPT_ENABLE_URL_SCHEMES, "SCHEME",
            cli_name="enable_url_scheme", repeat=True),

@@ -55,7 +55,7 @@ PORT_BUSY_HERE = (
     "port {port!r} is already open here as connection {id!r} (state {state}); use that connection, "
     "or close it first."
 )
-TOO_MANY_CONNECTIONS = "this server already has {max} open connections; close one first."
+TOO_MANY_CONNECTIONS = "this server has {n} open connection(s) (--max-connections {max}) and {free} of its {files} file descriptors free (a port holds 9); close one, or restart the server with a higher --max-connections or file limit (`ulimit -n`)."
 CONNECTION_NOT_FOUND = "no connection {id!r}; open connections: {known}. Call open(port) to create one."
 WRITE_EMPTY = "data is empty; give the text (or hex/base64 bytes) to send."
 NOT_CONNECTED = (
@@ -815,6 +815,7 @@ RING_ALLOC_FAILED = (
     "the {size}-byte RX buffer could not be allocated (out of memory); the port was not opened. "
     "Use a smaller rx_buffer_size."
 )
+OPT_MAX_CONNECTIONS = "most connections open at once (default 256); each holds 9 file descriptors, and the soft file limit is raised to the hard one at start"
 OPT_MAX_RING_MEMORY = "most bytes all connections' RX buffers may hold together; an open beyond it is refused"
 P_WRITE_TIMEOUT_MS = "Longest write, ms (default 10000 plus wire time)."
 WRITE_BAD_TIMEOUT = "write timeout {value!r} is out of range; use 1 up to {max} ms."

@@ -29,8 +29,44 @@ from serial_mcp.serial.handle import LeaseHolder, Opener, PortHandle
 
 log = logging.getLogger(__name__)
 
-MAX_CONNECTIONS = 64
+DEFAULT_MAX_CONNECTIONS = 256  # ``--max-connections``: a lab host's worth of adapters
 DEFAULT_MAX_RING_MEMORY = 1 << 30  # all connections' RX rings together (``--max-ring-memory``)
+#: file descriptors one open device connection holds: the device, pyserial's two cancel pipes (read and
+#: write) and the handle's two wake pipes (reader and writer), two ends each
+DESCRIPTORS_PER_PORT = 9
+_DESCRIPTORS_SPARE = 64  # kept free for the server itself: stdio, logs, capture files, a mirror, the store
+
+
+def raise_file_limit() -> tuple[int, int]:
+    """Raise this process's soft ``RLIMIT_NOFILE`` to its hard limit (at start: each port holds
+    ``DESCRIPTORS_PER_PORT`` descriptors, and a lab host's worth of ports needs more than the usual soft
+    1024); returns the (soft, hard) limits now in force."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != hard:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+            soft = hard
+        except (ValueError, OSError):  # a hard limit of RLIM_INFINITY on some systems is refused
+            log.debug("could not raise the file limit from %d to %d", soft, hard)
+    return soft, hard
+
+
+def free_descriptors() -> int | None:
+    """How many more descriptors this process may open (None where /proc/self/fd cannot be listed)."""
+    try:
+        used = len(os.listdir("/proc/self/fd"))
+    except OSError:
+        return None
+    return file_limit() - used
+
+
+def file_limit() -> int:
+    """The soft ``RLIMIT_NOFILE`` in force (what this process may hold open)."""
+    import resource
+
+    return resource.getrlimit(resource.RLIMIT_NOFILE)[0]
 
 
 def port_key(port: str) -> str:
@@ -77,9 +113,15 @@ def _scrubbed(exc: Exception, port: str) -> Exception:
 class ConnectionManager:
     """Every open connection of this server; the opener decides where bytes come from."""
 
-    def __init__(self, opener: Opener, max_ring_memory: int = DEFAULT_MAX_RING_MEMORY) -> None:
+    def __init__(
+        self,
+        opener: Opener,
+        max_ring_memory: int = DEFAULT_MAX_RING_MEMORY,
+        max_connections: int = DEFAULT_MAX_CONNECTIONS,
+    ) -> None:
         self.opener = opener
         self.max_ring_memory = max_ring_memory
+        self.max_connections = max_connections
         self._connections: dict[str, Connection] = {}
         self._given: dict[str, str] = {}  # connection id -> the port name as given (conn.port is redacted)
         self._ids = itertools.count(1)
@@ -114,10 +156,7 @@ class ConnectionManager:
                     shown = Short(redact(port))
                     busy = messages.PORT_BUSY_HERE.format(port=shown, id=conn.id, state=conn.state)
                     raise SerialMcpError(ErrorCode.PORT_BUSY, busy)
-            if len(self._connections) >= MAX_CONNECTIONS:
-                raise SerialMcpError(
-                    ErrorCode.TOO_MANY_CONNECTIONS, messages.TOO_MANY_CONNECTIONS.format(max=MAX_CONNECTIONS)
-                )
+            self._check_connection_count()
             self._check_ring_memory(size)
             handle = await anyio.to_thread.run_sync(open_scrubbed, self.opener, port, settings)
             conn_id = f"c{next(self._ids)}"
@@ -156,9 +195,7 @@ class ConnectionManager:
         conn = self._connections.get(connection_id)
         if conn is not None:
             return conn
-        by_port = [
-            c for c in self._connections.values() if connection_id in (c.port, self._given.get(c.id))
-        ]
+        by_port = [c for c in self._connections.values() if connection_id in (c.port, self._given.get(c.id))]
         if len(by_port) == 1:
             return by_port[0]
         known = ", ".join(f"{c.id} ({c.port})" for c in self._connections.values()) or "none"
@@ -171,6 +208,20 @@ class ConnectionManager:
     def ring_memory(self) -> int:
         """Bytes held by the RX rings of every connection this manager has."""
         return sum(c.ring.capacity for c in self._connections.values())
+
+    def _check_connection_count(self) -> None:
+        """Refuse an open past ``max_connections``, or one the file limit leaves no descriptors for (a
+        device port holds ``DESCRIPTORS_PER_PORT``; ``_DESCRIPTORS_SPARE`` stay free for the server)."""
+        n = len(self._connections)
+        limit, free = file_limit(), free_descriptors()
+        short = free is not None and free < DESCRIPTORS_PER_PORT + _DESCRIPTORS_SPARE
+        if n >= self.max_connections or short:
+            raise SerialMcpError(
+                ErrorCode.TOO_MANY_CONNECTIONS,
+                messages.TOO_MANY_CONNECTIONS.format(
+                    n=n, max=self.max_connections, files=limit, free="?" if free is None else free
+                ),
+            )
 
     def _check_ring_memory(self, size: int) -> None:
         used = self.ring_memory()

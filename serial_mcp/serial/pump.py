@@ -9,10 +9,11 @@ in flight, which is what makes ``capture_boot``'s purge-and-mark exact.
 
 Lingering: while the port trickles (under ``LINGER_BUDGET`` bytes in the last one to two
 ``TRICKLE_WINDOW_S``), if ``may_linger()`` says nobody needs the bytes at once (no waiting read,
-none served by the last chunk, no armed responder, no recording or mirror), the pump waits up to
-``LINGER_S`` before its next read. A trickling port (115 bytes every 10 ms) then costs one
-wake-up, lock round trip and log entry per ``LINGER_S`` instead of one per device write. The
-handle does the waiting
+none served by the last chunk, no armed responder, no recording or mirror), the pump waits before its
+next read: as long as ``LINGER_BYTES`` take to come at the recent rate, at most ``LINGER_S``. A port
+at 115200 baud (11.5 KB/s) then costs one wake-up, lock round trip and log entry per ~0.25 s instead
+of one per device write; what waits in the kernel's tty buffer meanwhile stays under ``LINGER_BYTES``
+(the n_tty buffer holds 4 KiB). The handle does the waiting
 (``linger(seconds)``, woken by ``interrupt``); a handle without ``linger`` never lingers.
 ``poke()`` (a read starts waiting), ``stop()`` and ``between_reads()`` end a linger at once; the
 bytes wait in the kernel's tty buffer meanwhile, and their arrival time is the time of the read
@@ -33,7 +34,8 @@ from serial_mcp.serial.handle import Lingering, PortHandle
 
 log = logging.getLogger(__name__)
 
-LINGER_S = 0.1  # at most this long between two reads of a trickle nobody waits for
+LINGER_S = 0.25  # at most this long between two reads of a trickle nobody waits for
+LINGER_BYTES = 3072  # ... and no longer than this many bytes take to come at the recent rate
 # A port that delivered fewer bytes than this in the current and previous window trickles (under
 # ~20-40 KB/s; a 115200-baud device sends 11.5 KB/s). Budget x linger bounds what waits in the
 # kernel's tty buffer during a linger: at most ~4 KiB, well inside it.
@@ -48,22 +50,28 @@ class Trickle:
     fill while the pump sleeps. Only the first chunk after quiet can linger into a burst (≤ ``LINGER_S``).
     """
 
-    __slots__ = ("_bytes", "_prev", "_start")
+    __slots__ = ("_bytes", "_last", "_prev", "_start")
 
     def __init__(self) -> None:
         self._start = -1e9
         self._bytes = 0
         self._prev = 0
+        self._last = -1e9  # when the previous chunk was read
 
-    def note(self, n: int, t: float) -> bool:
-        """Count a chunk of ``n`` bytes read at ``t``; True while the recent rate is a trickle."""
+    def note(self, n: int, t: float) -> float:
+        """Count a chunk of ``n`` bytes read at ``t``; while the recent rate is a trickle, how long the
+        next read may wait (the time ``LINGER_BYTES`` take at the rate of this chunk, at most
+        ``LINGER_S``), else 0."""
         age = t - self._start
         if age >= TRICKLE_WINDOW_S:
             self._prev = self._bytes if age < 2 * TRICKLE_WINDOW_S else 0
             self._start = t
             self._bytes = 0
         self._bytes += n
-        return self._bytes + self._prev < LINGER_BUDGET
+        since, self._last = t - self._last, t
+        if self._bytes + self._prev >= LINGER_BUDGET:
+            return 0.0
+        return min(LINGER_S, LINGER_BYTES * max(since, 0.0) / n)
 
 
 class RxPump:
@@ -154,10 +162,10 @@ class RxPump:
                 if data:
                     t = now()
                     on_data(data, t)
-                    if linger is not None and trickle.note(len(data), t):
+                    if linger is not None and (wait := trickle.note(len(data), t)) > 0:
                         self.lingering = True  # before the check: a waiter that comes after it pokes
                         if may_linger() and jobs.empty() and not self._stopping.is_set():
-                            linger(LINGER_S)
+                            linger(wait)
                         self.lingering = False
                 if not jobs.empty():
                     self._run_jobs()

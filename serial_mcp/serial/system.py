@@ -65,6 +65,23 @@ def pyserial_kwargs(settings: SerialSettings) -> dict[str, Any]:
     }
 
 
+_READABLE = select.POLLIN | select.POLLPRI | select.POLLHUP | select.POLLERR
+_WRITABLE = select.POLLOUT | select.POLLHUP | select.POLLERR
+
+
+def wait_ready(readers: tuple[int, ...], writers: tuple[int, ...], timeout: float | None) -> set[int]:
+    """The descriptors of ``readers`` that can be read and of ``writers`` that can be written (or that
+    hung up or failed: the read or write says how), waiting up to ``timeout`` seconds (None: no bound).
+    ``poll``, not ``select``: a host with a hundred ports holds descriptors past select's 1024."""
+    poller = select.poll()
+    for fd in readers:
+        poller.register(fd, select.POLLIN | select.POLLPRI)
+    for fd in writers:
+        poller.register(fd, select.POLLOUT)
+    found = poller.poll(None if timeout is None else max(0, int(timeout * 1000 + 0.999)))
+    return {fd for fd, mask in found if mask & (_READABLE if fd in readers else _WRITABLE)}
+
+
 class SystemPortHandle:
     """A pyserial port with a blocking, cancellable chunk reader."""
 
@@ -133,7 +150,7 @@ class SystemPortHandle:
         if self._fd is None or self._interrupted.is_set():
             return
         with contextlib.suppress(InterruptedError):
-            select.select([self._wake_r], [], [], seconds)
+            wait_ready((self._wake_r,), (), seconds)
         self._read_first = True
 
     def _read_fd(self, fd: int) -> bytes:
@@ -148,7 +165,7 @@ class SystemPortHandle:
                     return self._drain(fd, data)
         while not self._take_interrupt():
             try:
-                ready, _, _ = select.select([fd, self._wake_r], [], [])
+                ready = wait_ready((fd, self._wake_r), (), None)
             except InterruptedError:
                 continue
             if self._wake_r in ready:
@@ -270,7 +287,7 @@ class SystemPortHandle:
                 limit = stalls_at if deadline is None else min(deadline, stalls_at)
             wait = None if limit is None else max(0.0, limit - now)
             try:
-                _, ready, _ = select.select([self._wake_wr], [fd], [], wait)
+                ready = wait_ready((self._wake_wr,), (fd,), wait) - {self._wake_wr}
             except InterruptedError:
                 continue
             if not ready:

@@ -181,3 +181,13 @@ async def test_connection_lingers_only_when_nobody_needs_the_bytes() -> None:
         await mgr.close_all()
         os.close(m)
         os.close(s)
+
+
+def test_the_linger_is_what_linger_bytes_take_at_the_recent_rate() -> None:
+    from serial_mcp.serial.pump import LINGER_BYTES
+
+    tr = Trickle()
+    assert tr.note(115, 0.0) == LINGER_S  # after quiet: the longest
+    assert tr.note(115, 0.01) == LINGER_S  # 11.5 KB/s: LINGER_BYTES take longer than LINGER_S
+    wait = tr.note(1500, 0.06)  # 30 KB/s: the next read comes before LINGER_BYTES wait in the kernel
+    assert 0 < wait < LINGER_S and wait * 1500 / 0.05 == pytest.approx(LINGER_BYTES)
