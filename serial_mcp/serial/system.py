@@ -437,10 +437,10 @@ class SystemPortHandle:
         """Call ``callback`` (on another thread) after each open of this device node by another
         process — one TIOCEXCL does not stop (root), or on a driver without it — until ``close``.
         False where the node cannot be watched."""
-        watch = holders.OpenWatch.shared() if self.device is not None else None
-        if watch is None or self.device is None or self._closing.is_set():
+        watch = holders.OpenWatch.shared() if self.device_id is not None else None
+        if watch is None or self.device_id is None or self._closing.is_set():
             return False
-        sub = watch.add(self.device[0], callback)
+        sub = watch.add(self.device_id[0], callback)
         if sub is None:
             return False
         self._open_watch = (watch, sub)

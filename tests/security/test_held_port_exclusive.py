@@ -32,6 +32,7 @@ if not sys.platform.startswith("linux"):
 
 pytestmark = [pytest.mark.anyio, pytest.mark.pty]
 
+NOBODY: pwd.struct_passwd | None
 try:
     NOBODY = pwd.getpwnam("nobody")
 except KeyError:
