@@ -230,11 +230,14 @@ def events_status(events: dict[str, Any] | None) -> str:
     if not events:
         return ""
     text = ""
-    if events.get("boots") or events.get("crashes"):
+    if events.get("boots") or events.get("crashes") or events.get("exceptions"):
         last = events.get("last")
         text = messages.S_EVENTS_STATUS.format(
             boots=events.get("boots", 0),
             crashes=events.get("crashes", 0),
+            exceptions=messages.S_EVENTS_STATUS_EXCEPTIONS.format(n=events["exceptions"])
+            if events.get("exceptions")
+            else "",
             loops=messages.S_EVENTS_STATUS_LOOPS.format(n=events["boot_loops"])
             if events.get("boot_loops")
             else "",
