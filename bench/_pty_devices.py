@@ -286,3 +286,88 @@ def machine_note() -> str:
 
 def monotonic() -> float:
     return time.perf_counter()
+
+
+# The feeder: one process driving every PTY master, a deadline per port spread over the period (like
+# unsynchronised devices), non-blocking writes of ``piece`` bytes of the payload in order (each port at its
+# own place in it), counting what a full PTY refused as lost at the device, as a UART overrun would be. The
+# payload is a file's bytes, or (no file) every byte value.
+FEEDER_CODE = """
+import os, sys, time, heapq
+piece, hz = int(sys.argv[2]), float(sys.argv[3])
+text = open(sys.argv[1], "rb").read() if sys.argv[1] else bytes((i * 7 + 13) & 0xFF for i in range(256))
+fds = [int(x) for x in sys.argv[4].split(",")]
+for fd in fds:
+    os.set_blocking(fd, False)
+text = text * (2 + (piece * 64) // max(1, len(text)))
+period = 1.0 / hz
+at = [(i * 997) % (len(text) - piece) for i in range(len(fds))]
+sent = [0] * len(fds)
+lost = [0] * len(fds)
+sys.stdout.write("ready\\n"); sys.stdout.flush()
+sys.stdin.buffer.readline()  # "go"
+start = time.monotonic()
+heap = [(start + period * i / len(fds), i) for i in range(len(fds))]
+heapq.heapify(heap)
+os.set_blocking(0, False)
+writes = 0
+while True:
+    due, i = heap[0]
+    delay = due - time.monotonic()
+    if delay > 0:
+        time.sleep(delay)
+    heapq.heapreplace(heap, (due + period, i))
+    p = at[i]
+    chunk = text[p:p + piece]
+    at[i] = (p + piece) % (len(text) - piece)
+    try:
+        n = os.write(fds[i], chunk)
+    except BlockingIOError:
+        n = 0
+    sent[i] += piece
+    lost[i] += piece - n
+    writes += 1
+    if writes % 256 == 0:
+        try:
+            if os.read(0, 64):
+                break
+        except BlockingIOError:
+            pass
+print(",".join(map(str, sent)))
+print(",".join(map(str, lost)))
+sys.stdout.flush()
+"""
+
+
+def start_feeder(
+    pairs: Sequence[PtyPair], payload: Path | None, piece: int, hz: float
+) -> subprocess.Popen[bytes]:
+    """The feeder process on ``pairs``' masters, started and told to go."""
+    feeder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            FEEDER_CODE,
+            str(payload or ""),
+            str(piece),
+            str(hz),
+            ",".join(str(p.master) for p in pairs),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        pass_fds=[p.master for p in pairs],
+    )
+    assert feeder.stdin is not None and feeder.stdout is not None
+    if feeder.stdout.readline() != b"ready\n":
+        feeder.kill()
+        raise RuntimeError("feeder failed to start")
+    feeder.stdin.write(b"go\n")
+    feeder.stdin.flush()
+    return feeder
+
+
+def stop_feeder(feeder: subprocess.Popen[bytes]) -> tuple[list[int], list[int]]:
+    """Stop the feeder; the bytes it sent and the bytes a full PTY refused, per port."""
+    out, _ = feeder.communicate(b"stop\n", timeout=60)
+    sent_line, lost_line = out.decode().split()[:2]
+    return [int(x) for x in sent_line.split(",")], [int(x) for x in lost_line.split(",")]

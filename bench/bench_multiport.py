@@ -38,54 +38,12 @@ from _pty_devices import (
     open_pty,
     print_table,
     rss_kib,
+    start_feeder,
+    stop_feeder,
     thread_cpu_seconds,
 )
 
 GOAL_PCT_32 = 5.0
-
-# The feeder: one process, a deadline per port (spread over the period), non-blocking writes.
-_FEEDER_CODE = """
-import os, sys, time, heapq
-chunk, hz = int(sys.argv[1]), float(sys.argv[2])
-fds = [int(x) for x in sys.argv[3].split(",")]
-for fd in fds:
-    os.set_blocking(fd, False)
-period = 1.0 / hz
-payload = bytes((i * 7 + 13) & 0xFF for i in range(chunk))
-sent = [0] * len(fds)
-lost = [0] * len(fds)
-writes = 0
-sys.stdout.write("ready\\n"); sys.stdout.flush()
-sys.stdin.buffer.readline()  # "go"
-start = time.monotonic()
-heap = [(start + period * i / len(fds), i) for i in range(len(fds))]
-heapq.heapify(heap)
-os.set_blocking(0, False)
-stop = False
-while not stop:
-    due, i = heap[0]
-    delay = due - time.monotonic()
-    if delay > 0:
-        time.sleep(delay)
-    heapq.heapreplace(heap, (due + period, i))
-    try:
-        n = os.write(fds[i], payload)
-    except BlockingIOError:
-        n = 0
-    sent[i] += chunk
-    lost[i] += chunk - n
-    writes += 1
-    if writes % 256 == 0:
-        try:
-            if os.read(0, 64):
-                stop = True
-        except BlockingIOError:
-            pass
-print(",".join(map(str, sent)))
-print(",".join(map(str, lost)))
-print(writes)
-sys.stdout.flush()
-"""
 
 
 @dataclass
@@ -138,24 +96,7 @@ async def _scenario(nports: int, chunk: int, hz: float, seconds: float, warmup: 
             ids = [
                 _sc(await client.call_tool("open", {"port": p.path}), "open")["connection_id"] for p in pairs
             ]
-            feeder = subprocess.Popen(
-                [
-                    sys.executable,
-                    "-c",
-                    _FEEDER_CODE,
-                    str(chunk),
-                    str(hz),
-                    ",".join(str(p.master) for p in pairs),
-                ],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                pass_fds=[p.master for p in pairs],
-            )
-            assert feeder.stdin is not None and feeder.stdout is not None
-            if feeder.stdout.readline() != b"ready\n":
-                raise RuntimeError("feeder failed to start")
-            feeder.stdin.write(b"go\n")
-            feeder.stdin.flush()
+            feeder = start_feeder(pairs, None, chunk, hz)
             await asyncio.sleep(warmup)
             th0 = thread_cpu_seconds(pid)
             c0, t0 = cpu_seconds(pid), monotonic()
@@ -163,10 +104,7 @@ async def _scenario(nports: int, chunk: int, hz: float, seconds: float, warmup: 
             c1, t1 = cpu_seconds(pid), monotonic()
             th1 = thread_cpu_seconds(pid)
             rss_open = rss_kib(pid)
-            out, _ = feeder.communicate(b"stop\n", timeout=30)
-            lines = out.decode().split()
-            sent_per = [int(x) for x in lines[0].split(",")]
-            lost_per = [int(x) for x in lines[1].split(",")]
+            sent_per, lost_per = stop_feeder(feeder)
             expected = [s - lost for s, lost in zip(sent_per, lost_per, strict=True)]
             received = [0] * nports
             deadline = monotonic() + 20

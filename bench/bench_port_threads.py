@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import subprocess
 import sys
 import threading
 import time
@@ -18,8 +17,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _pty_devices import REPO, cpu_seconds, machine_note, open_pty, print_table
-from bench_scale import _FEEDER_CODE, NMEA
+from _pty_devices import REPO, cpu_seconds, machine_note, open_pty, print_table, start_feeder, stop_feeder
+from bench_scale import NMEA
 
 sys.path.insert(0, str(REPO))
 
@@ -55,24 +54,14 @@ async def _scenario(nports: int, rate: int, hz: float, seconds: float, warmup: f
         async with Engine() as engine:
             for p in pairs:
                 await engine.open(p.path)
-            masters = ",".join(str(p.master) for p in pairs)
-            feeder = subprocess.Popen(
-                [sys.executable, "-c", _FEEDER_CODE, str(NMEA), str(piece), str(hz), masters],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                pass_fds=[p.master for p in pairs],
-            )
-            assert feeder.stdin is not None and feeder.stdout is not None
-            assert feeder.stdout.readline() == b"ready\n"
-            feeder.stdin.write(b"go\n")
-            feeder.stdin.flush()
+            feeder = start_feeder(pairs, NMEA, piece, hz)
             await asyncio.sleep(warmup)
             import os
 
             before, p0, t0 = _thread_cpu(), cpu_seconds(os.getpid()), time.monotonic()
             await asyncio.sleep(seconds)
             after, p1, t1 = _thread_cpu(), cpu_seconds(os.getpid()), time.monotonic()
-            feeder.communicate(b"stop\n", timeout=60)
+            stop_feeder(feeder)
     finally:
         if feeder is not None and feeder.poll() is None:
             feeder.kill()

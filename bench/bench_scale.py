@@ -42,59 +42,14 @@ from _pty_devices import (
     open_pty,
     print_table,
     rss_kib,
+    start_feeder,
+    stop_feeder,
 )
 
 NMEA = REPO / "tests" / "data" / "nmea" / "quectel-l76k-nmea.log"
 GOALS = {32: 3.0, 128: 10.0}  # % of one core
 GOAL_RSS_MIB_128 = 250
 GOAL_P99_RATIO = 1.5
-
-# The feeder: one process, a deadline per port spread over the period, non-blocking writes of the text in
-# order (each port at its own place in it), counting what a full PTY refused as lost at the device.
-_FEEDER_CODE = """
-import os, sys, time, heapq
-text, piece, hz = open(sys.argv[1], "rb").read(), int(sys.argv[2]), float(sys.argv[3])
-fds = [int(x) for x in sys.argv[4].split(",")]
-for fd in fds:
-    os.set_blocking(fd, False)
-text = text * (1 + (piece * 64) // max(1, len(text)))
-period = 1.0 / hz
-at = [(i * 997) % (len(text) - piece) for i in range(len(fds))]
-sent = [0] * len(fds)
-lost = [0] * len(fds)
-sys.stdout.write("ready\\n"); sys.stdout.flush()
-sys.stdin.buffer.readline()  # "go"
-start = time.monotonic()
-heap = [(start + period * i / len(fds), i) for i in range(len(fds))]
-heapq.heapify(heap)
-os.set_blocking(0, False)
-writes = 0
-while True:
-    due, i = heap[0]
-    delay = due - time.monotonic()
-    if delay > 0:
-        time.sleep(delay)
-    heapq.heapreplace(heap, (due + period, i))
-    p = at[i]
-    chunk = text[p:p + piece]
-    at[i] = (p + piece) % (len(text) - piece)
-    try:
-        n = os.write(fds[i], chunk)
-    except BlockingIOError:
-        n = 0
-    sent[i] += piece
-    lost[i] += piece - n
-    writes += 1
-    if writes % 256 == 0:
-        try:
-            if os.read(0, 64):
-                break
-        except BlockingIOError:
-            pass
-print(",".join(map(str, sent)))
-print(",".join(map(str, lost)))
-sys.stdout.flush()
-"""
 
 
 @dataclass
@@ -156,28 +111,14 @@ async def _scenario(nports: int, rate: int, hz: float, seconds: float, warmup: f
             ids = [
                 _sc(await client.call_tool("open", {"port": p.path}), "open")["connection_id"] for p in pairs
             ]
-            masters = ",".join(str(p.master) for p in pairs)
-            feeder = subprocess.Popen(
-                [sys.executable, "-c", _FEEDER_CODE, str(NMEA), str(piece), str(hz), masters],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                pass_fds=[p.master for p in pairs],
-            )
-            assert feeder.stdin is not None and feeder.stdout is not None
-            if feeder.stdout.readline() != b"ready\n":
-                raise RuntimeError("feeder failed to start")
-            feeder.stdin.write(b"go\n")
-            feeder.stdin.flush()
+            feeder = start_feeder(pairs, NMEA, piece, hz)
             await asyncio.sleep(warmup)
             c0, f0, t0 = cpu_seconds(pid), cpu_seconds(feeder.pid), time.monotonic()
             await asyncio.sleep(seconds)
             c1, f1, t1 = cpu_seconds(pid), cpu_seconds(feeder.pid), time.monotonic()
             rss_open = rss_kib(pid)
             busy = await _transacts(client, cid, n_tx)
-            out, _ = feeder.communicate(b"stop\n", timeout=60)
-            sent_line, lost_line = out.decode().split()[:2]
-            sent = [int(x) for x in sent_line.split(",")]
-            lost = [int(x) for x in lost_line.split(",")]
+            sent, lost = stop_feeder(feeder)
             expected = [s - lo for s, lo in zip(sent, lost, strict=True)]
             received = [0] * nports
             deadline = time.monotonic() + 30

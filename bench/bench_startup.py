@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _pty_devices import machine_note, median, percentile, print_table, rss_kib  # noqa: E402
+from _pty_devices import machine_note, median, percentile, print_table, rss_kib
 
 HERE = Path(__file__).resolve().parent
 HELLO = [

@@ -60,6 +60,21 @@ IN_Q_OVERFLOW = 0x4000
 _EVENT = struct.Struct("iIII")  # struct inotify_event: wd, mask, cookie, len (then the name)
 
 
+def _inotify() -> tuple[int, Any] | None:
+    """A new non-blocking inotify descriptor and the libc that made it, or None where there is none
+    (not Linux, no libc, a limit)."""
+    if not sys.platform.startswith("linux"):
+        return None
+    import ctypes  # only a watch on a device node loads it (issue 27: idle memory)
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        fd = libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)
+    except (OSError, AttributeError):
+        return None
+    return (fd, libc) if fd >= 0 else None
+
+
 class NodeEvents:
     """Opens and closes of one device node by any process, from Linux inotify (so a borrower that
     holds the node for a few milliseconds is not missed between two scans). ``fd`` becomes readable
@@ -71,17 +86,10 @@ class NodeEvents:
     @classmethod
     def watch(cls, path: str) -> NodeEvents | None:
         """A watch on ``path``, or None where inotify is not there (not Linux, no libc, a limit)."""
-        if not sys.platform.startswith("linux"):
+        made = _inotify()
+        if made is None:
             return None
-        import ctypes  # only a watch on a device node loads it (issue 27: idle memory)
-
-        try:
-            libc = ctypes.CDLL(None, use_errno=True)
-            fd = libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)
-        except (OSError, AttributeError):
-            return None
-        if fd < 0:
-            return None
+        fd, libc = made
         mask = IN_OPEN | IN_CLOSE_WRITE | IN_CLOSE_NOWRITE
         if libc.inotify_add_watch(fd, os.fsencode(os.path.realpath(path)), mask) < 0:
             os.close(fd)
@@ -166,16 +174,8 @@ class OpenWatch:
 
     @classmethod
     def _make(cls) -> OpenWatch | None:
-        if not sys.platform.startswith("linux"):
-            return None
-        import ctypes
-
-        try:
-            libc = ctypes.CDLL(None, use_errno=True)
-            fd = libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)
-        except (OSError, AttributeError):
-            return None
-        return cls(fd, libc) if fd >= 0 else None
+        made = _inotify()
+        return None if made is None else cls(*made)
 
     def add(self, path: str, callback: Callable[[], None]) -> Subscription | None:
         with self._lock:
