@@ -21,7 +21,7 @@ from serial_mcp.core.json_arg import json_option
 from serial_mcp.core.offline_decode import with_print_filter
 from serial_mcp.core.presets import effective
 from serial_mcp.errors import ErrorCode, InvalidArgument, SerialMcpError
-from serial_mcp.serial.event_watch import event_dict, where_suffix
+from serial_mcp.serial.event_text import event_dict, where_suffix
 from serial_mcp.serial.firmware_elf import LoadedElf, load_local_elf
 from serial_mcp.store.capture_files import NotRegularFile, TooBig, read_regular_file
 

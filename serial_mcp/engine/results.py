@@ -46,7 +46,7 @@ from serial_mcp.engine.results_ports import (
     events_status,
     open_result,
 )
-from serial_mcp.serial.event_watch import text_lines
+from serial_mcp.serial.event_text import text_lines
 
 __all__ = [  # this module's results, and the other families' re-exported (``results.StatusResult``)
     "BadFrame",

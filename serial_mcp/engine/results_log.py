@@ -10,7 +10,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from serial_mcp import messages
-from serial_mcp.serial.event_watch import rank
+from serial_mcp.serial.event_text import rank
 
 
 class ChecksumResult(BaseModel):

@@ -33,7 +33,8 @@ from serial_mcp.core.ring import RingRead, RxRing
 from serial_mcp.core.screen import TerminalScreen
 from serial_mcp.core.settings import SerialSettings
 from serial_mcp.errors import ErrorCode, SerialMcpError
-from serial_mcp.serial.event_watch import EventWatch, SeenEvent
+from serial_mcp.serial.event_text import SeenEvent
+from serial_mcp.serial.event_watch import EventWatch
 from serial_mcp.serial.handle import PortHandle
 from serial_mcp.serial.port_controls import PortControls
 from serial_mcp.serial.port_lifecycle import PortLifecycle

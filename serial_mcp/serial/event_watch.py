@@ -31,11 +31,10 @@ import threading
 import time
 import weakref
 from collections import deque
-from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 from serial_mcp import messages
+from serial_mcp.serial.event_text import Frames, SeenEvent, line_change_cause, rank
 
 if TYPE_CHECKING:
     from serial_mcp.core.events import Event, EventDetector
@@ -50,9 +49,7 @@ RESUME_BACK: Final = 256 * 1024  # ... to this far before the live edge (the new
 STOP_DRAIN: Final = 4 << 20  # bytes still scanned when the connection closes
 MAX_KEPT: Final = 1000  # events kept per connection (older ones are counted as evicted)
 MAX_SHOWN: Final = 20  # events listed in one result (the rest are counted)
-MAX_TEXT_LINES: Final = 5  # of those, lines at the head of its text
 MAX_SKIPS_KEPT: Final = 16  # ranges not scanned that are kept to be named (all are counted)
-MAX_WHERE_FRAMES: Final = 3  # frames of the decoded chain an event's text line names (then how many more)
 # Chunks are fed to the detector together (one time for all: the first's) while each came within
 # GROUP_GAP_S of the one before and the group spans less than GROUP_SPAN_S: a silence of GROUP_GAP_S or
 # more always starts a feed of its own (the detector sees quiet), and an event's time is at most
@@ -65,125 +62,6 @@ SETTLE_S: Final = 0.2  # longest a result waits for the watch to reach its end o
 SETTLE_LAG: Final = 512 * 1024  # a watch further behind than this is not waited for (a scan is due)
 MAX_RESTARTS: Final = 20  # a watch that failed is restarted (past what it was scanning) this many times
 EXPECT_WINDOW_S: Final = 5.0  # a reset the user caused explains the first boot within this (issue 38)
-
-
-Frames = tuple[tuple[int, tuple[str, ...]], ...]  # (address, its frames innermost first), as LoadedElf.decode
-
-
-@dataclass(frozen=True, slots=True)
-class SeenEvent:
-    """A detected event with its number on the connection and its addresses decoded (if an ELF is set)."""
-
-    seq: int
-    event: Event
-    frames: Frames = ()  # (address, its frames innermost first)
-
-    @property
-    def where(self) -> str | None:
-        """The innermost frame of the first decoded address (the program counter's when it has one), or
-        where a Python traceback says it was raised."""
-        return where_of(self.frames) or self.event.location()
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"seq": self.seq, **event_dict(self.event, self.frames)}
-
-    def compact(self) -> dict[str, Any]:
-        """What a read result lists: enough to act on; ``get_log`` / ``events()`` have the rest."""
-        e = self.event
-        out: dict[str, Any] = {"seq": self.seq, "kind": e.kind, "severity": e.severity, "offset": e.offset}
-        out["text"] = e.line
-        for name in ("reason", "reset_reason"):
-            value = getattr(e, name)
-            if value is not None:
-                out[name] = value
-        where = self.where
-        if where is not None:
-            out["where"] = where
-        return out
-
-    def text_line(self) -> str:
-        e = self.event
-        mark = messages.EVENT_MARK_ALERT if e.severity != "info" else messages.EVENT_MARK_INFO
-        if e.kind == "exception":
-            mark = messages.EVENT_MARK_EXCEPTION
-        where = where_suffix(self.frames)  # the decoded chain; else where a traceback says it was raised
-        if not where and (location := e.location()):
-            where = messages.EVENT_LINE_WHERE.format(where=location)
-        return messages.EVENT_LINE.format(mark=mark, summary=e.summary()[:200], where=where)
-
-
-def line_change_cause(conn: Connection | None, fields: Any) -> str:
-    """What a DTR/RTS change that may reset the board is reported as: whose it was."""
-    if fields.get("source") == "rfc2217":
-        client = conn.lent_to if conn is not None and conn.lent_to else messages.EVENT_RESET_MIRROR_CLIENT
-        return messages.EVENT_RESET_LINES_BY.format(who=client)
-    return messages.EVENT_RESET_LINES
-
-
-def lend_cause(pids: Iterable[int] | None) -> str:
-    """What the boots seen right after a lend are attributed to: ``lend to pid 4242``."""
-    to = messages.EVENT_RESET_LEND_TO.format(pids=", ".join(map(str, pids))) if pids else ""
-    return messages.EVENT_RESET_LEND.format(to=to)
-
-
-def where_of(frames: Frames) -> str | None:
-    """The innermost frame of the first decoded address (the program counter's when it has one)."""
-    for _, found in frames:
-        if found:
-            return found[0]
-    return None
-
-
-def event_dict(event: Event, frames: Frames = ()) -> dict[str, Any]:
-    """An event as JSON with its decoded ``frames`` (``{"0x…": [frame, …]}``) when it has any: what the
-    event log, ``events()`` and ``decode --events --format jsonl`` give."""
-    out = event.as_dict()
-    if frames:
-        out["frames"] = {f"0x{a:08x}": list(f) for a, f in frames}
-    return out
-
-
-def where_suffix(frames: Frames) -> str:
-    """`` — function at file:line ← caller at file:line ← …`` for a text line: the decoded chain, innermost
-    first (the PC's frames, then each caller's), ``MAX_WHERE_FRAMES`` of it and how many more; nothing when
-    no address was decoded."""
-    chain = [f for _, found in frames for f in found]
-    chain = [f for i, f in enumerate(chain) if i == 0 or f != chain[i - 1]]
-    if not chain:
-        return ""
-    where = messages.EVENT_WHERE_CALLER.join(chain[:MAX_WHERE_FRAMES])
-    if len(chain) > MAX_WHERE_FRAMES:
-        where += messages.EVENT_WHERE_MORE.format(n=len(chain) - MAX_WHERE_FRAMES)
-    return messages.EVENT_LINE_WHERE.format(where=where)
-
-
-#: the order a result's text lists its events in: a boot loop (the answer to "how often does it reboot?"),
-#: then by severity; the same rank keeps arrival order
-_SEVERITY_RANK: Final = {"critical": 1, "error": 2, "warning": 3, "info": 4}
-
-
-def rank(kind: object, severity: object) -> int:
-    """Where an event of ``kind`` and ``severity`` goes in a text: lower first."""
-    return 0 if kind == "boot_loop" else _SEVERITY_RANK.get(str(severity), 5)
-
-
-def text_lines(events: Iterable[dict[str, Any]] | None) -> str:
-    """The lines a result's text starts with: one per listed event (stages left out), most important first
-    (boot loops, then crashes, then resets and boots), at most ``MAX_TEXT_LINES`` but every boot loop, then
-    how many more there are (those left out of the list included)."""
-    if not events:
-        return ""
-    listed = list(events)
-    left_out = sum(int(e.get("earlier", 0)) for e in listed)
-    shown = [e for e in listed if e.get("kind") not in ("stage", "not_scanned") and "line" in e]
-    shown.sort(key=lambda e: rank(e.get("kind"), e.get("severity")))
-    keep = [e for i, e in enumerate(shown) if i < MAX_TEXT_LINES or e.get("kind") == "boot_loop"]
-    lines = [str(e["line"]) for e in keep]
-    lines += [str(e["line"]) for e in listed if e.get("kind") == "not_scanned"]
-    more = len(shown) - len(keep) + left_out
-    if more > 0:
-        lines.append(messages.EVENT_LINES_MORE.format(n=more))
-    return "".join(line + "\n" for line in lines)
 
 
 class EventWatch:

@@ -28,7 +28,7 @@ from serial_mcp.core.lend_watch import SCAN_INTERVAL_S, LendWatch
 from serial_mcp.errors import ErrorCode, SerialMcpError
 from serial_mcp.serial import holders
 from serial_mcp.serial.connection import Connection
-from serial_mcp.serial.event_watch import lend_cause
+from serial_mcp.serial.event_text import lend_cause
 
 log = logging.getLogger(__name__)
 

@@ -276,7 +276,7 @@ class PortLifecycle:
         """Report another program opening the node we hold, which TIOCEXCL does not stop for a root
         opener or on a driver without it: an ``intruder`` event naming its pid and program."""
         handle = self.handle
-        device = getattr(handle, "device", None)
+        device = getattr(handle, "device_id", None)
         watch = getattr(handle, "watch_opens", None)
         if device is None or watch is None:
             return

@@ -12,7 +12,6 @@ import contextlib
 import errno
 import fcntl
 import os
-import select
 import struct
 import termios
 import threading
@@ -28,6 +27,7 @@ from serial_mcp.errors import ErrorCode, SerialMcpError
 from serial_mcp.serial import holders
 from serial_mcp.serial.handle import PortEOF
 from serial_mcp.serial.judged import device_of
+from serial_mcp.serial.readiness import wait_ready
 from serial_mcp.serial.tx import BITS_PER_CHAR, WriteStopped
 
 _PARITY = {
@@ -63,23 +63,6 @@ def pyserial_kwargs(settings: SerialSettings) -> dict[str, Any]:
         "xonxoff": settings.flow_control == "software",
         "rtscts": settings.flow_control == "hardware",
     }
-
-
-_READABLE = select.POLLIN | select.POLLPRI | select.POLLHUP | select.POLLERR
-_WRITABLE = select.POLLOUT | select.POLLHUP | select.POLLERR
-
-
-def wait_ready(readers: tuple[int, ...], writers: tuple[int, ...], timeout: float | None) -> set[int]:
-    """The descriptors of ``readers`` that can be read and of ``writers`` that can be written (or that
-    hung up or failed: the read or write says how), waiting up to ``timeout`` seconds (None: no bound).
-    ``poll``, not ``select``: a host with a hundred ports holds descriptors past select's 1024."""
-    poller = select.poll()
-    for fd in readers:
-        poller.register(fd, select.POLLIN | select.POLLPRI)
-    for fd in writers:
-        poller.register(fd, select.POLLOUT)
-    found = poller.poll(None if timeout is None else max(0, int(timeout * 1000 + 0.999)))
-    return {fd for fd, mask in found if mask & (_READABLE if fd in readers else _WRITABLE)}
 
 
 class SystemPortHandle:

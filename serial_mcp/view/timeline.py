@@ -19,7 +19,7 @@ from serial_mcp.core.capture import CaptureEvent
 from serial_mcp.core.events import EventDetector
 
 if TYPE_CHECKING:
-    from serial_mcp.serial.event_watch import Frames
+    from serial_mcp.serial.event_text import Frames
     from serial_mcp.serial.firmware_elf import LoadedElf
 
 __all__ = ["MARKER_KINDS", "Timeline", "build_timeline", "marker_of"]

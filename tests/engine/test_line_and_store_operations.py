@@ -57,7 +57,10 @@ async def test_capture_boot_resets_the_board_and_reads_its_boot_from_the_reset(b
     boot = await conn.capture_boot(reset={"dtr": False, "hold_ms": 20}, match="=> ", timeout_ms=3000)
     assert boot.read.matched and boot.read.data.startswith("\r\nU-Boot 2024.01")
     assert "old output" not in boot.read.data and boot.bytes_before_mark > 0
-    assert [e["kind"] for e in boot.events or []][:1] == ["boot"]
+    # issue 38.1: the reset capture_boot caused is reported, with its cause, before the boot it brought
+    events = boot.events or []
+    assert [e["kind"] for e in events][:2] == ["reset", "boot"]
+    assert events[0]["reason"] == "capture_boot"
 
 
 async def test_the_log_holds_the_traffic_in_order_and_clear_log_empties_it(bench: Bench) -> None:

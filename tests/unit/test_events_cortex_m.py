@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from serial_mcp.core.events import SIGNATURES, Event, EventDetector
-from serial_mcp.serial.event_watch import SeenEvent, where_suffix
+from serial_mcp.serial.event_text import SeenEvent, where_suffix
 from serial_mcp.serial.firmware_elf import LoadedElf, load_local_elf
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -150,7 +150,7 @@ def test_view_decodes_the_crash_a_recorded_capture_carries(
     ``--elf`` as well; frames the connection decoded when it recorded are shown as they are."""
     from serial_mcp.commands.decode import detect_events
     from serial_mcp.core.capture import CaptureEvent, CaptureHeader, capture_text
-    from serial_mcp.serial.event_watch import event_dict
+    from serial_mcp.serial.event_text import event_dict
     from serial_mcp.serial.firmware_elf import load_local_elf
     from serial_mcp.view.model import ViewOptions, build_view
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from serial_mcp import Engine
-from serial_mcp.serial.event_watch import lend_cause
+from serial_mcp.serial.event_text import lend_cause
 from serial_mcp.serial.fake import FakeOpener
 
 pytestmark = pytest.mark.anyio

@@ -16,7 +16,8 @@ from serial_mcp.core.events import EventDetector
 from serial_mcp.core.ring import RxRing
 from serial_mcp.errors import InvalidArgument
 from serial_mcp.serial import event_watch
-from serial_mcp.serial.event_watch import MAX_LAG, MAX_SHOWN, MAX_TEXT_LINES, EventWatch, text_lines
+from serial_mcp.serial.event_text import MAX_TEXT_LINES, text_lines
+from serial_mcp.serial.event_watch import MAX_LAG, MAX_SHOWN, EventWatch
 from serial_mcp.serial.fake import FakeOpener
 
 pytestmark = pytest.mark.anyio

@@ -25,6 +25,9 @@ MAY_OPEN_FILES = {
     "serial": "the device it was asked to open (tty, PTY, replayed capture)",
     "config.py": "the operator's --config file, read once at startup",
     "view/render.py": "the viewer's packaged CSS/JS assets",
+    "view/command.py": "the capture file, FIFO or pipe the user names on the command line (issue 36.9)",
+    "mcp/tool_cache.py": "the kept tool list beside the package's bytecode, opened O_NOFOLLOW|O_NONBLOCK and "
+    "checked like code (issue 36.4)",
 }
 
 

@@ -196,11 +196,10 @@ class ModbusRtuRule:
 
     def frame(self, work: bytes, s: int, e: int, base: int) -> Frame | None:
         """The address+PDU (or the raw frame) with the CRC's verdict."""
-        valid = _crc_ok(work, s, e)
+        computed, received = _crc(work[s : e - 2]), work[e - 2] | (work[e - 1] << 8)  # one CRC a frame
         data = work[s:e] if self.include_terminators else work[s : e - 2]
-        if valid:
+        if computed == received:
             return Frame(data, base + s, base + e, True)
-        computed, received = _crc(work[s : e - 2]), work[e - 2] | (work[e - 1] << 8)
         return Frame(data, base + s, base + e, False, crc_text(computed, received, 2))
 
 

@@ -1,0 +1,139 @@
+"""The text of detected events: the line each event gets (``⚠ crash at offset N: … — function at file:line ←
+caller``), the order a result lists them in (a boot loop, then by severity) and what they are attributed to.
+
+Split from :mod:`serial_mcp.serial.event_watch` (which finds and keeps the events) so that what an agent reads
+is in one place; see docs/events.md, "Results".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final
+
+from serial_mcp import messages
+
+if TYPE_CHECKING:
+    from serial_mcp.core.events import Event
+    from serial_mcp.serial.connection import Connection
+
+MAX_TEXT_LINES: Final = 5  # lines at the head of a result's text (every boot loop besides)
+MAX_WHERE_FRAMES: Final = 3  # frames of the decoded chain an event's text line names (then how many more)
+
+Frames = tuple[tuple[int, tuple[str, ...]], ...]  # (address, its frames innermost first), as LoadedElf.decode
+
+
+@dataclass(frozen=True, slots=True)
+class SeenEvent:
+    """A detected event with its number on the connection and its addresses decoded (if an ELF is set)."""
+
+    seq: int
+    event: Event
+    frames: Frames = ()  # (address, its frames innermost first)
+
+    @property
+    def where(self) -> str | None:
+        """The innermost frame of the first decoded address (the program counter's when it has one), or
+        where a Python traceback says it was raised."""
+        return where_of(self.frames) or self.event.location()
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"seq": self.seq, **event_dict(self.event, self.frames)}
+
+    def compact(self) -> dict[str, Any]:
+        """What a read result lists: enough to act on; ``get_log`` / ``events()`` have the rest."""
+        e = self.event
+        out: dict[str, Any] = {"seq": self.seq, "kind": e.kind, "severity": e.severity, "offset": e.offset}
+        out["text"] = e.line
+        for name in ("reason", "reset_reason"):
+            value = getattr(e, name)
+            if value is not None:
+                out[name] = value
+        where = self.where
+        if where is not None:
+            out["where"] = where
+        return out
+
+    def text_line(self) -> str:
+        e = self.event
+        mark = messages.EVENT_MARK_ALERT if e.severity != "info" else messages.EVENT_MARK_INFO
+        if e.kind == "exception":
+            mark = messages.EVENT_MARK_EXCEPTION
+        where = where_suffix(self.frames)  # the decoded chain; else where a traceback says it was raised
+        if not where and (location := e.location()):
+            where = messages.EVENT_LINE_WHERE.format(where=location)
+        return messages.EVENT_LINE.format(mark=mark, summary=e.summary()[:200], where=where)
+
+
+def line_change_cause(conn: Connection | None, fields: Any) -> str:
+    """What a DTR/RTS change that may reset the board is reported as: whose it was."""
+    if fields.get("source") == "rfc2217":
+        client = conn.lent_to if conn is not None and conn.lent_to else messages.EVENT_RESET_MIRROR_CLIENT
+        return messages.EVENT_RESET_LINES_BY.format(who=client)
+    return messages.EVENT_RESET_LINES
+
+
+def lend_cause(pids: Iterable[int] | None) -> str:
+    """What the boots seen right after a lend are attributed to: ``lend to pid 4242``."""
+    to = messages.EVENT_RESET_LEND_TO.format(pids=", ".join(map(str, pids))) if pids else ""
+    return messages.EVENT_RESET_LEND.format(to=to)
+
+
+def where_of(frames: Frames) -> str | None:
+    """The innermost frame of the first decoded address (the program counter's when it has one)."""
+    for _, found in frames:
+        if found:
+            return found[0]
+    return None
+
+
+def event_dict(event: Event, frames: Frames = ()) -> dict[str, Any]:
+    """An event as JSON with its decoded ``frames`` (``{"0x…": [frame, …]}``) when it has any: what the
+    event log, ``events()`` and ``decode --events --format jsonl`` give."""
+    out = event.as_dict()
+    if frames:
+        out["frames"] = {f"0x{a:08x}": list(f) for a, f in frames}
+    return out
+
+
+def where_suffix(frames: Frames) -> str:
+    """`` — function at file:line ← caller at file:line ← …`` for a text line: the decoded chain, innermost
+    first (the PC's frames, then each caller's), ``MAX_WHERE_FRAMES`` of it and how many more; nothing when
+    no address was decoded."""
+    chain = [f for _, found in frames for f in found]
+    chain = [f for i, f in enumerate(chain) if i == 0 or f != chain[i - 1]]
+    if not chain:
+        return ""
+    where = messages.EVENT_WHERE_CALLER.join(chain[:MAX_WHERE_FRAMES])
+    if len(chain) > MAX_WHERE_FRAMES:
+        where += messages.EVENT_WHERE_MORE.format(n=len(chain) - MAX_WHERE_FRAMES)
+    return messages.EVENT_LINE_WHERE.format(where=where)
+
+
+#: the order a result's text lists its events in: a boot loop (the answer to "how often does it reboot?"),
+#: then by severity; the same rank keeps arrival order
+_SEVERITY_RANK: Final = {"critical": 1, "error": 2, "warning": 3, "info": 4}
+
+
+def rank(kind: object, severity: object) -> int:
+    """Where an event of ``kind`` and ``severity`` goes in a text: lower first."""
+    return 0 if kind == "boot_loop" else _SEVERITY_RANK.get(str(severity), 5)
+
+
+def text_lines(events: Iterable[dict[str, Any]] | None) -> str:
+    """The lines a result's text starts with: one per listed event (stages left out), most important first
+    (boot loops, then crashes, then resets and boots), at most ``MAX_TEXT_LINES`` but every boot loop, then
+    how many more there are (those left out of the list included)."""
+    if not events:
+        return ""
+    listed = list(events)
+    left_out = sum(int(e.get("earlier", 0)) for e in listed)
+    shown = [e for e in listed if e.get("kind") not in ("stage", "not_scanned") and "line" in e]
+    shown.sort(key=lambda e: rank(e.get("kind"), e.get("severity")))
+    keep = [e for i, e in enumerate(shown) if i < MAX_TEXT_LINES or e.get("kind") == "boot_loop"]
+    lines = [str(e["line"]) for e in keep]
+    lines += [str(e["line"]) for e in listed if e.get("kind") == "not_scanned"]
+    more = len(shown) - len(keep) + left_out
+    if more > 0:
+        lines.append(messages.EVENT_LINES_MORE.format(n=more))
+    return "".join(line + "\n" for line in lines)
