@@ -119,7 +119,7 @@ def get_status(svc: Services, caller: Caller, connection_id: str) -> results.Sta
     if replay is not None:  # a replay:// device reports its progress
         status.replay = replay.status()
     status.events = conn.events.status()
-    status.exclusive = getattr(conn.handle, "exclusive", None) if conn.state == "open" else None
+    status.exclusive = conn.exclusive
     status.intruders = [dict(i) for i in conn.intruders] or None
     return status
 

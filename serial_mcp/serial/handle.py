@@ -108,6 +108,18 @@ class LowLatencyAware(Protocol):
 
 
 @runtime_checkable
+class DeviceNode(Protocol):
+    """Open on a character device node: which one (its real path and ``st_rdev``: a reopen must find the same
+    device), whether it is held exclusively (TIOCEXCL; None: not a tty), and a watch that calls back when
+    another program opens the node (False where it cannot be watched) — issue 36.5, 36.8."""
+
+    device_id: tuple[str, int] | None
+    exclusive: bool | None
+
+    def watch_opens(self, callback: Callable[[], None]) -> bool: ...
+
+
+@runtime_checkable
 class ReportsProgress(Protocol):
     """A played-back device reports where it is (``get_status``'s ``replay`` field)."""
 
@@ -137,6 +149,7 @@ CAPABILITIES: tuple[type, ...] = (
     NonBlockingWrite,
     Lingering,
     LowLatencyAware,
+    DeviceNode,
     ReportsProgress,
     LeaseHolder,
     LabControls,

@@ -28,7 +28,7 @@ from serial_mcp.core.settings import SerialSettings
 from serial_mcp.errors import ErrorCode, SerialMcpError
 from serial_mcp.serial import holders
 from serial_mcp.serial.following import Follower
-from serial_mcp.serial.handle import PortHandle
+from serial_mcp.serial.handle import DeviceNode, PortHandle
 
 if TYPE_CHECKING:
     from serial_mcp.core.eventlog import LogEvent
@@ -244,7 +244,7 @@ class PortLifecycle:
         """The real path and device number of the device first opened (None: not a device node).
         Taken from the first handle, which every reopen replaces only after this was asked."""
         if "_opened_device" not in vars(self):
-            self._opened_device = getattr(self.handle, "device_id", None)
+            self._opened_device = _device_id(self.handle)
         return self._opened_device
 
     def _reopen_same(self, settings: SerialSettings) -> PortHandle:
@@ -254,7 +254,7 @@ class PortLifecycle:
         assert self._reopen is not None
         first = self.opened_device
         handle = self._reopen(settings)
-        now = getattr(handle, "device_id", None)
+        now = _device_id(handle)
         if isinstance(self._reopen, Follower) or first is None or now is None or now == first:
             return handle
         with contextlib.suppress(Exception):
@@ -264,6 +264,12 @@ class PortLifecycle:
         raise SerialMcpError(ErrorCode.NOT_ALLOWED, refusal)
 
     # --- other programs opening the node we hold (issue 36.8) -----------------------------------
+
+    @property
+    def exclusive(self) -> bool | None:
+        """Whether the open port's node is held exclusively (TIOCEXCL); None when not open or not a tty."""
+        handle = self.handle
+        return handle.exclusive if self.state == "open" and isinstance(handle, DeviceNode) else None
 
     @property
     def intruders(self) -> list[dict[str, Any]]:
@@ -276,10 +282,9 @@ class PortLifecycle:
         """Report another program opening the node we hold, which TIOCEXCL does not stop for a root
         opener or on a driver without it: an ``intruder`` event naming its pid and program."""
         handle = self.handle
-        device = getattr(handle, "device_id", None)
-        watch = getattr(handle, "watch_opens", None)
-        if device is None or watch is None:
+        if not isinstance(handle, DeviceNode) or handle.device_id is None:
             return
+        device, watch = handle.device_id, handle.watch_opens
         node, loop, me = device[0], self.loop, weakref.ref(self)
 
         def opened() -> None:  # on the watch's thread: who holds the node now
@@ -310,3 +315,8 @@ class PortLifecycle:
             self.record("intruder", pid=pid, program=program, offset=self.ring.end_offset)
             log.warning("connection %s: %s opened by pid %s (program %r)", self.id, self.port, pid, program)
         self._wake()
+
+
+def _device_id(handle: object) -> DeviceId | None:
+    """The device node ``handle`` is open on (None: not a device node, e.g. a socket or a simulator)."""
+    return handle.device_id if isinstance(handle, DeviceNode) else None

@@ -22,7 +22,7 @@ from serial_mcp.serial.system_open import SystemOpener
 CAPTURES = Path(__file__).resolve().parents[2] / "captures"
 
 CLAIMS: dict[str, set[type]] = {
-    "system": {h.BoundedWrite, h.NonBlockingWrite, h.Lingering, h.LowLatencyAware},
+    "system": {h.BoundedWrite, h.NonBlockingWrite, h.Lingering, h.LowLatencyAware, h.DeviceNode},
     "fake": set(),
     "sim": set(),
     "replay": {h.ReportsProgress},
