@@ -56,7 +56,9 @@ MAX_SKIPS_KEPT: Final = 16  # ranges not scanned that are kept to be named (all 
 # GROUP_SPAN_S early. A feed costs ~40 us besides its bytes: a streaming port costs a feed per scan.
 GROUP_GAP_S: Final = 0.3
 GROUP_SPAN_S: Final = 0.5
-BATCH_S: Final = 0.5  # after new bytes, the watch waits this long before it scans (unless asked now)
+BATCH_S: Final = 0.05  # after new bytes, the watch waits this long before it scans (unless asked now)
+TRICKLE_BYTES: Final = 16 * 1024  # ... and while fewer than this wait, on to TRICKLE_BATCH_S
+TRICKLE_BATCH_S: Final = 0.5
 BATCH_BYTES: Final = 512 * 1024  # ... or until this many bytes wait to be scanned
 SETTLE_S: Final = 0.2  # longest a result waits for the watch to reach its end offset
 SETTLE_LAG: Final = 512 * 1024  # a watch further behind than this is not waited for (a scan is due)
@@ -346,10 +348,14 @@ class EventWatch:
             while True:
                 deadline = self.detector.deadline()
                 timeout = None if deadline is None else max(0.0, deadline - time.time())
-                if self._wake.wait(timeout):
-                    # new bytes: look at them together, BATCH_S later (a trickle costs one scan per
-                    # BATCH_S, and the pump's wake-up of a waiting read never races this thread for them)
-                    self._now.wait(BATCH_S)
+                if self._wake.wait(timeout) and not self._now.wait(BATCH_S):
+                    # new bytes: look at them together, BATCH_S later (the pump's wake-up of a waiting read
+                    # never races this thread for them); a trickle (under TRICKLE_BYTES by then) waits on
+                    # to TRICKLE_BATCH_S: a streaming port costs a scan per TRICKLE_BATCH_S, a flood none more
+                    conn = self._conn()
+                    if conn is not None and conn.ring.end_offset - self._pos < TRICKLE_BYTES:
+                        self._now.wait(TRICKLE_BATCH_S - BATCH_S)
+                    del conn
                 self._wake.clear()
                 self._now.clear()
                 conn = self._conn()

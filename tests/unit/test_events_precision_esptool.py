@@ -43,7 +43,8 @@ async def test_a_healthy_esptool_flash_through_the_mirror_raises_no_boot_loop_an
         resets = [e for e in events if e["kind"] == "reset"]
         boots = [e for e in events if e["kind"] == "boot"]
         assert len(boots) >= 4 and len(resets) == len(boots) - 1  # each boot after the first: esptool's
-        assert all(e["line"].startswith("DTR/RTS set by esptool (pid ") for e in resets), resets
+        # issue 36.7: the client's program name is a named, quoted field (as in test_rfc2217_esptool)
+        assert all(e["line"].startswith('DTR/RTS set by program "esptool" (pid ') for e in resets), resets
         assert all(e["line"].isprintable() for e in events)
         status = await conn.get_status()
         assert status.events is not None and status.events["boot_loops"] == 0
