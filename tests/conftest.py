@@ -22,6 +22,7 @@ import pytest
 
 from tests import liveness
 from tests.leaks import describe, open_pty_fds, threads_left
+from tests.pty.devices import PtyDevice, echo
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -56,6 +57,14 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
+
+
+@pytest.fixture
+def echo_dev() -> Iterator[PtyDevice]:
+    """An echoing device on a real PTY (the RFC 2217 mirror's tests, pty and security alike)."""
+    dev = PtyDevice(echo).start()
+    yield dev
+    dev.close()
 
 
 @pytest.fixture(autouse=True)

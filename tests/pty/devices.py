@@ -12,6 +12,11 @@ import select
 import threading
 import tty
 from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from serial_mcp import Engine
+    from serial_mcp.serial.connection import Connection
 
 Handler = Callable[[bytes], bytes | None]
 
@@ -109,3 +114,8 @@ class AtResponder:
             elif b != 0x0A:
                 self._line.append(b)
         return bytes(out) or None
+
+
+def inner(eng: Engine, cid: str) -> Connection:
+    """The engine's connection behind the id ``cid`` (for tests that look inside)."""
+    return eng.services.manager.get(cid)

@@ -10,7 +10,6 @@ import struct
 import termios
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,21 +21,11 @@ from serial_mcp import Engine
 from serial_mcp.core.capture import parse_capture
 from serial_mcp.errors import SerialMcpError
 from serial_mcp.serial.connection import Connection
-from tests.pty.devices import PtyDevice, echo
+from tests.pty.devices import PtyDevice, inner
 
 pytestmark = [pytest.mark.anyio, pytest.mark.pty]
 MIB = 1 << 20
 
-
-@pytest.fixture
-def echo_dev() -> Iterator[PtyDevice]:
-    dev = PtyDevice(echo).start()
-    yield dev
-    dev.close()
-
-
-def inner(eng: Engine, cid: str) -> Connection:
-    return eng.services.manager.get(cid)
 
 
 def client(url: str, **kw: Any) -> serial.SerialBase:

@@ -12,7 +12,6 @@ import signal
 import socket
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import anyio
@@ -24,8 +23,7 @@ from serial_mcp.engine import mirroring, port_ops
 from serial_mcp.engine.access import Caller
 from serial_mcp.errors import SerialMcpError
 from serial_mcp.serial import peer_process
-from serial_mcp.serial.connection import Connection
-from tests.pty.devices import PtyDevice, echo
+from tests.pty.devices import PtyDevice, inner
 
 pytestmark = [pytest.mark.anyio, pytest.mark.pty]
 NOBODY_UID = 65534
@@ -47,16 +45,6 @@ def _as_nobody(port: int, out: int) -> None:
             pass
     os.write(out, got)
 
-
-@pytest.fixture
-def echo_dev() -> Iterator[PtyDevice]:
-    dev = PtyDevice(echo).start()
-    yield dev
-    dev.close()
-
-
-def inner(eng: Engine, cid: str) -> Connection:
-    return eng.services.manager.get(cid)
 
 
 def port_of(url: str) -> int:
