@@ -1,7 +1,7 @@
 """Issue 26: what four everyday questions cost an agent, in calls and bytes of text, before and after.
 
 (a) "10 s of a u-blox M8T stream counted by message type, with the last position": the first ten
-    epochs (one TIM-TP each) of ``/work/shared/data/gnss/u-blox-m8t-time.log`` (real receiver data).
+    epochs (one TIM-TP each) of ``tests/data/gnss/u-blox-m8t-time.log`` (real receiver data).
 (b) "wait for the U-Boot prompt after boot": the U-Boot part of a real OpenWrt boot log
     (``bootlogs/openwrt-COVR-X1860``, autoboot stopped: its ``=>`` prompt follows).
 (c) "Modbus RTU read of 10 holding registers": a device that answers 01 03 0000 000A.
@@ -29,7 +29,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-DATA = Path("/work/shared/data")
+DATA = Path(__file__).resolve().parents[1] / "tests" / "data"  # copies of the real data set
 M8T = DATA / "gnss" / "u-blox-m8t-time.log"
 BOOT = DATA / "bootlogs" / "openwrt-COVR-X1860" / "Bootlog.txt"
 NMEA = DATA / "nmea" / "quectel-l76k-nmea.log"

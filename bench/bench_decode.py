@@ -6,7 +6,7 @@ as packets), repeats it to ``--size-mb``, feeds it in ``--chunk``-byte reads (as
 engine would) and times the decoder. The baseline splits the same bytes on the same
 terminator with one ``bytes.split`` call: the ceiling for pure-Python framing (for the binary
 sensor frames: a ``struct`` walk from length field to length field, without sync search or CRC).
-The GNSS cases use gpsd's u-blox / RTCM3 logs in ``../shared/data/gnss`` when present.
+The GNSS cases use gpsd's u-blox / RTCM3 logs in ``tests/data/gnss``.
 Rows marked "(old)" time the pre-optimisation code loaded from git by ``bench/legacy.py`` on the same
 stream in the same run (the machine may be loaded: compare rows of one run, not runs), and
 the bench first checks that old and new emit exactly the same frames.
@@ -33,7 +33,7 @@ from serial_mcp.core.framing.binary import BinaryDecoder
 from serial_mcp.core.presets import get_preset
 
 DATA = Path(__file__).resolve().parents[1] / "tests" / "data"
-GNSS = Path(__file__).resolve().parents[2] / "shared" / "data" / "gnss"
+GNSS = Path(__file__).resolve().parents[1] / "tests" / "data" / "gnss"
 SENSOR = {
     "type": "binary",
     "sync": "AA55",

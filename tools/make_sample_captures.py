@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Build the sample capture files in ``captures/`` from the real device data in ``shared/data``.
+"""Build the sample capture files in ``captures/`` from the real device data in ``tests/data``.
 
 Reproducible: no randomness and fixed ``created`` times, so running it again gives identical
 files (``--check`` verifies that). The received bytes are exact copies of the upstream data;
@@ -9,7 +9,7 @@ per character), lines start no earlier than the device's own timestamps where it
 and bytes are grouped into rx chunks the way a USB serial adapter hands them over (a chunk ends
 after an idle gap of two characters or 16 ms after it began).
 
-    python tools/make_sample_captures.py [--data ../shared/data] [--out captures] [--check]
+    python tools/make_sample_captures.py [--data tests/data] [--out captures] [--check]
 """
 
 from __future__ import annotations
@@ -367,7 +367,7 @@ def build(data: Path) -> dict[str, str]:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument(
-        "--data", type=Path, default=ROOT.parent / "shared" / "data", help="shared/data directory"
+        "--data", type=Path, default=ROOT / "tests" / "data", help="the real data set (tests/data)"
     )
     parser.add_argument("--out", type=Path, default=ROOT / "captures", help="where to write the samples")
     parser.add_argument("--check", action="store_true", help="only verify the files are up to date")

@@ -3,7 +3,7 @@
 Data: tests/data/bootlogs (OpenWrt and an ESP32 whose second boot is a watchdog reset), tests/data/crashes (real
 ESP32 panics, QEMU captures of a Linux panic and a U-Boot abort, the MicroPython unix port, syzkaller's Linux
 reports, and the console examples of the ESP-IDF and Zephyr documentation) and tests/data/nmea plus
-../shared/data/gnss as noise. Offsets are checked against the bytes themselves; chunking must not matter.
+tests/data/gnss as noise. Offsets are checked against the bytes themselves; chunking must not matter.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from serial_mcp.errors import InvalidArgument
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 CRASHES = DATA / "crashes"
-SHARED_GNSS = Path(__file__).resolve().parents[3] / "shared" / "data" / "gnss"
+SHARED_GNSS = Path(__file__).resolve().parents[1] / "data" / "gnss"
 
 
 def run(data: bytes, t: float = 0.0, **kw: object) -> list[Event]:

@@ -1,11 +1,10 @@
-"""Issue 24 (must hold): no false positive on real noise, read straight from the project's shared data set
-(``../shared/data`` beside the repository, as tests/unit/test_gnss.py finds it).
+"""Issue 24 (must hold): no false positive on real noise, read from the project's real data set, copied
+byte-exact into tests/data (tests/data/SOURCES.md), so a clone runs it without anything beside it.
 
 Every NMEA log, binary GNSS capture (u-blox UBX, RTCM 3) and gpsd's decoded ``.chk`` output gives no event
 at all; each OpenWrt boot log gives no crash, reset or boot loop; the ESP32 log gives exactly its two boots,
 the second with its watchdog reset reason; and cutting the noise into chunks anywhere changes nothing.
-tests/unit/test_events_detector.py checks the same logs from their byte-exact copies in tests/data; this
-module checks the shared originals themselves, and is skipped (not silently passed) without them.
+tests/unit/test_events_detector.py checks some of the same logs chunk by chunk; this module checks them all.
 """
 
 from __future__ import annotations
@@ -19,10 +18,7 @@ from hypothesis import strategies as st
 
 from serial_mcp.core.events import Event, EventDetector
 
-SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "data"
-pytestmark = pytest.mark.skipif(
-    not SHARED.is_dir(), reason=f"the project's shared data set is not at {SHARED}"
-)
+SHARED = Path(__file__).resolve().parents[1] / "data"
 
 
 def _files(*globs: str) -> list[Path]:

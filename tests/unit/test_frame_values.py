@@ -4,6 +4,7 @@ the kind label; GNSS positions in decimal degrees and fix quality as a word."""
 from __future__ import annotations
 
 from functools import reduce
+from pathlib import Path
 
 import pytest
 from mcp import Client
@@ -17,7 +18,7 @@ from serial_mcp.serial.fake import FakeOpener
 from serial_mcp.serial.manager import ConnectionManager
 from tests.tool_calls import call
 
-RTCM = "/work/shared/data/gnss/ublox-f9p-rtcm.log"
+RTCM = str(Path(__file__).resolve().parents[1] / "data" / "gnss" / "ublox-f9p-rtcm.log")
 
 
 def nmea(body: str) -> bytes:

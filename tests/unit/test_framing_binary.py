@@ -16,14 +16,11 @@ from serial_mcp.core.decode import DecodedFrame, StreamDecoder
 from serial_mcp.core.framing import Frame, FrameEvent, build_decoder, build_encoder
 from serial_mcp.errors import InvalidArgument
 
-GNSS_DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "gnss"
+GNSS_DATA = Path(__file__).resolve().parents[1] / "data" / "gnss"
 
 
 def gnss_log(name: str) -> bytes:
-    path = GNSS_DATA / name
-    if not path.exists():
-        pytest.skip(f"{path} not present (the project's shared data)")
-    return path.read_bytes()
+    return (GNSS_DATA / name).read_bytes()  # in the repository (tests/data/SOURCES.md): missing is a failure
 
 
 # The sensor: AA 55 LEN PAYLOAD CRC16/MODBUS-LE, CRC over AA 55 LEN PAYLOAD.

@@ -17,9 +17,10 @@ from serial_mcp.core.framing import Frame, build_decoder, build_encoder
 from serial_mcp.core.parsers import build_parser
 from serial_mcp.core.presets import get_preset
 
-GNSS_DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "gnss"
-LOGS = sorted(GNSS_DATA.glob("*.log")) if GNSS_DATA.exists() else []
-needs_data = pytest.mark.skipif(not LOGS, reason="the project's shared GNSS data is not present")
+GNSS_DATA = Path(__file__).resolve().parents[1] / "data" / "gnss"
+LOGS = sorted(GNSS_DATA.glob("*.log"))  # copies of the project's data set (tests/data/SOURCES.md)
+assert LOGS, f"the GNSS logs are missing from {GNSS_DATA}"
+needs_data = pytest.mark.usefixtures()  # the logs are in the repository: nothing to skip
 
 
 def decode(

@@ -1,12 +1,11 @@
 """Issue 26.8: a ``$``/``!`` inside binary GNSS data that starts no sentence is never an NMEA frame.
 
-Real streams: gpsd's u-blox / RTCM3 logs in the project's shared data (``../shared/data/gnss``, or
-``SERIAL_MCP_SHARED_DATA``), whose ``.chk`` files hold gpsd's own decoded output.
+Real streams: gpsd's u-blox / RTCM3 logs (``tests/data/gnss``), whose ``.chk`` files hold gpsd's own decoded
+output.
 """
 
 from __future__ import annotations
 
-import os
 import random
 import re
 from pathlib import Path
@@ -19,10 +18,10 @@ from serial_mcp.core.framing.gnss import UBX_LAYOUT
 from serial_mcp.core.parsers import nmea_encode
 from serial_mcp.core.presets import get_preset
 
-_SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "data"
-SHARED = _SHARED if _SHARED.exists() else Path(os.environ.get("SERIAL_MCP_SHARED_DATA", "/nonexistent"))
-LOGS = sorted((SHARED / "gnss").glob("*.log")) if (SHARED / "gnss").exists() else []
-needs_data = pytest.mark.skipif(not LOGS, reason="the project's shared GNSS data is not present")
+SHARED = Path(__file__).resolve().parents[1] / "data"  # copies of the project's data set (tests/data/SOURCES.md)
+LOGS = sorted((SHARED / "gnss").glob("*.log"))
+assert LOGS, f"the GNSS logs are missing from {SHARED / 'gnss'}"
+needs_data = pytest.mark.usefixtures()  # the logs are in the repository: nothing to skip
 
 
 def decode(data: bytes, protocol: str, chunk: int = 4096) -> tuple[list[DecodedFrame], StreamDecoder]:

@@ -476,9 +476,7 @@ def test_samples_with_tx_answer_in_respond_mode(path: Path) -> None:
 
 
 def test_the_samples_are_reproducible_from_shared_data(monkeypatch: pytest.MonkeyPatch) -> None:
-    data = REPO.parent / "shared" / "data"
-    if not (data / "nmea").is_dir():
-        pytest.skip("shared/data is not next to the repository")
+    data = REPO / "tests" / "data"  # copies of the project's data set (tests/data/SOURCES.md)
     spec = importlib.util.spec_from_file_location(
         "make_sample_captures", REPO / "tools" / "make_sample_captures.py"
     )

@@ -12,7 +12,7 @@ from serial_mcp.store.capture_files import read_capture
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLES = REPO / "captures"
-DATA = REPO / "tests" / "data"  # copies of ../shared/data (see tests/data/SOURCES.md)
+DATA = REPO / "tests" / "data"  # real device data (see tests/data/SOURCES.md)
 
 
 def capture_from_raw(
