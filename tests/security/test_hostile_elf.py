@@ -32,23 +32,12 @@ from serial_mcp import Engine
 from serial_mcp.core.elf_symbols import MAX_INFLATED_BYTES, ElfSymbols
 from serial_mcp.errors import ErrorCode, SerialMcpError
 from serial_mcp.serial.fake import FakeOpener
-
-SOURCE = """\
-#include <stdio.h>
-__attribute__((noinline)) int crash_here(int *p) { return *p + 1; }
-__attribute__((noinline)) int app_main(int n) { int r = crash_here(&n); printf("%d\\n", r); return r; }
-int main(int argc, char **argv) { (void)argv; return app_main(argc); }
-"""
+from tests.elf_build import build_app_elf
 
 
 @pytest.fixture(scope="module")
 def program(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    if shutil.which("gcc") is None or shutil.which("objcopy") is None:
-        pytest.skip("SKIPPED LOUDLY: gcc and objcopy (binutils) are needed to build hostile ELFs")
-    src = tmp_path_factory.mktemp("hostile-elf")
-    (src / "main.c").write_text(SOURCE)
-    subprocess.run(["gcc", "-g", "-O1", "-o", "app.elf", "main.c"], cwd=src, check=True, timeout=120)
-    return src / "app.elf"
+    return build_app_elf(tmp_path_factory.mktemp("hostile-elf"), "objcopy")
 
 
 def _objcopy(program: Path, out: Path, *args: str) -> bytes:

@@ -17,25 +17,13 @@ from serial_mcp import Engine
 from serial_mcp.commands.decode import run_events
 from serial_mcp.errors import SerialMcpError
 from serial_mcp.serial.fake import FakeOpener
+from tests.elf_build import build_app_elf
 
 pytestmark = pytest.mark.anyio
 
-SOURCE = """\
-#include <stdio.h>
-__attribute__((noinline)) int crash_here(int *p) { return *p + 1; }
-__attribute__((noinline)) int app_main(int n) { int r = crash_here(&n); printf("%d\\n", r); return r; }
-int main(int argc, char **argv) { (void)argv; return app_main(argc); }
-"""
-
-
 @pytest.fixture(scope="module")
 def program(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    if shutil.which("gcc") is None or shutil.which("addr2line") is None:
-        pytest.skip("SKIPPED LOUDLY: gcc and addr2line (binutils) are needed to build and check an ELF")
-    src = tmp_path_factory.mktemp("fw")
-    (src / "main.c").write_text(SOURCE)
-    subprocess.run(["gcc", "-g", "-O1", "-o", "app.elf", "main.c"], cwd=src, check=True)
-    return src / "app.elf"
+    return build_app_elf(tmp_path_factory.mktemp("fw"), "addr2line")
 
 
 def _address(elf: Path, function: str) -> int:
