@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import NoReturn
 
 from serial_mcp import config, messages
+from serial_mcp.commands.output import for_person
 from serial_mcp.version import __version__
 
 
@@ -63,6 +64,19 @@ def max_bytes(text: str) -> int:
     return value
 
 
+def port_argument(parser: argparse.ArgumentParser) -> None:
+    """PORT, with every scheme a person may give in its help (``sim://`` first: no hardware needed)."""
+    parser.add_argument("device", metavar="PORT", help=messages.CLI_PORT)
+
+
+def baud_rate_option(parser: argparse.ArgumentParser, default: int | None) -> None:
+    """``--baud-rate``, the tools' own name; ``--baud`` (the old spelling) still parses, unlisted."""
+    parser.add_argument("--baud-rate", type=int, default=default, metavar="N", help=messages.CLI_BAUD_RATE)
+    parser.add_argument(
+        "--baud", dest="baud_rate", type=int, default=argparse.SUPPRESS, help=argparse.SUPPRESS
+    )
+
+
 def build_parser() -> OneLineParser:
     p = OneLineParser(prog="serial-mcp", description=messages.CLI_DESCRIPTION)
     p.add_argument("--version", action="version", version=f"serial-mcp {__version__}")
@@ -74,14 +88,14 @@ def build_parser() -> OneLineParser:
     demo.add_argument("--port", dest="device", default=None, help=messages.CLI_DEMO_PORT)
 
     rec = sub.add_parser("record", help=messages.CLI_RECORD)
-    rec.add_argument("device", metavar="PORT", help=messages.P_PORT)
+    port_argument(rec)
     rec.add_argument("-o", "--output", required=True, help=messages.CLI_RECORD_OUTPUT)
-    rec.add_argument("--baud", type=int, default=115200, help=messages.P_BAUD)
+    baud_rate_option(rec, 115200)
     rec.add_argument("--note", default=None, help=messages.P_NOTE)
 
     mir = sub.add_parser("mirror", help=messages.CLI_MIRROR)
-    mir.add_argument("device", metavar="PORT", help=messages.P_PORT)
-    mir.add_argument("--baud", type=int, default=115200, help=messages.P_BAUD)
+    port_argument(mir)
+    baud_rate_option(mir, 115200)
     kind = mir.add_mutually_exclusive_group()
     kind.add_argument("--rw", action="store_true", help=messages.CLI_MIRROR_RW)
     kind.add_argument("--rfc2217", action="store_true", help=messages.CLI_MIRROR_RFC2217)
@@ -109,17 +123,17 @@ def build_parser() -> OneLineParser:
     ports.add_argument("--json", action="store_true", help=messages.CLI_JSON)
 
     send = sub.add_parser("send", help=messages.CLI_SEND)
-    send.add_argument("device", metavar="PORT", help=messages.P_PORT)
+    port_argument(send)
     send.add_argument("data", metavar="DATA", nargs="?", help=messages.CLI_SEND_DATA)
     send.add_argument("--power-cycle", action="store_true", help=messages.CLI_POWER_CYCLE)  # issue 25
     send.add_argument("--off-ms", type=int, default=1000, metavar="N", help=messages.CLI_OFF_MS)
     rd = sub.add_parser("read", help=messages.CLI_READ)
-    rd.add_argument("device", metavar="PORT", help=messages.P_PORT)
+    port_argument(rd)
     for one_shot in (send, rd):
         one_shot.add_argument("--expect", metavar="PATTERN", help=messages.CLI_EXPECT)
         one_shot.add_argument("--timeout-ms", type=int, metavar="N", help=messages.CLI_TIMEOUT_MS)
         one_shot.add_argument("--protocol", help=messages.P_PROTOCOL)
-        one_shot.add_argument("--baud-rate", type=int, metavar="N", help=messages.CLI_BAUD_RATE)
+        baud_rate_option(one_shot, None)
         one_shot.add_argument(
             "--max-bytes", type=max_bytes, metavar="N", help=messages.CLI_MAX_BYTES.format(max=MAX_READ_BYTES)
         )
@@ -143,14 +157,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     parser.argv = list(sys.argv[1:] if argv is None else argv)
     args = parser.parse_args(parser.argv)
+    if not _serial_port_placed(args):
+        return 2
     try:
         cfg = config.resolve(args)
     except config.ConfigError as exc:
         sys.stderr.write(f"serial-mcp: {exc.message}\n")
         return 2
-    logging.basicConfig(
-        stream=sys.stderr, level=cfg.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    if cfg.log_level != "DEBUG":  # labgrid logs its failures on the root logger; ours name them already
+        handler.addFilter(_ours_or_named)
+    logging.basicConfig(level=cfg.log_level, handlers=[handler])
     if args.command in WRITES_STDOUT and sys.stdout is None:  # ``serial-mcp send … >&-``
         sys.stderr.write(f"serial-mcp: {messages.CLI_NO_STDOUT.format(command=args.command)}\n")
         return 2
@@ -162,7 +180,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "record":
             from serial_mcp.commands.record import run_record
 
-            return run_record(config.port_policy(cfg), args.device, args.output, args.baud, args.note)
+            return run_record(config.port_policy(cfg), args.device, args.output, args.baud_rate, args.note)
         if args.command == "mirror":
             from serial_mcp.commands.mirror import run_mirror
 
@@ -170,7 +188,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 sys.stderr.write(messages.CLI_MIRROR_ESP_RESET_ALONE + "\n")
                 return 2
             kind = "rfc2217+esp-reset" if args.esp_reset else "rfc2217" if args.rfc2217 else None
-            return run_mirror(config.port_policy(cfg), args.device, args.baud, args.rw, sys.stdout, kind)
+            return run_mirror(config.port_policy(cfg), args.device, args.baud_rate, args.rw, sys.stdout, kind)
         if args.command == "replay":
             from serial_mcp.commands.replay import run_replay
 
@@ -225,13 +243,53 @@ def main(argv: Sequence[str] | None = None) -> int:
         return serve(cfg)
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # ``serial-mcp decode big.jsonl | head``: the reader has all it wanted
+        return _quiet_on_closed_pipe()
     except config.ConfigError as exc:
-        sys.stderr.write(f"serial-mcp: {exc.message}\n")
+        sys.stderr.write(f"serial-mcp: {for_person(exc.message)}\n")
         return 2
     except Exception as exc:  # a startup failure is one clear line, not a traceback
         logging.getLogger(__name__).debug("startup failure", exc_info=True)
-        sys.stderr.write(f"serial-mcp: {getattr(exc, 'message', None) or exc}\n")
+        sys.stderr.write(f"serial-mcp: {for_person(str(getattr(exc, 'message', None) or exc))}\n")
         return 1
+
+
+def _serial_port_placed(args: argparse.Namespace) -> bool:
+    """The top-level ``--port`` is the HTTP port; a serial port given there (``serial-mcp --port
+    /dev/ttyUSB0 demo``) is what ``demo --port`` means, and a clear usage error for other commands."""
+    value = getattr(args, "port", None)
+    if value is None or value.strip().isdigit():
+        return True
+    if args.command == "demo" and args.device is None:
+        args.device, args.port = value, None
+        return True
+    example = f"{value} ..." if args.command in ("record", "mirror", "send", "read") else f"--port {value}"
+    command = args.command if args.command not in (None, "serve") else "demo"
+    sys.stderr.write(
+        "serial-mcp: error: "
+        + messages.CLI_TOP_PORT_NOT_A_NUMBER.format(value=value, command=command, example=example)
+        + "\n"
+    )
+    return False
+
+
+def _ours_or_named(record: logging.LogRecord) -> bool:
+    """Below DEBUG, the stderr log shows serial-mcp's own records and named libraries' (the MCP SDK,
+    uvicorn); a library's bare ``logging.error`` (labgrid's "ERROR root: …") stays off the terminal."""
+    return record.name != "root" and not record.name.startswith(("labgrid", "grpc"))
+
+
+def _quiet_on_closed_pipe() -> int:
+    """Whoever read stdout closed it: end without a traceback, and point stdout at /dev/null so the
+    interpreter's last flush does not fail again."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
+    return 141  # as a shell reports a process ended by SIGPIPE
 
 
 def serve(cfg: config.ServerConfig) -> int:
@@ -271,10 +329,26 @@ def serve(cfg: config.ServerConfig) -> int:
         from serial_mcp.mcp.http import build_http_app, serve_http  # only an HTTP server loads it (issue 27)
 
         build_http_app(server, cfg.host, cfg.auth_token)  # refuse a bad setup before binding anything
+        say_how_it_serves(cfg)
         anyio.run(serve_http, server, cfg.host, cfg.port, cfg.auth_token, cfg.log_level)
         return 0
+    say_how_it_serves(cfg)
     anyio.run(run_stdio, server)  # screened stdio on the SDK's loops (mcp/stdio_serve.py)
     return 0
+
+
+def say_how_it_serves(cfg: config.ServerConfig) -> None:
+    """One line on stderr for a person (stdout stays the protocol's): over HTTP its URL; over stdio
+    only when stdin is a terminal, i.e. a person typed ``serial-mcp`` rather than a client starting it."""
+    if cfg.transport == "http":
+        host = f"[{cfg.host}]" if ":" in cfg.host else cfg.host
+        line = messages.CLI_SERVING_HTTP.format(version=__version__, url=f"http://{host}:{cfg.port}/mcp")
+    elif sys.stdin is not None and sys.stdin.isatty():
+        line = messages.CLI_SERVING_STDIO.format(version=__version__)
+    else:
+        return
+    sys.stderr.write(line + "\n")
+    sys.stderr.flush()
 
 
 if __name__ == "__main__":

@@ -166,6 +166,24 @@ CLI_DESCRIPTION = (
 CLI_SERVE = "serve MCP over stdio (the default)"
 CLI_DEMO = "run a scripted agent session against a built-in simulated device and print the transcript"
 CLI_DEMO_PORT = "port to use (default sim://modem, a simulated AT modem with a GPS)"
+# issue 42: one CLI dialect, and a start that talks to a person
+CLI_PORT = (
+    "the port: a device path (/dev/ttyUSB0, COM3) or a URL: sim://modem (a simulator: sim://echo, "
+    "sim://reboot-board, ... see docs/simulated-devices.md), socket://HOST:PORT, rfc2217://HOST:PORT, "
+    "replay://FILE.jsonl, labgrid://PLACE"
+)
+CLI_TOP_PORT_NOT_A_NUMBER = (
+    "--port {value!r} before the command is the HTTP port of --transport http (a number); a serial "
+    "port goes after the command: serial-mcp {command} {example}"
+)
+# a tool's words in a CLI message become the command a person types
+CLI_TOOL_WORDS = {"call list_ports": "run 'serial-mcp ports'"}
+CLI_SERVING_STDIO = (
+    "serial-mcp {version}: serving MCP over stdio; this is what an MCP client launches (client config: "
+    "README.md 'Configure your MCP client'). Try 'serial-mcp demo'; 'serial-mcp --help' lists commands. "
+    "Ctrl-D ends it."
+)
+CLI_SERVING_HTTP = "serial-mcp {version}: serving MCP over HTTP at {url}; Ctrl-C ends it"
 
 DEMO_TOOLS = "serial-mcp server started over stdio; {n} tools: {names}"
 
@@ -803,6 +821,7 @@ CLI_TIMEOUT_MS = "how long to wait for the reply, in milliseconds (default 1000,
 CLI_BAUD_RATE = "baud rate (default 115200)"
 CLI_JSON = "print the tool's structured result (JSON) on stdout instead of the data"
 CLI_PORTS_FOUND = "{n} port(s)"
+CLI_PORTS_LAB_ERROR = "labgrid places not listed: {error}"
 CLI_ONESHOT_FAILED = "serial-mcp: {message}"
 ESCAPE_BAD = r"DATA has an unknown escape {escape} at position {pos}; use \r \n \t \0 \e \\ or \xHH."
 
@@ -1040,7 +1059,7 @@ CLI_DECODED_EVENTS = "{n} event(s), {crashes} crash(es)"
 
 # --- issue 25: labgrid ---------------------------------------------------------------------------
 LABGRID_URL_FORM = "give labgrid://PLACE or labgrid://PLACE/RESOURCE (names of letters, digits, '_', '.', '+', '-'); no user@, port, options or #fragment: the coordinator says where the place's serial port is"
-LABGRID_NOT_INSTALLED = "labgrid:// ports need labgrid, which is not installed ({error}); install the extra: pip install 'serial-mcp[labgrid]' (labgrid {version}, with its pyserial-labgrid)."
+LABGRID_NOT_INSTALLED = "labgrid:// ports need labgrid, which is not installed ({error}); install it into this environment: pip install 'labgrid=={version}' (the labgrid extra; from serial-mcp's clone: pip install '.[labgrid]'; it brings pyserial-labgrid)."
 LABGRID_NO_COORDINATOR = "{port!r} needs a labgrid coordinator: start serial-mcp with --labgrid-coordinator HOST:PORT, or set LG_COORDINATOR."
 LABGRID_NO_ANSWER = "no answer within {seconds} s"
 LABGRID_UNAVAILABLE = "the labgrid coordinator at {address} cannot be reached ({error}); check that labgrid-coordinator runs there and that --labgrid-coordinator / LG_COORDINATOR names it."

@@ -14,7 +14,7 @@ from typing import Any, TextIO
 
 from serial_mcp import messages
 from serial_mcp.commands.output import status
-from serial_mcp.core import offline_decode
+from serial_mcp.core import frame_values, offline_decode
 from serial_mcp.core.capture import decode_lines, parse_capture
 from serial_mcp.core.events import Event, EventDetector
 from serial_mcp.core.json_arg import json_option
@@ -94,6 +94,19 @@ def counts_line(frames: list[dict[str, Any]], dropped: int, skipped: int) -> str
     return text + (messages.CLI_DECODED_SKIPPED.format(n=skipped) if skipped else "")
 
 
+def frame_text(frame: dict[str, Any]) -> str:
+    """A frame as a framed read's text shows it: kind, checksum verdict and the decoded values
+    (``nmea GPGGA ok: fix=gps sv=14 lat=47.661982 …``); a frame with none, its data (and parsed fields)."""
+    parsed = frame.get("parsed")
+    values = frame_values.render(frame_values.values_of(parsed))
+    if values:
+        verdict = {True: " ok", False: " BAD", None: ""}[frame.get("checksum_valid")]
+        return f"{frame_values.label_of(parsed)}{verdict}: {values}"
+    data = frame["data"]
+    shown = json.dumps(data, ensure_ascii=False) if frame["encoding"] == "utf8" else f"hex:{data}"
+    return shown + (" " + json.dumps(parsed, ensure_ascii=False) if parsed is not None else "")
+
+
 def _read_input(file: str) -> bytes:
     """A regular file of at most MAX_INPUT_BYTES: a device (``/dev/zero``), a FIFO or a socket is
     refused, not read until memory runs out."""
@@ -154,11 +167,7 @@ def run_decode(
         elif "error" in f:
             out.write(f"{f['t']:12.6f} {f['dir']} @{f['offset']:<8} ERROR {f['error']}\n")
         else:
-            parsed = " " + json.dumps(f["parsed"], ensure_ascii=False) if "parsed" in f else ""
-            shown = (
-                json.dumps(f["data"], ensure_ascii=False) if f["encoding"] == "utf8" else f"hex:{f['data']}"
-            )
-            out.write(f"{f['t']:12.6f} {f['dir']} @{f['offset']:<8} {shown}{parsed}\n")
+            out.write(f"{f['t']:12.6f} {f['dir']} @{f['offset']:<8} {frame_text(f)}\n")
     status(counts_line(frames, sum(dropped.values()), sum(skipped.values())))
     if print_filter is not None:
         status(messages.CLI_FILTERED.format(n=sum(filtered.values()), filter=print_filter))

@@ -23,14 +23,14 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Awaitable, Callable
-from typing import Final, TextIO, TypeVar
+from typing import Any, Final, TextIO, TypeVar
 
 import anyio
 
 from serial_mcp import messages
 from serial_mcp.api import MAX_READ_BYTES, EngineConnection, PortPolicy
 from serial_mcp.commands.doors import engine
-from serial_mcp.commands.output import announce, status
+from serial_mcp.commands.output import announce, for_person, status
 from serial_mcp.core.encoding import decode_input, encode_output
 from serial_mcp.core.escapes import unescape
 from serial_mcp.engine.results import CaptureBootResult, Frame, ListPortsResult, ReadResult, TransactResult
@@ -44,6 +44,9 @@ EXIT_PORT: Final = 3
 
 R = TypeVar("R")
 Result = ListPortsResult | TransactResult | ReadResult | CaptureBootResult
+W = TypeVar("W", TransactResult, CaptureBootResult)
+# a writing tool's call (given the read's options) and where its result keeps the reply
+Exchange = tuple[Callable[[EngineConnection, dict[str, Any]], Awaitable[W]], Callable[[W], ReadResult]]
 
 
 def run_ports(policy: PortPolicy, as_json: bool, out: TextIO) -> int:
@@ -66,26 +69,15 @@ def run_send(
     as_json: bool,
     out: TextIO,
 ) -> int:
-    limit = _bound(max_bytes, expect)
-
-    async def go() -> tuple[Result, int]:
+    def transact() -> Exchange[TransactResult]:
         payload = unescape(data).hex()  # a bad escape is a usage error before the port is touched
+        # the exact bytes the escapes denote; the reply as the tool shows it by default (hex if not text)
+        extra = {"encoding": "hex", "read_encoding": "utf8"}
+        return lambda conn, reading: conn.transact(payload, **extra, **reading), lambda r: r.reply
 
-        async def call(conn: EngineConnection) -> TransactResult:
-            return await conn.transact(
-                payload,
-                match=expect,
-                encoding="hex",  # the exact bytes the escapes denote
-                read_encoding="utf8",  # the reply as the tool shows it by default (hex if not text)
-                timeout_ms=timeout_ms,
-                max_bytes=limit,
-                protocol=protocol,
-            )
-
-        result = await _on_port(policy, port, baud_rate, call, writes=True)
-        return result, _shown(result.reply, expect, limit, as_json, out, got=True)
-
-    return _run(go, as_json, out)
+    return _write_then_show(
+        policy, port, baud_rate, transact, expect, timeout_ms, protocol, max_bytes, as_json, out
+    )
 
 
 def run_power_cycle(
@@ -103,29 +95,20 @@ def run_power_cycle(
 ) -> int:
     """``send labgrid://PLACE [DATA] --power-cycle``: ``capture_boot`` with the place's power cycled
     (off, ``off_ms``, arm, on), then DATA sent if given; the boot output is the reply (issue 25)."""
-    limit = _bound(max_bytes, expect)
 
-    async def go() -> tuple[Result, int]:
+    def capture_boot() -> Exchange[CaptureBootResult]:
         try:  # a bad escape or non-text DATA: a usage error before the port is touched
             payload = unescape(data).decode("utf-8") if data else None
         except UnicodeDecodeError:
             raise InvalidArgument(messages.CLI_POWER_CYCLE_DATA) from None
+        reset = {"power": "cycle", "off_ms": off_ms}
+        return lambda conn, reading: conn.capture_boot(
+            reset=reset, send=payload, encoding="utf8", **reading
+        ), (lambda r: r.read)
 
-        async def call(conn: EngineConnection) -> CaptureBootResult:
-            return await conn.capture_boot(
-                reset={"power": "cycle", "off_ms": off_ms},
-                send=payload,
-                encoding="utf8",
-                match=expect,
-                timeout_ms=timeout_ms,
-                max_bytes=limit,
-                protocol=protocol,
-            )
-
-        result = await _on_port(policy, port, baud_rate, call, writes=True)
-        return result, _shown(result.read, expect, limit, as_json, out, got=True)
-
-    return _run(go, as_json, out)
+    return _write_then_show(
+        policy, port, baud_rate, capture_boot, expect, timeout_ms, protocol, max_bytes, as_json, out
+    )
 
 
 def run_read(
@@ -249,15 +232,47 @@ async def _on_port(
             await conn.close()
 
 
+def _write_then_show(
+    policy: PortPolicy,
+    port: str,
+    baud_rate: int | None,
+    exchange: Callable[[], Exchange[W]],
+    expect: str | None,
+    timeout_ms: int | None,
+    protocol: str | None,
+    max_bytes: int | None,
+    as_json: bool,
+    out: TextIO,
+) -> int:
+    """``send``'s shape: ``exchange()`` checks DATA (before the port is touched) and gives the tool call
+    and where its reply is; the call reads as ``--expect`` / ``--timeout-ms`` / ``--protocol`` say."""
+    limit = _bound(max_bytes, expect)
+    reading: dict[str, Any] = {
+        "match": expect,
+        "timeout_ms": timeout_ms,
+        "max_bytes": limit,
+        "protocol": protocol,
+    }
+
+    async def go() -> tuple[Result, int]:
+        call, reply_of = exchange()
+        result = await _on_port(policy, port, baud_rate, lambda conn: call(conn, reading), writes=True)
+        return result, _shown(reply_of(result), expect, limit, as_json, out, got=True)
+
+    return _run(go, as_json, out)
+
+
 def _run(go: Callable[[], Awaitable[tuple[Result, int]]], as_json: bool, out: TextIO) -> int:
     try:
         result, code = anyio.run(go)
+    except BrokenPipeError:  # stdout's reader left (``| head``): not the port's failure
+        raise
     except SerialMcpError as exc:
         if as_json:
             announce(
                 out, json.dumps({"error": {"code": exc.code, "message": exc.message}}, ensure_ascii=False)
             )
-        status(messages.CLI_ONESHOT_FAILED.format(message=exc.message))
+        status(messages.CLI_ONESHOT_FAILED.format(message=for_person(exc.message)))
         return EXIT_USAGE if exc.code == "invalid_argument" else EXIT_PORT
     except OSError as exc:  # an OS failure the engine did not name: still the port's
         if as_json:
@@ -271,6 +286,8 @@ def _run(go: Callable[[], Awaitable[tuple[Result, int]]], as_json: bool, out: Te
     elif isinstance(result, ListPortsResult):
         _show_ports(result, out)
     status(_summary(result))
+    if isinstance(result, ListPortsResult) and result.lab_error:  # said with or without --json
+        status(messages.CLI_PORTS_LAB_ERROR.format(error=for_person(result.lab_error)))
     return code
 
 

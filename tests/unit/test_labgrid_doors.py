@@ -151,5 +151,6 @@ def test_without_the_extra_labgrid_says_how_to_install_it_and_nothing_else_chang
     assert out["sim"] is True and out["ports_lab_error"] is None
     assert out["imported_without_coordinator"] is False
     assert out["open"]["code"] == "not_supported"
-    assert "pip install 'serial-mcp[labgrid]'" in out["open"]["message"]
-    assert "pip install 'serial-mcp[labgrid]'" in out["listed"]
+    for said in (out["open"]["message"], out["listed"]):  # issue 42.2: what installs this project's extra
+        assert "pip install 'labgrid==26.0.1'" in said and "pip install '.[labgrid]'" in said, said
+        assert "serial-mcp[labgrid]" not in said  # that name is another project on PyPI
