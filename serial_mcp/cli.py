@@ -195,51 +195,48 @@ def main(argv: Sequence[str] | None = None) -> int:
             return run_replay(
                 config.port_policy(cfg), args.file, args.mode, args.speed, args.loop, args.pty, sys.stdout
             )
+        get = args.__dict__.get  # decode and view: how to frame and parse the file
+        decoding: tuple[str | None, str | None, str | None] = (
+            get("protocol"),
+            get("rx_framing"),
+            get("rx_parser"),
+        )
         if args.command == "decode":
             from serial_mcp.commands.decode import run_decode
 
             return run_decode(
-                args.file,
-                args.protocol,
-                args.rx_framing,
-                args.rx_parser,
-                args.format,
-                args.direction,
-                sys.stdout,
-                events=args.events,
-                print_filter=args.print_filter,
-                elf=args.elf,
-            )
+                args.file, *decoding, args.format, args.direction, sys.stdout, events=args.events,
+                print_filter=args.print_filter, elf=args.elf,
+            )  # fmt: skip
         if args.command in ("ports", "send", "read"):
             from serial_mcp.commands import oneshot
 
             policy = config.port_policy(cfg)
             if args.command == "ports":
                 return oneshot.run_ports(policy, args.json, sys.stdout)
-            how = (args.expect, args.timeout_ms, args.protocol, args.baud_rate, args.max_bytes)
-            shared = (*how, args.json, sys.stdout)
+            how = oneshot.How(
+                args.expect,
+                args.timeout_ms,
+                args.protocol,
+                args.baud_rate,
+                args.max_bytes,
+                args.json,
+                sys.stdout,
+            )
             if args.command == "send" and args.power_cycle:  # labgrid:// boards (issue 25)
-                return oneshot.run_power_cycle(policy, args.device, args.data, args.off_ms, *shared)
+                return oneshot.run_power_cycle(policy, args.device, args.data, args.off_ms, how)
             if args.command == "send":
                 if args.data is None:
                     parser.error(messages.CLI_SEND_NEEDS_DATA)
-                return oneshot.run_send(policy, args.device, args.data, *shared)
-            return oneshot.run_read(policy, args.device, *shared)
+                return oneshot.run_send(policy, args.device, args.data, how)
+            return oneshot.run_read(policy, args.device, *how)
         if args.command == "view":
             from serial_mcp.view.command import run_view
 
             return run_view(
-                args.file,
-                args.output,
-                args.protocol,
-                args.rx_framing,
-                args.rx_parser,
-                args.fields,
-                args.gap,
-                args.open,
-                print_filter=args.print_filter,
-                elf=args.elf,
-            )
+                args.file, args.output, *decoding, args.fields, args.gap, args.open,
+                print_filter=args.print_filter, elf=args.elf,
+            )  # fmt: skip
         return serve(cfg)
     except KeyboardInterrupt:
         return 130

@@ -7,8 +7,9 @@ timeout when nothing comes); ``read PORT`` is ``open`` + ``read`` from the momen
 The port is closed before the command ends.
 
 Output: the data on stdout (the reply's exact bytes, or one line per frame with ``--protocol``),
-the tool's one-line summary on stderr. With ``--json`` stdout is the tool's structured result,
-exactly (an error is ``{"error": {"code", "message"}}``, as the tool returns it).
+the tool's one-line summary on stderr. With ``--json`` stdout is the tool's result model as JSON,
+every field (nulls and defaults too, which ``structuredContent`` leaves out; an error is
+``{"error": {"code", "message"}}``, as the tool returns it).
 
 Exit codes: 0 done; 1 ``--expect`` did not match in time (``read`` without ``--expect``: nothing
 arrived); 2 a usage error (a bad flag, escape, pattern or protocol); 3 the port (not found, busy,
@@ -23,7 +24,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any, Final, TextIO, TypeVar
+from typing import Any, Final, NamedTuple, TextIO, TypeVar
 
 import anyio
 
@@ -57,42 +58,29 @@ def run_ports(policy: PortPolicy, as_json: bool, out: TextIO) -> int:
     return _run(go, as_json, out)
 
 
-def run_send(
-    policy: PortPolicy,
-    port: str,
-    data: str,
-    expect: str | None,
-    timeout_ms: int | None,
-    protocol: str | None,
-    baud_rate: int | None,
-    max_bytes: int | None,
-    as_json: bool,
-    out: TextIO,
-) -> int:
+class How(NamedTuple):
+    """A one-shot's flags after PORT (and DATA): how to read the reply and where to show it."""
+
+    expect: str | None
+    timeout_ms: int | None
+    protocol: str | None
+    baud_rate: int | None
+    max_bytes: int | None
+    as_json: bool
+    out: TextIO
+
+
+def run_send(policy: PortPolicy, port: str, data: str, how: How) -> int:
     def transact() -> Exchange[TransactResult]:
         payload = unescape(data).hex()  # a bad escape is a usage error before the port is touched
         # the exact bytes the escapes denote; the reply as the tool shows it by default (hex if not text)
         extra = {"encoding": "hex", "read_encoding": "utf8"}
         return lambda conn, reading: conn.transact(payload, **extra, **reading), lambda r: r.reply
 
-    return _write_then_show(
-        policy, port, baud_rate, transact, expect, timeout_ms, protocol, max_bytes, as_json, out
-    )
+    return _write_then_show(policy, port, transact, how)
 
 
-def run_power_cycle(
-    policy: PortPolicy,
-    port: str,
-    data: str | None,
-    off_ms: int,
-    expect: str | None,
-    timeout_ms: int | None,
-    protocol: str | None,
-    baud_rate: int | None,
-    max_bytes: int | None,
-    as_json: bool,
-    out: TextIO,
-) -> int:
+def run_power_cycle(policy: PortPolicy, port: str, data: str | None, off_ms: int, how: How) -> int:
     """``send labgrid://PLACE [DATA] --power-cycle``: ``capture_boot`` with the place's power cycled
     (off, ``off_ms``, arm, on), then DATA sent if given; the boot output is the reply (issue 25)."""
 
@@ -106,9 +94,7 @@ def run_power_cycle(
             reset=reset, send=payload, encoding="utf8", **reading
         ), (lambda r: r.read)
 
-    return _write_then_show(
-        policy, port, baud_rate, capture_boot, expect, timeout_ms, protocol, max_bytes, as_json, out
-    )
+    return _write_then_show(policy, port, capture_boot, how)
 
 
 def run_read(
@@ -232,34 +218,20 @@ async def _on_port(
             await conn.close()
 
 
-def _write_then_show(
-    policy: PortPolicy,
-    port: str,
-    baud_rate: int | None,
-    exchange: Callable[[], Exchange[W]],
-    expect: str | None,
-    timeout_ms: int | None,
-    protocol: str | None,
-    max_bytes: int | None,
-    as_json: bool,
-    out: TextIO,
-) -> int:
+def _write_then_show(policy: PortPolicy, port: str, exchange: Callable[[], Exchange[W]], how: How) -> int:
     """``send``'s shape: ``exchange()`` checks DATA (before the port is touched) and gives the tool call
     and where its reply is; the call reads as ``--expect`` / ``--timeout-ms`` / ``--protocol`` say."""
-    limit = _bound(max_bytes, expect)
+    limit = _bound(how.max_bytes, how.expect)
     reading: dict[str, Any] = {
-        "match": expect,
-        "timeout_ms": timeout_ms,
-        "max_bytes": limit,
-        "protocol": protocol,
-    }
+        "match": how.expect, "timeout_ms": how.timeout_ms, "max_bytes": limit, "protocol": how.protocol
+    }  # fmt: skip
 
     async def go() -> tuple[Result, int]:
         call, reply_of = exchange()
-        result = await _on_port(policy, port, baud_rate, lambda conn: call(conn, reading), writes=True)
-        return result, _shown(reply_of(result), expect, limit, as_json, out, got=True)
+        result = await _on_port(policy, port, how.baud_rate, lambda conn: call(conn, reading), writes=True)
+        return result, _shown(reply_of(result), how.expect, limit, how.as_json, how.out, got=True)
 
-    return _run(go, as_json, out)
+    return _run(go, how.as_json, how.out)
 
 
 def _run(go: Callable[[], Awaitable[tuple[Result, int]]], as_json: bool, out: TextIO) -> int:
