@@ -120,3 +120,13 @@ def test_every_doc_is_in_readmes_index() -> None:
     text = README.read_text(encoding="utf-8")
     for doc in DOCS:
         assert f"](docs/{doc.name})" in text, doc.name
+
+
+def test_readme_shows_the_view_and_the_picture_stays_small() -> None:
+    """README's picture of ``serial-mcp view`` (made by tools/make_view_screenshot.py) and its sample page."""
+    text = README.read_text(encoding="utf-8")
+    for name in ("view-gps.png", "view-gps.html"):
+        assert f"(docs/images/{name})" in text, name
+        assert (ROOT / "docs" / "images" / name).is_file(), name
+    picture = (ROOT / "docs" / "images" / "view-gps.png").read_bytes()
+    assert picture.startswith(b"\x89PNG\r\n") and len(picture) < 200_000
