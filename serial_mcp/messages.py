@@ -179,9 +179,9 @@ CLI_TOP_PORT_NOT_A_NUMBER = (
 # a tool's words in a CLI message become the command a person types
 CLI_TOOL_WORDS = {"call list_ports": "run 'serial-mcp ports'"}
 CLI_SERVING_STDIO = (
-    "serial-mcp {version}: serving MCP over stdio; this is what an MCP client launches (client config: "
-    "README.md 'Configure your MCP client'). Try 'serial-mcp demo'; 'serial-mcp --help' lists commands. "
-    "Ctrl-D ends it."
+    "serial-mcp {version} serves MCP over stdio and waits for a client: an MCP client launches it "
+    '(config: {{"command": "serial-mcp"}}, see README). Try serial-mcp demo; serial-mcp --help lists '
+    "the commands. Ctrl-D ends it."
 )
 CLI_SERVING_HTTP = "serial-mcp {version}: serving MCP over HTTP at {url}; Ctrl-C ends it"
 
@@ -307,7 +307,6 @@ P_TO_REVISION = "Revision to restore (see the profile's history)."
 P_PROFILE_MODE = "auto (default) or none: remember this device's settings in a profile."
 P_CONNECTION_ID = "From open (or the port name)."
 P_PORT = "Device path or URL (/dev/ttyUSB0, COM3, socket://h:p, rfc2217://h:p, replay://f.jsonl)."
-P_BAUD = "Baud rate, default 115200."
 P_RX_BUFFER = "RX ring size in bytes (default 262144)."
 P_FROM = "'cursor' (default), 'now', 'buffer_start', 'last_boot', {event: seq} or an absolute offset."
 P_CURSOR = "Cursor name (default 'default'); a new name starts its own cursor."
