@@ -130,3 +130,20 @@ def test_readme_shows_the_view_and_the_picture_stays_small() -> None:
         assert (ROOT / "docs" / "images" / name).is_file(), name
     picture = (ROOT / "docs" / "images" / "view-gps.png").read_bytes()
     assert picture.startswith(b"\x89PNG\r\n") and len(picture) < 200_000
+
+
+def test_every_install_instruction_names_this_project() -> None:
+    """Issue 42.2: ``serial-mcp`` on PyPI is another project; the hints name the clone's extra, or the
+    very pin that extra installs."""
+    import tomllib
+
+    from serial_mcp import messages
+    from serial_mcp.serial.labgrid_client import LABGRID_PIN
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    assert project["name"] == "lossless-serial-mcp"
+    assert project["optional-dependencies"]["labgrid"] == [f"labgrid=={LABGRID_PIN}"]
+    hint = messages.LABGRID_NOT_INSTALLED.format(version=LABGRID_PIN, error="x")
+    assert "pip install '.[labgrid]'" in hint and f"pip install 'labgrid=={LABGRID_PIN}'" in hint
+    for doc in [README, *DOCS]:
+        assert "serial-mcp[" not in doc.read_text(encoding="utf-8"), doc.name
