@@ -255,7 +255,7 @@ def _serial_port_placed(args: argparse.Namespace) -> bool:
     """The top-level ``--port`` is the HTTP port; a serial port given there (``serial-mcp --port
     /dev/ttyUSB0 demo``) is what ``demo --port`` means, and a clear usage error for other commands."""
     value = getattr(args, "port", None)
-    if value is None or value.strip().isdigit():
+    if value is None or value.strip().lstrip("+-").isdigit():  # a number: its range is config's to judge
         return True
     if args.command == "demo" and args.device is None:
         args.device, args.port = value, None
