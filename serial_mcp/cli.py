@@ -246,6 +246,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.write(f"serial-mcp: {for_person(exc.message)}\n")
         return 2
     except Exception as exc:  # a startup failure is one clear line, not a traceback
+        if _closed_pipe(exc):  # the same from inside a task group (``serial-mcp demo | head``)
+            return _quiet_on_closed_pipe()
         logging.getLogger(__name__).debug("startup failure", exc_info=True)
         sys.stderr.write(f"serial-mcp: {for_person(str(getattr(exc, 'message', None) or exc))}\n")
         return 1
@@ -274,6 +276,12 @@ def _ours_or_named(record: logging.LogRecord) -> bool:
     """Below DEBUG, the stderr log shows serial-mcp's own records and named libraries' (the MCP SDK,
     uvicorn); a library's bare ``logging.error`` (labgrid's "ERROR root: …") stays off the terminal."""
     return record.name != "root" and not record.name.startswith(("labgrid", "grpc"))
+
+
+def _closed_pipe(exc: BaseException) -> bool:
+    if isinstance(exc, BaseExceptionGroup):
+        return all(_closed_pipe(inner) for inner in exc.exceptions)
+    return isinstance(exc, BrokenPipeError)
 
 
 def _quiet_on_closed_pipe() -> int:

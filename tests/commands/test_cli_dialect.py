@@ -138,6 +138,18 @@ def test_a_closed_stdout_ends_a_one_shot_quietly(
     assert "Broken pipe" not in capsys.readouterr().err
 
 
+def test_a_closed_stdout_inside_a_task_group_ends_quietly(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def demo_into_a_closed_pipe(device: str | None, out: Any, flags: list[str]) -> int:
+        raise ExceptionGroup("unhandled errors in a TaskGroup", [BrokenPipeError(32, "Broken pipe")])
+
+    monkeypatch.setattr("serial_mcp.mcp.demo_client.run_demo", demo_into_a_closed_pipe)
+    monkeypatch.setattr(sys, "stdout", ClosedPipe())
+    assert cli.main(["demo"]) == 141
+    assert capsys.readouterr().err == ""
+
+
 @pytest.mark.slow
 def test_piped_into_head_no_broken_pipe(tmp_path: Path) -> None:
     raw = tmp_path / "dump.bin"
