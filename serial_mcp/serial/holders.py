@@ -119,7 +119,6 @@ class NodeEvents:
             os.close(self.fd)
 
 
-IN_IGNORED = 0x8000  # the watch is gone (removed, or the node deleted)
 PROGRAM_CAP = 64  # printable characters of a program name quoted in an event or a status
 
 

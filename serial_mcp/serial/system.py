@@ -70,7 +70,6 @@ class SystemPortHandle:
 
     def __init__(self, name: str, ser: Any) -> None:
         self.low_latency: bool | None = None  # None: not asked for
-        self.low_latency_error: str | None = None
         self.name = name
         self._ser = ser
         self._fd: int | None = None

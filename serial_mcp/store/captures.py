@@ -221,14 +221,3 @@ def read_capture_file(path: Path) -> Capture:
     recording cut short). The bytes are read here; ``core.capture`` only parses them."""
     raw = path.read_bytes()
     return parse_capture(decode_lines(raw), torn_tail_ok=not raw.endswith(b"\n"))
-
-
-def create_new_file(path: Path) -> IO[bytes]:
-    """Create ``path`` for writing; refuses to overwrite or follow a symlink (``capture_exists``)."""
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
-    except FileExistsError:
-        raise SerialMcpError(
-            ErrorCode.CAPTURE_EXISTS, messages.CAPTURE_EXISTS.format(name=str(path))
-        ) from None
-    return os.fdopen(fd, "wb")

@@ -86,13 +86,6 @@ def response_length(work: bytes, s: int, n: int) -> int | None:
     return None
 
 
-def crc_detail(adu: bytes) -> tuple[int, int] | None:
-    """``(computed, received)`` CRC of a raw frame with its CRC (low byte first); None if too short."""
-    if len(adu) < 4:
-        return None
-    return _crc(adu[:-2]), int.from_bytes(adu[-2:], "little")
-
-
 class ModbusRtuRule:
     """Function-code-aware Modbus RTU frame lengths (a FrameRule)."""
 
