@@ -76,6 +76,11 @@ class ChecksumSpec:
             return None
         return crc_text(self.compute(payload), int.from_bytes(received, self.endianness), self.width)
 
+    def checked(self, body: bytes) -> tuple[bytes, bool, str | None]:
+        """``(payload, valid, detail)``: ``split`` plus, for a failed check, its ``detail``."""
+        payload, valid = self.split(body)
+        return payload, valid, None if valid else self.detail(body)
+
     def append(self, payload: bytes) -> bytes:
         """``payload`` followed by its separator and checksum, ready to frame."""
         return payload + self.separator + self._value_bytes(payload)

@@ -38,9 +38,7 @@ class DelimiterDecoder(SeparatorDecoder):
         detail: str | None = None
         data = piece
         if self._checksum is not None:
-            data, valid = self._checksum.split(piece)
-            if valid is False:
-                detail = self._checksum.detail(piece)
+            data, valid, detail = self._checksum.checked(piece)
         if self._include:
             data = piece + term
         return Frame(data, start, end, valid, detail)

@@ -140,9 +140,7 @@ class LengthPrefixedDecoder:
         detail: str | None = None
         covered = raw
         if self._checksum is not None:
-            covered, valid = self._checksum.split(raw)
-            if valid is False:
-                detail = self._checksum.detail(raw)
+            covered, valid, detail = self._checksum.checked(raw)
         data = raw if self._include else covered[:h] + covered[hp:]
         return Frame(data, start, end, valid, detail)
 

@@ -162,10 +162,7 @@ class StartEndDecoder:
         valid: bool | None = None
         detail: str | None = None
         if self._checksum is not None:
-            covered = data
-            data, valid = self._checksum.split(covered)
-            if valid is False:
-                detail = self._checksum.detail(covered)
+            data, valid, detail = self._checksum.checked(data)
         if self._include:
             data = work[s:stop]
         return Frame(data, base + s, base + stop, valid, detail)
