@@ -157,14 +157,8 @@ class _Receiver(TransferMachine):
             self._handle(received, events)
         return events
 
-    def on_timeout(self) -> list[Event]:
-        """Nothing arrived within ``timeout`` seconds: ask again, or give up after the retry limit."""
-        events: list[Event] = []
-        if self._result is not None:
-            return events
-        self._can = False
+    def _timed_out(self, events: list[Event]) -> None:
         self._handle(ReceiverInput.TIMEOUT, events)
-        return events
 
     def _handle(self, received: ReceiverInput, events: list[Event]) -> bool:
         """Apply the table's entry; True when the rest of the chunk is to be dropped."""
