@@ -66,7 +66,6 @@ _HEADER_KEYS: Final = (
 _SHOWN: Final = 60
 _HEX_DIGITS: Final = frozenset("0123456789abcdefABCDEF")
 _LINE_BREAK_ESCAPES: Final = {0x85: "\\u0085", 0x2028: "\\u2028", 0x2029: "\\u2029"}
-_PARITY_LETTER: Final = {"none": "N", "even": "E", "odd": "O", "mark": "M", "space": "S"}
 
 
 class CaptureError(SerialMcpError):
@@ -138,13 +137,7 @@ def utc_created(when: datetime | None = None) -> str:
 
 def settings_to_header(settings: SerialSettings) -> dict[str, Any]:
     """Our settings under the format's (pyserial-style) names: ``baudrate``, ``parity`` as ``N``..."""
-    return {
-        "baudrate": settings.baud_rate,
-        "bytesize": settings.data_bits,
-        "parity": _PARITY_LETTER[settings.parity],
-        "stopbits": settings.stop_bits,
-        "flow_control": settings.flow_control,
-    }
+    return {**settings.pyserial(), "flow_control": settings.flow_control}
 
 
 def settings_from_header(values: Mapping[str, Any], base: SerialSettings | None = None) -> SerialSettings:

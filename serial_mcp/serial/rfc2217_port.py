@@ -34,9 +34,6 @@ from serial_mcp.serial.connection import Connection
 log = logging.getLogger(__name__)
 
 SOURCE = "rfc2217"
-# pyserial's names for parity and the engine's
-_PARITY_TO_ENGINE = {"N": "none", "E": "even", "O": "odd", "M": "mark", "S": "space"}
-_PARITY_TO_PYSERIAL = {v: k for k, v in _PARITY_TO_ENGINE.items()}
 
 
 def _setting(name: str) -> Any:
@@ -87,13 +84,9 @@ class LentPort:
     bytesize = _setting("data_bits")
     stopbits = _setting("stop_bits")
 
-    @property
-    def parity(self) -> str:
-        return _PARITY_TO_PYSERIAL[self.settings.parity]
-
-    @parity.setter
-    def parity(self, value: str) -> None:
-        self._set(parity=_PARITY_TO_ENGINE.get(value, value))
+    parity = property(
+        lambda self: self.settings.parity[0].upper(), lambda self, value: self._set(parity=value)
+    )
 
     @property
     def xonxoff(self) -> bool:

@@ -30,13 +30,6 @@ from serial_mcp.serial.judged import device_of
 from serial_mcp.serial.readiness import wait_ready
 from serial_mcp.serial.tx import BITS_PER_CHAR, WriteStopped
 
-_PARITY = {
-    "none": serial.PARITY_NONE,
-    "even": serial.PARITY_EVEN,
-    "odd": serial.PARITY_ODD,
-    "mark": serial.PARITY_MARK,
-    "space": serial.PARITY_SPACE,
-}
 _READ_SIZE = 65536
 _DRAIN_LIMIT = 256 * 1024
 _DRAIN_FROM = 1024  # a first read shorter than this took all there was: no second read (EAGAIN)
@@ -56,10 +49,7 @@ _CONTROL_TIMEOUT = "waiting for option 'control'"
 def pyserial_kwargs(settings: SerialSettings) -> dict[str, Any]:
     """Map our settings onto pyserial attribute names."""
     return {
-        "baudrate": settings.baud_rate,
-        "bytesize": settings.data_bits,
-        "parity": _PARITY[settings.parity],
-        "stopbits": settings.stop_bits,
+        **settings.pyserial(),
         "xonxoff": settings.flow_control == "software",
         "rtscts": settings.flow_control == "hardware",
     }
