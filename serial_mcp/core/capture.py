@@ -26,25 +26,6 @@ from serial_mcp import messages
 from serial_mcp.core.settings import SerialSettings
 from serial_mcp.errors import ErrorCode, InvalidArgument, SerialMcpError
 
-__all__ = [
-    "EVENT_TYPES",
-    "FORMAT_NAME",
-    "FORMAT_VERSION",
-    "Capture",
-    "CaptureError",
-    "CaptureEvent",
-    "CaptureHeader",
-    "capture_text",
-    "decode_lines",
-    "event_line",
-    "header_line",
-    "parse_capture",
-    "parse_header",
-    "settings_from_header",
-    "settings_to_header",
-    "utc_created",
-]
-
 FORMAT_NAME: Final = "serial-mcp-capture"
 FORMAT_VERSION: Final = 1
 EVENT_TYPES: Final = frozenset(

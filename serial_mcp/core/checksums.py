@@ -46,8 +46,6 @@ from serial_mcp import messages
 from serial_mcp.core.crc_catalogue import MODELS, OLD_NAMES, CrcModel
 from serial_mcp.errors import InvalidArgument
 
-__all__ = ["CrcModel", "algorithms", "canonical_name", "compute", "crc_model", "function", "width_bytes"]
-
 BytesLike = bytes | bytearray | memoryview
 
 # --- simple checksums ----------------------------------------------------------------------------

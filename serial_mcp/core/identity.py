@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from typing import Any, Literal, Protocol, TypeVar
 
 from serial_mcp import messages
-from serial_mcp.core.port_info import DEVICE_FIELDS, PortInfo
+from serial_mcp.core.port_info import DEVICE_FIELDS, USB_FIELDS, PortInfo
 from serial_mcp.core.unknown_keys import did_you_mean
 from serial_mcp.errors import InvalidArgument
 
@@ -25,16 +25,7 @@ Confidence = Literal["high", "medium", "low", "none"]
 PlanAction = Literal["reuse", "generate", "transient"]
 ProfileMode = Literal["auto", "none"]
 
-SELECTOR_FIELDS = (
-    "vid",
-    "pid",
-    "serial_number",
-    "manufacturer",
-    "product",
-    "interface",
-    "port_glob",
-    "description_glob",
-)
+SELECTOR_FIELDS = (*USB_FIELDS, "port_glob", "description_glob")
 PROFILE_MODES: tuple[ProfileMode, ...] = ("auto", "none")
 AUTO_PREFIX = "auto-"
 NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")

@@ -5,16 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 # What a port reports about the device behind it (all optional; ``core.identity`` cleans them).
-DEVICE_FIELDS = (
-    "vid",
-    "pid",
-    "serial_number",
-    "manufacturer",
-    "product",
-    "interface",
-    "location",
-    "description",
-)
+USB_FIELDS = ("vid", "pid", "serial_number", "manufacturer", "product", "interface")
+DEVICE_FIELDS = (*USB_FIELDS, "location", "description")
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,22 +29,6 @@ from typing import Final
 from serial_mcp import messages
 from serial_mcp.errors import ErrorCode, InvalidArgument, SerialMcpError
 
-__all__ = [
-    "BUILTIN_SCHEMES",
-    "LAB_SCHEMES",
-    "NETWORK_SCHEMES",
-    "REDACTED",
-    "PortTarget",
-    "check_scheme",
-    "check_text",
-    "labgrid_parts",
-    "parse_port",
-    "parse_scheme_name",
-    "redact",
-    "scheme_of",
-    "scrub",
-]
-
 NETWORK_SCHEMES: Final = frozenset({"socket", "rfc2217"})
 PYSERIAL_SCHEMES: Final = NETWORK_SCHEMES | {"loop"}
 LAB_SCHEMES: Final = frozenset({"labgrid"})  # a labgrid place, reached through its coordinator (issue 25)

@@ -20,8 +20,6 @@ from serial_mcp.core.xmodem_wire import (
     check_retries,
 )
 
-__all__ = ["TransferMachine"]
-
 M = TypeVar("M", bound="TransferMachine")
 S = TypeVar("S", bound=Enum)
 

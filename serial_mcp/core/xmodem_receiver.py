@@ -35,8 +35,6 @@ from serial_mcp.core.xmodem_wire import (
     parse_header,
 )
 
-__all__ = ["RECEIVER_TABLE", "ReceiverInput", "ReceiverState", "XmodemReceiver", "YmodemReceiver"]
-
 
 class ReceiverState(Enum):
     """Where a receiver is; the values are how an error message names the state."""

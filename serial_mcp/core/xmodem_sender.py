@@ -32,8 +32,6 @@ from serial_mcp.core.xmodem_wire import (
 )
 from serial_mcp.errors import InvalidArgument
 
-__all__ = ["SenderInput", "SenderState", "XmodemSender", "YmodemSender"]
-
 
 class SenderState(Enum):
     """Where a sender is; the values are how an error message names the state."""

@@ -17,8 +17,6 @@ from serial_mcp.core.settings import SerialSettings
 from serial_mcp.errors import SerialMcpError
 from serial_mcp.serial.replay import ReplayOpener, ReplayPortHandle, parse_replay_url
 
-__all__ = ["Serial"]
-
 
 class Serial(SerialBase):  # type: ignore[misc]  # pyserial ships no type information
     """A capture file played as a pyserial port."""

@@ -22,8 +22,6 @@ from serial_mcp.core.capture import Capture, decode_lines, parse_capture
 from serial_mcp.errors import ErrorCode, SerialMcpError
 from serial_mcp.store.atomic import replace_atomic
 
-__all__ = ["NotRegularFile", "TooBig", "file_kind", "read_capture_bytes", "read_regular_file", "write_report"]
-
 _GROWTH_CHUNK = 1 << 20  # reads past the size the file had when opened (a /proc file says 0)
 _KINDS = (
     (stat.S_ISFIFO, messages.FILE_KIND_FIFO),

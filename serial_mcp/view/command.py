@@ -27,8 +27,6 @@ from serial_mcp.store.capture_files import NotRegularFile, TooBig, file_kind, re
 from serial_mcp.view.model import DEFAULT_GAP_S, ViewOptions, build_view
 from serial_mcp.view.render import render_page
 
-__all__ = ["EXIT_REFUSED", "MAX_INPUT_BYTES", "default_output", "run_view"]
-
 PROGRESS_FROM_BYTES: Final = 4 << 20  # smaller inputs are done before anyone would wait
 MAX_INPUT_BYTES: Final = 256 << 20  # 4x the largest capture the server records (store.captures)
 EXIT_REFUSED: Final = 2

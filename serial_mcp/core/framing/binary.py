@@ -23,8 +23,6 @@ from serial_mcp.core.framing.base import Frame, crc_text
 from serial_mcp.core.framing.scan import NEED, REJECT, ScanDecoder
 from serial_mcp.errors import InvalidArgument
 
-__all__ = ["BinaryDecoder", "BinaryEncoder", "BinaryLayout", "FrameChecksum", "LengthField"]
-
 Order = Literal["big", "little"]
 Counts = Literal["payload", "frame", "from"]
 

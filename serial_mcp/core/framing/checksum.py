@@ -16,8 +16,6 @@ from serial_mcp.core.framing.base import crc_text
 from serial_mcp.core.framing.options import Options
 from serial_mcp.errors import InvalidArgument
 
-__all__ = ["CHECKSUM_KEYS", "ChecksumSpec", "parse_checksum"]
-
 CHECKSUM_KEYS = ("algorithm", "position", "width", "endianness", "format", "separator")
 _HEX_DIGITS = frozenset(string.hexdigits.encode())
 

@@ -32,15 +32,6 @@ from serial_mcp.core.parsers.modbus_ascii import ModbusAsciiEncoder
 from serial_mcp.core.parsers.nmea import NmeaEncoder
 from serial_mcp.errors import InvalidArgument
 
-__all__ = [
-    "RX_FRAMING_TYPES",
-    "TX_FRAMING_TYPES",
-    "build_decoder",
-    "build_encoder",
-    "check_tx_framing",
-    "reply_framing",
-]
-
 _COMMON_RX = ("include_terminators", "skip_empty", "max_length")
 _RX_KEYS: Final[dict[str, tuple[str, ...]]] = {
     "line": ("type", "ending", *_COMMON_RX),

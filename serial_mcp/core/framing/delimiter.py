@@ -7,8 +7,6 @@ from serial_mcp.core.framing.base import DEFAULT_MAX_LENGTH, Frame, FrameEvent, 
 from serial_mcp.core.framing.checksum import ChecksumSpec
 from serial_mcp.core.framing.separated import SeparatorDecoder
 
-__all__ = ["DelimiterDecoder", "DelimiterEncoder"]
-
 
 class DelimiterDecoder(SeparatorDecoder):
     """Cuts the stream after every ``delimiter``; checks a trailing checksum when configured."""

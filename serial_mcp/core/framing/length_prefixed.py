@@ -17,8 +17,6 @@ from serial_mcp.core.framing.base import Frame, FrameEvent, FramingError
 from serial_mcp.core.framing.checksum import ChecksumSpec
 from serial_mcp.errors import InvalidArgument
 
-__all__ = ["DEFAULT_MAX_PREFIXED", "LengthPrefixedDecoder", "LengthPrefixedEncoder"]
-
 DEFAULT_MAX_PREFIXED = 65536
 
 

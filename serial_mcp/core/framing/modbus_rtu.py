@@ -39,15 +39,6 @@ from serial_mcp.core.framing.modbus_rtu_probe import EndIndex
 from serial_mcp.core.framing.scan import NEED, REJECT, ScanDecoder
 from serial_mcp.errors import InvalidArgument
 
-__all__ = [
-    "ModbusRtuDecoder",
-    "ModbusRtuEncoder",
-    "ModbusRtuRule",
-    "modbus_rtu_encode",
-    "response_length",
-    "silence_seconds",
-]
-
 MAX_ADU: Final = 256
 _MAX_ADDRESS: Final = 247  # 248-255 are reserved: never the first byte of a frame
 _crc = checksums.function("crc16_modbus")

@@ -15,8 +15,6 @@ from serial_mcp.core.framing._receivebuffer import ReceiveBuffer, as_bytes
 from serial_mcp.core.framing.base import DEFAULT_MAX_LENGTH, Frame, FrameEvent, FramingError
 from serial_mcp.core.framing.checksum import ChecksumSpec
 
-__all__ = ["StartEndDecoder", "StartEndEncoder"]
-
 
 class StartEndDecoder:
     """Incremental decoder for frames opened by one of ``start`` and closed by ``end``."""

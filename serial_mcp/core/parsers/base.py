@@ -5,8 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-__all__ = ["Parsed", "Parser", "text_of"]
-
 
 @dataclass(slots=True)
 class Parsed:

@@ -21,8 +21,6 @@ from serial_mcp.core.parsers.raw import RawParser
 from serial_mcp.core.parsers.shell_prompt import ShellPromptParser
 from serial_mcp.errors import InvalidArgument
 
-__all__ = ["PARSER_TYPES", "build_parser"]
-
 _KEYS: Final[dict[str, tuple[str, ...]]] = {
     "at_command": ("type", "validate"),
     "json_lines": ("type", "validate"),

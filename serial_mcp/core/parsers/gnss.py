@@ -31,8 +31,6 @@ from serial_mcp.core import checksums
 from serial_mcp.core.parsers.base import Parsed
 from serial_mcp.core.parsers.nmea import NmeaParser
 
-__all__ = ["MAX_FIELDS", "GnssParser", "Rtcm3Parser", "UbxParser"]
-
 #: Most decoded fields one UBX or RTCM3 frame keeps (the real logs' largest has 1,429;
 #: NAV-SAT with all 255 satellites 6,634). Read when a frame is parsed..
 MAX_FIELDS: int = 8192

@@ -7,8 +7,6 @@ from typing import Any, Final
 
 from serial_mcp.core.parsers.base import Parsed, text_of
 
-__all__ = ["GrblParser"]
-
 _ERROR_RE: Final = re.compile(r"^error:\s*(\d+)$", re.IGNORECASE)
 _ALARM_RE: Final = re.compile(r"^ALARM:\s*(\d+)$", re.IGNORECASE)
 _BRACKET_RE: Final = re.compile(r"^\[([A-Za-z0-9 ]+?)\s*:(.*)\]$", re.DOTALL)

@@ -7,8 +7,6 @@ from typing import Any
 
 from serial_mcp.core.parsers.base import Parsed
 
-__all__ = ["JsonLinesParser"]
-
 
 def _no_constants(name: str) -> Any:
     """NaN and Infinity are not JSON; refusing them keeps ``fields`` serialisable."""

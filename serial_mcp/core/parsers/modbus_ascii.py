@@ -18,8 +18,6 @@ from serial_mcp.core.parsers.base import Parsed
 from serial_mcp.core.parsers.modbus_pdu import decode_pdu
 from serial_mcp.errors import InvalidArgument
 
-__all__ = ["ModbusAsciiEncoder", "ModbusAsciiParser", "modbus_ascii_encode"]
-
 _HEX = frozenset(string.hexdigits.encode())
 
 

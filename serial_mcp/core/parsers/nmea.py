@@ -16,8 +16,6 @@ from serial_mcp.core import checksums
 from serial_mcp.core.parsers.base import Parsed
 from serial_mcp.errors import InvalidArgument
 
-__all__ = ["DecodedSlots", "NmeaEncoder", "NmeaParser", "nmea_encode", "parse_fields", "parse_lines"]
-
 _HEX = frozenset(string.hexdigits.encode())
 _AIS_KEYS = ("fragment_count", "fragment_number", "message_id", "channel", "payload", "fill_bits")
 

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from serial_mcp.core.parsers.base import Parsed
 
-__all__ = ["RawParser"]
-
 
 class RawParser:
     """Marks every payload as ``{"kind": "raw"}``."""
