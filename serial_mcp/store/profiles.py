@@ -32,10 +32,7 @@ from serial_mcp.core.identity import most_recent_first, selector_matches, valida
 from serial_mcp.core.port_info import PortInfo
 from serial_mcp.core.profile_model import (
     DEFAULT_FIELDS,
-    HISTORY_LIMIT,
     SCHEMA_VERSION,
-    Profile,
-    ProfileRevision,
     ProfileStoreError,
     check_keys,
     check_revision_arg,
@@ -44,6 +41,7 @@ from serial_mcp.core.profile_model import (
     validate_defaults,
     validate_name,
 )
+from serial_mcp.core.profile_model import Profile as Profile  # re-exported: the engine's name
 from serial_mcp.core.profile_revisions import (
     EMPTY_SNAPSHOT,
     Op,
@@ -62,22 +60,6 @@ from serial_mcp.store.atomic import remove_stale_temps, replace_atomic
 
 if TYPE_CHECKING:
     import filelock
-
-__all__ = [
-    "DEFAULT_FIELDS",
-    "HISTORY_LIMIT",
-    "MAX_PROFILES",
-    "PROFILES_ENV",
-    "SCHEMA_VERSION",
-    "Profile",
-    "ProfileRevision",
-    "ProfileStore",
-    "ProfileStoreError",
-    "default_profiles_path",
-    "resolve_profiles_path",
-    "validate_defaults",
-    "validate_name",
-]
 
 PROFILES_ENV: Final = "SERIAL_MCP_PROFILES"
 APP_NAME: Final = "serial-mcp"
