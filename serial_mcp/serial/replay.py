@@ -35,22 +35,9 @@ from serial_mcp.serial.replay_files import (
     not_read,
     read_capture_bytes,
     real_path,
-    replay_bases,
     replay_candidates,
 )
 from serial_mcp.serial.write_tail import WriteTail
-
-__all__ = [
-    "MODES",
-    "ReplayMismatch",
-    "ReplayOpener",
-    "ReplayPortHandle",
-    "ReplayScope",
-    "ReplaySpec",
-    "parse_replay_url",
-    "replay_bases",
-    "replay_candidates",
-]
 
 ReplayMode = Literal["timed", "instant", "respond"]
 MODES: Final[tuple[ReplayMode, ...]] = ("timed", "instant", "respond")

@@ -31,11 +31,9 @@ bytes.
 
 from __future__ import annotations
 
-from serial_mcp.core.events.model import Severity, Signature
+from serial_mcp.core.events.model import Severity
+from serial_mcp.core.events.model import Signature as Signature
 from serial_mcp.core.events.signatures_cortex_m import CORTEX_M_SIGNATURES
-
-__all__ = ["SIGNATURES", "Signature"]
-
 
 # --- shared pieces ------------------------------------------------------------------------------------------
 
