@@ -33,6 +33,15 @@ class Parser(Protocol):
         ...
 
 
+class OptionlessParser:
+    """A parser whose one option is ``validate``."""
+
+    __slots__ = ("validate",)
+
+    def __init__(self, validate: bool = False) -> None:
+        self.validate = validate
+
+
 def text_of(payload: bytes) -> str:
     """The payload as text: UTF-8 (invalid bytes become U+FFFD), line terminators stripped."""
     return payload.decode("utf-8", "replace").strip("\r\n")

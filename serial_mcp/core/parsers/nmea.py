@@ -13,7 +13,7 @@ from typing import Any, Final, Protocol, TypeVar
 
 from serial_mcp import messages
 from serial_mcp.core import checksums
-from serial_mcp.core.parsers.base import Parsed
+from serial_mcp.core.parsers.base import OptionlessParser, Parsed
 from serial_mcp.errors import InvalidArgument
 
 _HEX = frozenset(string.hexdigits.encode())
@@ -248,13 +248,8 @@ def _parse_any(payload: bytes) -> tuple[dict[str, Any], bool | None]:
     return fields, valid
 
 
-class NmeaParser:
+class NmeaParser(OptionlessParser):
     """Parses one NMEA/AIS line into talker, sentence type, fields and checksum validity."""
-
-    __slots__ = ("validate",)
-
-    def __init__(self, validate: bool = False) -> None:
-        self.validate = validate
 
     def parse(self, payload: bytes) -> Parsed:
         """Kind ``sentence`` (``$``), ``ais`` (``!``) or ``other``; checksum checked when present."""
