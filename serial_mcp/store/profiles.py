@@ -72,6 +72,15 @@ _THREAD_LOCKS: dict[str, threading.Lock] = {}
 _THREAD_LOCKS_GUARD = threading.Lock()
 
 
+def _exists(message: str, current: Profile) -> SerialMcpError:
+    return SerialMcpError(
+        ErrorCode.PROFILE_EXISTS,
+        message.format(name=current.name, revision=current.revision),
+        profile=current.name,
+        revision=current.revision,
+    )
+
+
 def _require_room(snap: Snapshot) -> None:
     """A new profile needs room in the store (``resource_limit`` past ``MAX_PROFILES``)."""
     if len(snap.profiles) >= MAX_PROFILES:
@@ -182,12 +191,7 @@ class ProfileStore:
         def op(snap: Snapshot, now: datetime) -> dict[str, Any]:
             current = snap.profiles.get(name)
             if current is not None:
-                raise SerialMcpError(
-                    ErrorCode.PROFILE_EXISTS,
-                    messages.PROFILE_EXISTS.format(name=name, revision=current.revision),
-                    profile=name,
-                    revision=current.revision,
-                )
+                raise _exists(messages.PROFILE_EXISTS, current)
             _require_room(snap)
             return with_profile(snap.data, name, fresh_profile(sel, dflt, now, generated))
 
@@ -271,12 +275,7 @@ class ProfileStore:
                 _require_room(snap)
                 return with_profile(snap.data, name, fresh_profile(sel, dflt, now, False))
             if not overwrite:
-                raise SerialMcpError(
-                    ErrorCode.PROFILE_EXISTS,
-                    messages.PROFILE_EXISTS_SAVE.format(name=name, revision=current.revision),
-                    profile=name,
-                    revision=current.revision,
-                )
+                raise _exists(messages.PROFILE_EXISTS_SAVE, current)
             check_cas(current, expected)
             if same(sel, current.selector) and same(dflt, current.defaults) and not current.generated:
                 return None
