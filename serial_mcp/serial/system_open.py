@@ -175,5 +175,3 @@ def classify_open_error(port: str, exc: BaseException) -> SerialMcpError:
     return SerialMcpError(
         ErrorCode.PORT_OPEN_FAILED, messages.PORT_OPEN_FAILED.format(port=port, error=_explain(port, exc))
     )
-
-
