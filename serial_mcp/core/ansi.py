@@ -34,8 +34,6 @@ from __future__ import annotations
 import re
 from typing import Final
 
-__all__ = ["MAX_CSI_LENGTH", "MAX_STRING_LENGTH", "AnsiStripper", "strip_ansi"]
-
 #: Longest CSI (introducer included) before it is treated as damaged and ended.
 MAX_CSI_LENGTH: Final = 256
 #: Longest control string (OSC, DCS ...) before it is treated as damaged and ended.

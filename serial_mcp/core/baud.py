@@ -28,18 +28,6 @@ from typing import Final
 from serial_mcp import messages
 from serial_mcp.core.ansi import strip_ansi
 
-__all__ = [
-    "COMMON_RATES",
-    "MAX_SCORED",
-    "MIN_BYTES",
-    "MIN_MARGIN",
-    "MIN_SCORE",
-    "BaudVerdict",
-    "rank",
-    "score_text",
-    "simulate_garble",
-]
-
 #: Rates worth trying on an unknown console, in ascending order; 74880 is the ESP8266 ROM's
 #: boot rate.
 COMMON_RATES: Final = (1200, 2400, 4800, 9600, 19200, 38400, 57600, 74880, 115200, 230400, 460800, 921600)

@@ -26,25 +26,6 @@ from serial_mcp import messages
 from serial_mcp.core.settings import SerialSettings
 from serial_mcp.errors import ErrorCode, InvalidArgument, SerialMcpError
 
-__all__ = [
-    "EVENT_TYPES",
-    "FORMAT_NAME",
-    "FORMAT_VERSION",
-    "Capture",
-    "CaptureError",
-    "CaptureEvent",
-    "CaptureHeader",
-    "capture_text",
-    "decode_lines",
-    "event_line",
-    "header_line",
-    "parse_capture",
-    "parse_header",
-    "settings_from_header",
-    "settings_to_header",
-    "utc_created",
-]
-
 FORMAT_NAME: Final = "serial-mcp-capture"
 FORMAT_VERSION: Final = 1
 EVENT_TYPES: Final = frozenset(
@@ -66,7 +47,6 @@ _HEADER_KEYS: Final = (
 _SHOWN: Final = 60
 _HEX_DIGITS: Final = frozenset("0123456789abcdefABCDEF")
 _LINE_BREAK_ESCAPES: Final = {0x85: "\\u0085", 0x2028: "\\u2028", 0x2029: "\\u2029"}
-_PARITY_LETTER: Final = {"none": "N", "even": "E", "odd": "O", "mark": "M", "space": "S"}
 
 
 class CaptureError(SerialMcpError):
@@ -138,13 +118,7 @@ def utc_created(when: datetime | None = None) -> str:
 
 def settings_to_header(settings: SerialSettings) -> dict[str, Any]:
     """Our settings under the format's (pyserial-style) names: ``baudrate``, ``parity`` as ``N``..."""
-    return {
-        "baudrate": settings.baud_rate,
-        "bytesize": settings.data_bits,
-        "parity": _PARITY_LETTER[settings.parity],
-        "stopbits": settings.stop_bits,
-        "flow_control": settings.flow_control,
-    }
+    return {**settings.pyserial(), "flow_control": settings.flow_control}
 
 
 def settings_from_header(values: Mapping[str, Any], base: SerialSettings | None = None) -> SerialSettings:

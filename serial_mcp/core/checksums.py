@@ -46,8 +46,6 @@ from serial_mcp import messages
 from serial_mcp.core.crc_catalogue import MODELS, OLD_NAMES, CrcModel
 from serial_mcp.errors import InvalidArgument
 
-__all__ = ["CrcModel", "algorithms", "canonical_name", "compute", "crc_model", "function", "width_bytes"]
-
 BytesLike = bytes | bytearray | memoryview
 
 # --- simple checksums ----------------------------------------------------------------------------
@@ -109,30 +107,6 @@ def _xor8_engine() -> Callable[[bytes | bytearray], int]:
 _xor8 = _xor8_engine()
 
 
-def _xor16(data: bytes | bytearray) -> int:
-    return _xor_fold(data, 2)
-
-
-def _xor32(data: bytes | bytearray) -> int:
-    return _xor_fold(data, 4)
-
-
-def _sum8(data: bytes | bytearray) -> int:
-    return sum(data) & 0xFF
-
-
-def _sum16(data: bytes | bytearray) -> int:
-    return sum(_words(data, 2, ">")) & 0xFFFF
-
-
-def _sum32(data: bytes | bytearray) -> int:
-    return sum(_words(data, 4, ">")) & 0xFFFFFFFF
-
-
-def _lrc(data: bytes | bytearray) -> int:
-    return -sum(data) & 0xFF
-
-
 def _fletcher(values: bytes | bytearray | tuple[int, ...], modulus: int, bits: int) -> int:
     """Fletcher sums: sum1 is the plain sum, sum2 the sum of running sums (reduced once at the end)."""
     sum1 = sum(values) % modulus
@@ -140,42 +114,22 @@ def _fletcher(values: bytes | bytearray | tuple[int, ...], modulus: int, bits: i
     return (sum2 << bits) | sum1
 
 
-def _fletcher16(data: bytes | bytearray) -> int:
-    return _fletcher(data, 255, 8)
-
-
-def _fletcher32(data: bytes | bytearray) -> int:
-    return _fletcher(_words(data, 2, "<"), 0xFFFF, 16)
-
-
-def _fletcher64(data: bytes | bytearray) -> int:
-    return _fletcher(_words(data, 4, "<"), 0xFFFFFFFF, 32)
-
-
-def _ubx(data: bytes | bytearray) -> int:
-    return _fletcher(data, 256, 8)
-
-
-def _adler32(data: bytes | bytearray) -> int:
-    return zlib.adler32(data) & 0xFFFFFFFF
-
-
 _Func = Callable[[bytes | bytearray], int]
 
 # canonical name -> (function, width in bytes)
 _SIMPLE: Final[dict[str, tuple[_Func, int]]] = {
     "xor": (_xor8, 1),
-    "xor16": (_xor16, 2),
-    "xor32": (_xor32, 4),
-    "sum8": (_sum8, 1),
-    "sum16": (_sum16, 2),
-    "sum32": (_sum32, 4),
-    "lrc": (_lrc, 1),
-    "fletcher16": (_fletcher16, 2),
-    "fletcher32": (_fletcher32, 4),
-    "fletcher64": (_fletcher64, 8),
-    "adler32": (_adler32, 4),
-    "ubx": (_ubx, 2),
+    "xor16": (lambda d: _xor_fold(d, 2), 2),
+    "xor32": (lambda d: _xor_fold(d, 4), 4),
+    "sum8": (lambda d: sum(d) & 0xFF, 1),
+    "sum16": (lambda d: sum(_words(d, 2, ">")) & 0xFFFF, 2),
+    "sum32": (lambda d: sum(_words(d, 4, ">")) & 0xFFFFFFFF, 4),
+    "lrc": (lambda d: -sum(d) & 0xFF, 1),
+    "fletcher16": (lambda d: _fletcher(d, 255, 8), 2),
+    "fletcher32": (lambda d: _fletcher(_words(d, 2, "<"), 0xFFFF, 16), 4),
+    "fletcher64": (lambda d: _fletcher(_words(d, 4, "<"), 0xFFFFFFFF, 32), 8),
+    "adler32": (lambda d: zlib.adler32(d) & 0xFFFFFFFF, 4),
+    "ubx": (lambda d: _fletcher(d, 256, 8), 2),
 }
 _SIMPLE_ALIASES: Final[dict[str, str]] = {"xor8": "xor", "fletcher8": "ubx"}
 # Common spellings beyond the catalogue's own former names (OLD_NAMES).

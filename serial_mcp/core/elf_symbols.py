@@ -41,8 +41,6 @@ from elftools.elf.sections import SymbolTableSection
 from serial_mcp import messages
 from serial_mcp.errors import ErrorCode, InvalidArgument, SerialMcpError
 
-__all__ = ["MAX_ELF_BYTES", "MAX_INFLATED_BYTES", "ElfSymbols", "Frame"]
-
 log = logging.getLogger(__name__)
 
 MAX_ELF_BYTES: Final = 64 << 20

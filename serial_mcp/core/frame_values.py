@@ -13,8 +13,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Final
 
-__all__ = ["VALUE_NAMES", "Value", "label_of", "message_type", "values_of"]
-
 Value = int | float | str | list[int]
 
 #: NMEA GGA fix quality (field 6) as a word.

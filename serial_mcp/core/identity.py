@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from typing import Any, Literal, Protocol, TypeVar
 
 from serial_mcp import messages
-from serial_mcp.core.port_info import PortInfo
+from serial_mcp.core.port_info import DEVICE_FIELDS, USB_FIELDS, PortInfo
 from serial_mcp.core.unknown_keys import did_you_mean
 from serial_mcp.errors import InvalidArgument
 
@@ -25,16 +25,7 @@ Confidence = Literal["high", "medium", "low", "none"]
 PlanAction = Literal["reuse", "generate", "transient"]
 ProfileMode = Literal["auto", "none"]
 
-SELECTOR_FIELDS = (
-    "vid",
-    "pid",
-    "serial_number",
-    "manufacturer",
-    "product",
-    "interface",
-    "port_glob",
-    "description_glob",
-)
+SELECTOR_FIELDS = (*USB_FIELDS, "port_glob", "description_glob")
 PROFILE_MODES: tuple[ProfileMode, ...] = ("auto", "none")
 AUTO_PREFIX = "auto-"
 NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
@@ -48,26 +39,19 @@ _EPOCH = datetime.min.replace(tzinfo=UTC)
 
 
 @dataclass(frozen=True, slots=True)
-class Identity:
-    """What identifies the device behind a port, and how far that can be trusted."""
+class Identity(PortInfo):
+    """A port's device fields, cleaned, and how far they identify the device."""
 
-    port: str
     confidence: Confidence
-    vid: str | None = None
-    pid: str | None = None
-    serial_number: str | None = None
-    manufacturer: str | None = None
-    product: str | None = None
-    interface: str | None = None
-    location: str | None = None
-    description: str | None = None
+
+    @property
+    def port(self) -> str:
+        return self.name
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready fields plus the fingerprint."""
-        out: dict[str, Any] = {"port": self.port, "confidence": self.confidence}
-        for key in ("vid", "pid", "serial_number", "manufacturer", "product", "interface", "location"):
-            out[key] = getattr(self, key)
-        out["description"] = self.description
+        out: dict[str, Any] = {"port": self.name, "confidence": self.confidence}
+        out.update({key: getattr(self, key) for key in DEVICE_FIELDS})
         out["fingerprint"] = fingerprint(self)
         return out
 
@@ -140,37 +124,21 @@ def is_virtual_port(name: str) -> bool:
 def identity_of(port: PortInfo) -> Identity:
     """Classify a port: high (USB VID+PID+serial), medium (USB without a serial), low (a
     description only), none (nothing but a path: PTYs, URLs, bare native ports)."""
-    vid = _clean(port.vid)
-    pid = _clean(port.pid)
-    serial = _clean(port.serial_number)
-    interface = _clean(port.interface)
-    location = _clean(port.location)
-    description = _clean(port.description)
-    product = _clean(port.product)
-    manufacturer = _clean(port.manufacturer)
+    fields = {key: _clean(getattr(port, key)) for key in DEVICE_FIELDS}
+    vid, pid, serial = fields["vid"], fields["pid"], fields["serial_number"]
     confidence: Confidence
     if vid and pid and serial:
         confidence = "high"
-    elif (vid and pid) or (port.transport == "usb" and (serial or interface or location)):
+    elif (vid and pid) or (port.transport == "usb" and (serial or fields["interface"] or fields["location"])):
         confidence = "medium"
     elif is_virtual_port(port.name):
         confidence = "none"
-    elif description or product or manufacturer:
+    elif fields["description"] or fields["product"] or fields["manufacturer"]:
         confidence = "low"
     else:
         confidence = "none"
-    return Identity(
-        port=port.name,
-        confidence=confidence,
-        vid=vid.lower() if vid else None,
-        pid=pid.lower() if pid else None,
-        serial_number=serial,
-        manufacturer=manufacturer,
-        product=product,
-        interface=interface,
-        location=location,
-        description=description,
-    )
+    fields["vid"], fields["pid"] = (vid.lower() if vid else None), (pid.lower() if pid else None)
+    return Identity(name=port.name, hwid=port.hwid, transport=port.transport, confidence=confidence, **fields)
 
 
 def fingerprint(identity: Identity) -> str | None:

@@ -33,8 +33,6 @@ from typing import Final
 from serial_mcp import messages
 from serial_mcp.errors import InvalidArgument
 
-__all__ = ["KEYS", "encode_key", "encode_keys", "key_names"]
-
 _CSI: Final = "\x1b["
 _SS3: Final = "\x1bO"
 

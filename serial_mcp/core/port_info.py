@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+# What a port reports about the device behind it (all optional; ``core.identity`` cleans them).
+USB_FIELDS = ("vid", "pid", "serial_number", "manufacturer", "product", "interface")
+DEVICE_FIELDS = (*USB_FIELDS, "location", "description")
+
 
 @dataclass(frozen=True, slots=True)
 class PortInfo:
@@ -24,16 +28,4 @@ class PortInfo:
     @classmethod
     def virtual(cls, name: str) -> PortInfo:
         """A port known only by its name: a PTY, a URL (``socket://``, ``sim://``, ``replay://``)."""
-        return cls(
-            name=name,
-            description=None,
-            hwid=None,
-            vid=None,
-            pid=None,
-            serial_number=None,
-            manufacturer=None,
-            product=None,
-            interface=None,
-            location=None,
-            transport="virtual",
-        )
+        return cls(name=name, hwid=None, transport="virtual", **dict.fromkeys(DEVICE_FIELDS))

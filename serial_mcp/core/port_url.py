@@ -29,22 +29,6 @@ from typing import Final
 from serial_mcp import messages
 from serial_mcp.errors import ErrorCode, InvalidArgument, SerialMcpError
 
-__all__ = [
-    "BUILTIN_SCHEMES",
-    "LAB_SCHEMES",
-    "NETWORK_SCHEMES",
-    "REDACTED",
-    "PortTarget",
-    "check_scheme",
-    "check_text",
-    "labgrid_parts",
-    "parse_port",
-    "parse_scheme_name",
-    "redact",
-    "scheme_of",
-    "scrub",
-]
-
 NETWORK_SCHEMES: Final = frozenset({"socket", "rfc2217"})
 PYSERIAL_SCHEMES: Final = NETWORK_SCHEMES | {"loop"}
 LAB_SCHEMES: Final = frozenset({"labgrid"})  # a labgrid place, reached through its coordinator (issue 25)
@@ -278,15 +262,20 @@ def _path_secrets(path: str) -> tuple[str, list[str]]:
     head, question, query = path.partition("?")
     shown = _PATH_SECRET.sub(hide, head)
     if question:
-        items = []
-        for item in query.split("&"):
-            key, eq, value = item.partition("=")
-            if eq and value:
-                secrets.append(value)
-                item = f"{key}={REDACTED}"
-            items.append(item)
-        shown += "?" + "&".join(items)
+        shown += "?" + _redact_query(query, frozenset(), secrets)
     return shown, [s for s in secrets if s]
+
+
+def _redact_query(query: str, shown_keys: frozenset[str], secrets: list[str]) -> str:
+    """``query`` with every value but those of ``shown_keys`` redacted (and added to ``secrets``)."""
+    items = []
+    for item in query.split("&"):
+        key, eq, value = item.partition("=")
+        if eq and value and key.strip().lower() not in shown_keys:
+            secrets.append(value)
+            item = f"{key}={REDACTED}"
+        items.append(item)
+    return "&".join(items)
 
 
 def _split_secrets(port: str) -> tuple[str, list[str]]:
@@ -306,15 +295,7 @@ def _split_secrets(port: str) -> tuple[str, list[str]]:
         pieces[i] = REDACTED + piece[at:]
     shown = "://".join(pieces)
     if question:
-        shown_keys = _SHOWN_OPTIONS.get(scheme_of(port) or "", frozenset())
-        items = []
-        for item in query.split("&"):
-            key, eq, value = item.partition("=")
-            if eq and value and key.strip().lower() not in shown_keys:
-                secrets.append(value)
-                item = f"{key}={REDACTED}"
-            items.append(item)
-        shown += "?" + "&".join(items)
+        shown += "?" + _redact_query(query, _SHOWN_OPTIONS.get(scheme_of(port) or "", frozenset()), secrets)
     if hash_sign:
         if fragment:
             secrets.append(fragment)

@@ -27,28 +27,6 @@ from serial_mcp.core.settings import SerialSettings, validate_settings
 from serial_mcp.core.unknown_keys import did_you_mean
 from serial_mcp.errors import ErrorCode, InvalidArgument, SerialMcpError
 
-__all__ = [
-    "DEFAULT_FIELDS",
-    "HISTORY_LIMIT",
-    "MAX_NESTING",
-    "SCHEMA_VERSION",
-    "SERIAL_FIELDS",
-    "TABLE_FIELDS",
-    "Profile",
-    "ProfileRevision",
-    "ProfileStoreError",
-    "check_keys",
-    "check_revision_arg",
-    "iso_text",
-    "profile_from_data",
-    "profiles_from_document",
-    "same",
-    "toml_key",
-    "toml_string",
-    "validate_defaults",
-    "validate_name",
-]
-
 SCHEMA_VERSION: Final = 1
 HISTORY_LIMIT: Final = 5
 #: How deeply lists and objects may nest inside one setting (rx_parser, pace, ...): far more than

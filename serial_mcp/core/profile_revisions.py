@@ -19,20 +19,6 @@ from serial_mcp import messages
 from serial_mcp.core.profile_model import HISTORY_LIMIT, Profile
 from serial_mcp.errors import ErrorCode, SerialMcpError
 
-__all__ = [
-    "EMPTY_SNAPSHOT",
-    "Op",
-    "Snapshot",
-    "check_cas",
-    "conflict",
-    "existing_profile",
-    "fresh_profile",
-    "known_profiles",
-    "next_revision",
-    "with_key_after",
-    "with_profile",
-]
-
 
 @dataclass(frozen=True, slots=True)
 class Snapshot:

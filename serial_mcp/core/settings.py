@@ -39,6 +39,15 @@ class SerialSettings:
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
 
+    def pyserial(self) -> dict[str, Any]:
+        """Baud rate, data bits, parity (its letter: ``N``, ``E`` …) and stop bits under pyserial's names."""
+        return {
+            "baudrate": self.baud_rate,
+            "bytesize": self.data_bits,
+            "parity": self.parity[0].upper(),
+            "stopbits": self.stop_bits,
+        }
+
     def updated(self, **changes: Any) -> SerialSettings:
         """A validated copy with ``changes`` applied (None values are ignored)."""
         return validate_settings(replace(self, **{k: v for k, v in changes.items() if v is not None}))

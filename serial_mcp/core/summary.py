@@ -30,18 +30,6 @@ from serial_mcp.core.framing.checksum_detail import checksum_detail
 from serial_mcp.core.unknown_keys import did_you_mean
 from serial_mcp.errors import InvalidArgument
 
-__all__ = [
-    "MAX_BAD_KEPT",
-    "MAX_FIELDS",
-    "MAX_TYPES",
-    "StreamSummary",
-    "bad_kind",
-    "bad_reason",
-    "check_fields",
-    "excerpt",
-    "type_key",
-]
-
 MAX_TYPES: Final = 32
 MAX_FIELDS: Final = 8
 MAX_BAD_KEPT: Final = 8

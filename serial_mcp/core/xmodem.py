@@ -59,82 +59,24 @@ complete when their modules are imported; ``state`` says where a machine is.
 Layout: ``core.xmodem_wire`` (control bytes, blocks, block 0, events and results),
 ``core.xmodem_table`` (rules, ignores, refusals and the completeness check),
 ``core.xmodem_machine`` (what both directions share), ``core.xmodem_sender`` (the XMODEM and
-YMODEM sender tables) and ``core.xmodem_receiver`` (the receiver table); this module is the
-one to import from.
+YMODEM sender tables) and ``core.xmodem_receiver`` (the receiver table). This module gives the
+machines and what a driver of them handles; the wire's bytes and the other events are in
+``core.xmodem_wire``.
 """
 
 from __future__ import annotations
 
 from serial_mcp.core.xmodem_receiver import XmodemReceiver, YmodemReceiver
 from serial_mcp.core.xmodem_sender import XmodemSender, YmodemSender
-from serial_mcp.core.xmodem_wire import (
-    ABORT_SEQUENCE,
-    ACK,
-    BLOCK_TIMEOUT,
-    BS,
-    CAN,
-    CHARACTER_TIMEOUT,
-    CRC_ATTEMPTS,
-    CRC_REQUEST,
-    CRC_REQUEST_TIMEOUT,
-    EOT,
-    MAX_RETRIES,
-    NAK,
-    PAD,
-    RECEIVER_START_RETRIES,
-    SENDER_START_RETRIES,
-    SENDER_TIMEOUT,
-    SOH,
-    STX,
-    Done,
-    Event,
-    FileReceived,
-    FileSent,
-    FileStarted,
-    Mode,
-    Progress,
-    Retry,
-    TransferredFile,
-    TransferResult,
-    YmodemFile,
-    encode_block,
-    parse_header,
-)
+from serial_mcp.core.xmodem_wire import Done, Progress, TransferResult, YmodemFile
 
 __all__ = [
-    "ABORT_SEQUENCE",
-    "ACK",
-    "BLOCK_TIMEOUT",
-    "BS",
-    "CAN",
-    "CHARACTER_TIMEOUT",
-    "CRC_ATTEMPTS",
-    "CRC_REQUEST",
-    "CRC_REQUEST_TIMEOUT",
-    "EOT",
-    "MAX_RETRIES",
-    "NAK",
-    "PAD",
-    "RECEIVER_START_RETRIES",
-    "SENDER_START_RETRIES",
-    "SENDER_TIMEOUT",
-    "SOH",
-    "STX",
     "Done",
-    "Event",
-    "FileReceived",
-    "FileSent",
-    "FileStarted",
-    "Mode",
     "Progress",
-    "Retry",
     "TransferResult",
-    "TransferredFile",
     "XmodemReceiver",
     "XmodemSender",
     "YmodemFile",
     "YmodemReceiver",
     "YmodemSender",
-    "encode_block",
-    "parse_header",
 ]

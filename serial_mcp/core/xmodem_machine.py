@@ -20,8 +20,6 @@ from serial_mcp.core.xmodem_wire import (
     check_retries,
 )
 
-__all__ = ["TransferMachine"]
-
 M = TypeVar("M", bound="TransferMachine")
 S = TypeVar("S", bound=Enum)
 
@@ -60,6 +58,18 @@ class TransferMachine:
         out = bytes(self._out)
         self._out.clear()
         return out
+
+    def on_timeout(self) -> list[Event]:
+        """Nothing arrived within ``timeout`` seconds: ask or send again, or give up after the retry
+        limit."""
+        events: list[Event] = []
+        if self._result is None:
+            self._can = False
+            self._timed_out(events)
+        return events
+
+    def _timed_out(self, events: list[Event]) -> None:
+        raise NotImplementedError
 
     def cancel(self) -> list[Event]:
         """Abort from this side: queue CAN x5 + BS x5 and end the transfer as cancelled."""

@@ -35,8 +35,6 @@ from serial_mcp.core.xmodem_wire import (
     parse_header,
 )
 
-__all__ = ["RECEIVER_TABLE", "ReceiverInput", "ReceiverState", "XmodemReceiver", "YmodemReceiver"]
-
 
 class ReceiverState(Enum):
     """Where a receiver is; the values are how an error message names the state."""
@@ -157,14 +155,8 @@ class _Receiver(TransferMachine):
             self._handle(received, events)
         return events
 
-    def on_timeout(self) -> list[Event]:
-        """Nothing arrived within ``timeout`` seconds: ask again, or give up after the retry limit."""
-        events: list[Event] = []
-        if self._result is not None:
-            return events
-        self._can = False
+    def _timed_out(self, events: list[Event]) -> None:
         self._handle(ReceiverInput.TIMEOUT, events)
-        return events
 
     def _handle(self, received: ReceiverInput, events: list[Event]) -> bool:
         """Apply the table's entry; True when the rest of the chunk is to be dropped."""
@@ -246,22 +238,7 @@ class _Receiver(TransferMachine):
             return self._nak()
         return ReceiverState.DONE
 
-    def _quiet(self, events: list[Event]) -> ReceiverState:
-        return self._ask_again(messages.XMODEM_REASON_TIMEOUT, events)
-
-    def _short(self, events: list[Event]) -> ReceiverState:
-        return self._ask_again(messages.XMODEM_REASON_SHORT, events)
-
-    def _line_clear(self, events: list[Event]) -> ReceiverState:
-        return self._ask_again(messages.XMODEM_REASON_NOISE, events)
-
     # actions: complete blocks
-    def _bad_number(self, events: list[Event]) -> ReceiverState:
-        return self._ask_again(messages.XMODEM_REASON_BAD_NUMBER, events)
-
-    def _bad_check(self, events: list[Event]) -> ReceiverState:
-        return self._ask_again(messages.XMODEM_REASON_BAD_CHECK, events)
-
     def _out_of_sync(self, events: list[Event]) -> ReceiverState:
         number, _ = self._block()
         events.append(self._fail(messages.XMODEM_OUT_OF_SYNC.format(got=number, expected=self._expected)))
@@ -365,6 +342,11 @@ _BLOCKS = (_I.BAD_NUMBER, _I.BAD_CHECK, _I.HEADER, _I.NEXT, _I.REPEAT, _I.EARLY_
 _Action = Callable[[_Receiver, list[Event]], ReceiverState]
 
 
+def _retry_after(reason: str) -> _Action:
+    """The action for an error that costs a retry: NAK (or C) after ``reason``, or give up."""
+    return lambda machine, events: machine._ask_again(reason, events)
+
+
 def _rule(action: _Action, *then: ReceiverState, purge: bool = False) -> Rule[_Receiver, ReceiverState]:
     return Rule(action, frozenset(then), purge)
 
@@ -384,13 +366,13 @@ RECEIVER_TABLE: Table[_Receiver, ReceiverState] = {
     (_S.WAIT, _I.EOT_COPY): _rule(_Receiver._drop_eot_copy, _S.WAIT),
     (_S.WAIT, _I.CAN): Ignore("a lone CAN is line noise"),
     (_S.WAIT, _I.NOISE): _rule(_Receiver._purge, _S.PURGE),
-    (_S.WAIT, _I.TIMEOUT): _rule(_Receiver._quiet, *_ASKED),
+    (_S.WAIT, _I.TIMEOUT): _rule(_retry_after(messages.XMODEM_REASON_TIMEOUT), *_ASKED),
     **{(_S.PURGE, i): Ignore("stale bytes: wait for the line to clear") for i in _BETWEEN_BLOCKS},
-    (_S.PURGE, _I.TIMEOUT): _rule(_Receiver._line_clear, *_ASKED),
+    (_S.PURGE, _I.TIMEOUT): _rule(_retry_after(messages.XMODEM_REASON_NOISE), *_ASKED),
     **{(_S.IN_BLOCK, i): Refuse("inside a block every byte is data") for i in _BETWEEN_BLOCKS},
-    (_S.IN_BLOCK, _I.TIMEOUT): _rule(_Receiver._short, *_ASKED),
-    (_S.IN_BLOCK, _I.BAD_NUMBER): _rule(_Receiver._bad_number, *_ASKED, purge=True),
-    (_S.IN_BLOCK, _I.BAD_CHECK): _rule(_Receiver._bad_check, *_ASKED, purge=True),
+    (_S.IN_BLOCK, _I.TIMEOUT): _rule(_retry_after(messages.XMODEM_REASON_SHORT), *_ASKED),
+    (_S.IN_BLOCK, _I.BAD_NUMBER): _rule(_retry_after(messages.XMODEM_REASON_BAD_NUMBER), *_ASKED, purge=True),
+    (_S.IN_BLOCK, _I.BAD_CHECK): _rule(_retry_after(messages.XMODEM_REASON_BAD_CHECK), *_ASKED, purge=True),
     (_S.IN_BLOCK, _I.HEADER): _rule(_Receiver._on_header, *_ASKED),
     (_S.IN_BLOCK, _I.NEXT): _rule(_Receiver._accept, *_ASKED),
     (_S.IN_BLOCK, _I.REPEAT): _rule(_Receiver._on_repeat, _S.WAIT),

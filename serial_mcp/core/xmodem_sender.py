@@ -32,8 +32,6 @@ from serial_mcp.core.xmodem_wire import (
 )
 from serial_mcp.errors import InvalidArgument
 
-__all__ = ["SenderInput", "SenderState", "XmodemSender", "YmodemSender"]
-
 
 class SenderState(Enum):
     """Where a sender is; the values are how an error message names the state."""
@@ -181,14 +179,8 @@ class _Sender(TransferMachine):
                 break
         return events
 
-    def on_timeout(self) -> list[Event]:
-        """Nothing arrived within ``timeout`` seconds: resend, or give up after the retry limit."""
-        events: list[Event] = []
-        if self._result is not None:
-            return events
-        self._can = False
+    def _timed_out(self, events: list[Event]) -> None:
         self._handle(SenderInput.TIMEOUT, events)
-        return events
 
     def _handle(self, received: SenderInput, events: list[Event]) -> None:
         entry = self._table[(self._state, received)]

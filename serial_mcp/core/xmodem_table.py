@@ -23,8 +23,6 @@ from typing import Generic, TypeVar
 
 from serial_mcp.core.xmodem_wire import Event
 
-__all__ = ["Entry", "Ignore", "Refuse", "Rule", "Table", "check_table"]
-
 M = TypeVar("M")  # the machine
 S = TypeVar("S", bound=Enum)  # its states
 

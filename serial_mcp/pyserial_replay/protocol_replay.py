@@ -17,8 +17,6 @@ from serial_mcp.core.settings import SerialSettings
 from serial_mcp.errors import SerialMcpError
 from serial_mcp.serial.replay import ReplayOpener, ReplayPortHandle, parse_replay_url
 
-__all__ = ["Serial"]
-
 
 class Serial(SerialBase):  # type: ignore[misc]  # pyserial ships no type information
     """A capture file played as a pyserial port."""
@@ -121,23 +119,10 @@ class Serial(SerialBase):  # type: ignore[misc]  # pyserial ships no type inform
         if self.replay is not None:
             self.replay.set_dtr(bool(self._dtr_state))
 
+    def _input_line(self, level: bool) -> bool:
+        self._handle()
+        return level
+
     # A recording holds no input-line states: report a present, ready device.
-    @property
-    def cts(self) -> bool:
-        self._handle()
-        return True
-
-    @property
-    def dsr(self) -> bool:
-        self._handle()
-        return True
-
-    @property
-    def ri(self) -> bool:
-        self._handle()
-        return False
-
-    @property
-    def cd(self) -> bool:
-        self._handle()
-        return True
+    cts = dsr = cd = property(lambda self: self._input_line(True))
+    ri = property(lambda self: self._input_line(False))

@@ -32,8 +32,6 @@ if TYPE_CHECKING:
     from serial_mcp.core.elf_symbols import ElfSymbols
     from serial_mcp.core.events import Event
 
-__all__ = ["CACHE_SIZE", "ElfScope", "LoadedElf", "load_elf", "load_local_elf"]
-
 CACHE_SIZE: Final = 4  # parsed ELFs kept (each can hold tens of MB of DWARF state)
 MAX_ADDRESSES: Final = 24  # addresses of one event decoded (the PC and the first backtrace frames)
 

@@ -12,7 +12,7 @@ import struct
 import sys
 import threading
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, ClassVar, Literal
 
 log = logging.getLogger(__name__)
@@ -75,6 +75,15 @@ def _inotify() -> tuple[int, Any] | None:
     return (fd, libc) if fd >= 0 else None
 
 
+def _events(data: bytes) -> Iterator[tuple[int, int]]:
+    """``(watch, mask)`` of each inotify event in ``data``."""
+    i = 0
+    while i + _EVENT.size <= len(data):
+        wd, mask, _cookie, length = _EVENT.unpack_from(data, i)
+        i += _EVENT.size + length
+        yield wd, mask
+
+
 class NodeEvents:
     """Opens and closes of one device node by any process, from Linux inotify (so a borrower that
     holds the node for a few milliseconds is not missed between two scans). ``fd`` becomes readable
@@ -102,10 +111,7 @@ class NodeEvents:
         except BlockingIOError:
             return []
         out: list[Literal["open", "close", "overflow"]] = []
-        i = 0
-        while i + _EVENT.size <= len(data):
-            _wd, mask, _cookie, length = _EVENT.unpack_from(data, i)
-            i += _EVENT.size + length
+        for _wd, mask in _events(data):
             if mask & IN_OPEN:
                 out.append("open")
             if mask & (IN_CLOSE_WRITE | IN_CLOSE_NOWRITE):
@@ -119,7 +125,6 @@ class NodeEvents:
             os.close(self.fd)
 
 
-IN_IGNORED = 0x8000  # the watch is gone (removed, or the node deleted)
 PROGRAM_CAP = 64  # printable characters of a program name quoted in an event or a status
 
 
@@ -226,10 +231,7 @@ class OpenWatch:
         except OSError:
             return []
         wds: list[int] = []
-        i = 0
-        while i + _EVENT.size <= len(data):
-            wd, mask, _cookie, length = _EVENT.unpack_from(data, i)
-            i += _EVENT.size + length
+        for wd, mask in _events(data):
             if mask & IN_OPEN and wd not in wds:
                 wds.append(wd)
         return wds

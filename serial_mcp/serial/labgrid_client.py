@@ -210,18 +210,16 @@ class LabClient:
     def acquire(self, place: str) -> None:
         """Acquire ``place`` for this server's identity; labgrid's refusal text on failure
         (``LabRefused``), ``unavailable`` when the coordinator is not there."""
-        pb2 = self._lg.labgrid_coordinator_pb2
-
-        async def work(session: Any) -> None:
-            await self._request(session, session.stub.AcquirePlace(pb2.AcquirePlaceRequest(placename=place)))
-
-        self.run(work)
+        self._place_call("AcquirePlace", place)
 
     def release(self, place: str) -> None:
-        pb2 = self._lg.labgrid_coordinator_pb2
+        self._place_call("ReleasePlace", place)
+
+    def _place_call(self, method: str, place: str) -> None:
+        request = getattr(self._lg.labgrid_coordinator_pb2, f"{method}Request")(placename=place)
 
         async def work(session: Any) -> None:
-            await self._request(session, session.stub.ReleasePlace(pb2.ReleasePlaceRequest(placename=place)))
+            await self._request(session, getattr(session.stub, method)(request))
 
         self.run(work)
 

@@ -28,7 +28,6 @@ from serial_mcp.core.port_url import labgrid_parts
 from serial_mcp.core.settings import SerialSettings
 from serial_mcp.errors import ErrorCode, SerialMcpError
 from serial_mcp.serial import labgrid_power
-from serial_mcp.serial.handle import PortHandle
 from serial_mcp.serial.labgrid_client import (
     LabClient,
     LabRefused,
@@ -341,7 +340,3 @@ def lab_opener_of(opener: Any) -> LabgridOpener | None:
         opener = getattr(opener, "inner", None)
         seen += 1
     return None
-
-
-def is_lab_handle(handle: PortHandle) -> bool:
-    return isinstance(handle, LabgridPortHandle)

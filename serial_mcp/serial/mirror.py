@@ -37,7 +37,6 @@ class PtyMirror:
         os.fchmod(self._slave, 0o600)  # like ``mesg n``: group tty (write, wall) cannot type to the device
         self.rdev = os.fstat(self._slave).st_rdev  # an open of this device is refused (engine.mirroring)
         self.dropped = 0
-        self.forwarded = 0
         self._stop_r, self._stop_w = os.pipe()
         self._thread: threading.Thread | None = None
         conn.listeners.append(self.on_event)
@@ -77,8 +76,6 @@ class PtyMirror:
                 self.conn.send_now(data, source="mirror")
             except OSError as exc:
                 log.info("mirror write to %s failed: %s", self.conn.id, exc)
-                continue
-            self.forwarded += len(data)
 
     def close(self) -> None:
         self.conn.remove_listener(self.on_event)

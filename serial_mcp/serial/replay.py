@@ -35,22 +35,9 @@ from serial_mcp.serial.replay_files import (
     not_read,
     read_capture_bytes,
     real_path,
-    replay_bases,
     replay_candidates,
 )
 from serial_mcp.serial.write_tail import WriteTail
-
-__all__ = [
-    "MODES",
-    "ReplayMismatch",
-    "ReplayOpener",
-    "ReplayPortHandle",
-    "ReplayScope",
-    "ReplaySpec",
-    "parse_replay_url",
-    "replay_bases",
-    "replay_candidates",
-]
 
 ReplayMode = Literal["timed", "instant", "respond"]
 MODES: Final[tuple[ReplayMode, ...]] = ("timed", "instant", "respond")
@@ -364,9 +351,12 @@ class ReplayPortHandle:
                 if last:
                     self._pass_delivered()
 
-    def reset_output(self) -> None:
+    def _locked_call(self, what: str, value: Any) -> None:
         with self._cond:
-            self._call("reset_output", None)
+            self._call(what, value)
+
+    def reset_output(self) -> None:
+        self._locked_call("reset_output", None)
 
     def apply_settings(self, settings: SerialSettings) -> None:
         with self._cond:
@@ -374,16 +364,13 @@ class ReplayPortHandle:
             self._call("settings", settings)
 
     def set_dtr(self, level: bool) -> None:
-        with self._cond:
-            self._call("dtr", level)
+        self._locked_call("dtr", level)
 
     def set_rts(self, level: bool) -> None:
-        with self._cond:
-            self._call("rts", level)
+        self._locked_call("rts", level)
 
     def set_break(self, level: bool) -> None:
-        with self._cond:
-            self._call("break", level)
+        self._locked_call("break", level)
 
     def modem_lines(self) -> dict[str, bool | None]:
         """A recording holds no input-line states: all unknown."""

@@ -16,8 +16,6 @@ from pathlib import Path
 from serial_mcp import messages
 from serial_mcp.errors import ErrorCode, SerialMcpError
 
-__all__ = ["ReplayScope", "not_read", "read_capture_bytes", "real_path", "replay_bases", "replay_candidates"]
-
 
 def replay_bases(captures_dir: Path | None = None) -> list[Path]:
     """Where a relative replay name is looked up, in order: the working directory, ``captures_dir``

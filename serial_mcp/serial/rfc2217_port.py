@@ -34,9 +34,11 @@ from serial_mcp.serial.connection import Connection
 log = logging.getLogger(__name__)
 
 SOURCE = "rfc2217"
-# pyserial's names for parity and the engine's
-_PARITY_TO_ENGINE = {"N": "none", "E": "even", "O": "odd", "M": "mark", "S": "space"}
-_PARITY_TO_PYSERIAL = {v: k for k, v in _PARITY_TO_ENGINE.items()}
+
+
+def _setting(name: str) -> Any:
+    """A pyserial attribute that reads and sets the client's ``SerialSettings`` field ``name``."""
+    return property(lambda self: getattr(self.settings, name), lambda self, value: self._set(**{name: value}))
 
 
 class LentPort:
@@ -78,37 +80,13 @@ class LentPort:
         self.settings = new
         self.conn.record("config", settings=new.as_dict(), source=SOURCE, applied=self.apply)
 
-    @property
-    def baudrate(self) -> int:
-        return self.settings.baud_rate
+    baudrate = _setting("baud_rate")
+    bytesize = _setting("data_bits")
+    stopbits = _setting("stop_bits")
 
-    @baudrate.setter
-    def baudrate(self, value: int) -> None:
-        self._set(baud_rate=value)
-
-    @property
-    def bytesize(self) -> int:
-        return self.settings.data_bits
-
-    @bytesize.setter
-    def bytesize(self, value: int) -> None:
-        self._set(data_bits=value)
-
-    @property
-    def parity(self) -> str:
-        return _PARITY_TO_PYSERIAL[self.settings.parity]
-
-    @parity.setter
-    def parity(self, value: str) -> None:
-        self._set(parity=_PARITY_TO_ENGINE.get(value, value))
-
-    @property
-    def stopbits(self) -> float:
-        return self.settings.stop_bits
-
-    @stopbits.setter
-    def stopbits(self, value: float) -> None:
-        self._set(stop_bits=value)
+    parity = property(
+        lambda self: self.settings.parity[0].upper(), lambda self, value: self._set(parity=value)
+    )
 
     @property
     def xonxoff(self) -> bool:
@@ -199,21 +177,10 @@ class LentPort:
         except Exception:  # a port without modem lines, or one that is going away
             return False
 
-    @property
-    def cts(self) -> bool:
-        return self._modem("cts")
-
-    @property
-    def dsr(self) -> bool:
-        return self._modem("dsr")
-
-    @property
-    def ri(self) -> bool:
-        return self._modem("ri")
-
-    @property
-    def cd(self) -> bool:
-        return self._modem("cd")
+    cts = property(lambda self: self._modem("cts"))
+    dsr = property(lambda self: self._modem("dsr"))
+    ri = property(lambda self: self._modem("ri"))
+    cd = property(lambda self: self._modem("cd"))
 
     # --- purges ---------------------------------------------------------------------------------
 

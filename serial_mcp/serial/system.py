@@ -30,13 +30,6 @@ from serial_mcp.serial.judged import device_of
 from serial_mcp.serial.readiness import wait_ready
 from serial_mcp.serial.tx import BITS_PER_CHAR, WriteStopped
 
-_PARITY = {
-    "none": serial.PARITY_NONE,
-    "even": serial.PARITY_EVEN,
-    "odd": serial.PARITY_ODD,
-    "mark": serial.PARITY_MARK,
-    "space": serial.PARITY_SPACE,
-}
 _READ_SIZE = 65536
 _DRAIN_LIMIT = 256 * 1024
 _DRAIN_FROM = 1024  # a first read shorter than this took all there was: no second read (EAGAIN)
@@ -56,10 +49,7 @@ _CONTROL_TIMEOUT = "waiting for option 'control'"
 def pyserial_kwargs(settings: SerialSettings) -> dict[str, Any]:
     """Map our settings onto pyserial attribute names."""
     return {
-        "baudrate": settings.baud_rate,
-        "bytesize": settings.data_bits,
-        "parity": _PARITY[settings.parity],
-        "stopbits": settings.stop_bits,
+        **settings.pyserial(),
         "xonxoff": settings.flow_control == "software",
         "rtscts": settings.flow_control == "hardware",
     }
@@ -70,7 +60,6 @@ class SystemPortHandle:
 
     def __init__(self, name: str, ser: Any) -> None:
         self.low_latency: bool | None = None  # None: not asked for
-        self.low_latency_error: str | None = None
         self.name = name
         self._ser = ser
         self._fd: int | None = None
@@ -353,32 +342,26 @@ class SystemPortHandle:
     def _drain_wake_writer(self) -> None:
         _empty_pipe(self._wake_wr)
 
-    def _control(self, attr: str, value: Any) -> None:
-        """Set a pyserial attribute; a network port's refusal or silence (rfc2217 answers time out)
-        is an ``OSError`` the tools report, not an internal error."""
+    def _pyserial(self, action: Callable[[], object], explain: bool = True) -> None:
+        """Run a pyserial call; a network port's refusal or silence (rfc2217 answers time out) is an
+        ``OSError`` the tools report, not an internal error."""
         try:
-            setattr(self._ser, attr, value)
+            action()
         except serial.SerialException as exc:
-            raise OSError(errno.EIO, _explain(self.name, exc)) from exc
+            raise OSError(errno.EIO, _explain(self.name, exc) if explain else str(exc)) from exc
+
+    def _control(self, attr: str, value: Any) -> None:
+        self._pyserial(lambda: setattr(self._ser, attr, value))
 
     def reset_input(self) -> None:
-        try:
-            self._ser.reset_input_buffer()
-        except serial.SerialException as exc:
-            raise OSError(errno.EIO, str(exc)) from exc
+        self._pyserial(self._ser.reset_input_buffer, explain=False)
 
     def reset_output(self) -> None:
-        try:
-            self._ser.reset_output_buffer()
-        except serial.SerialException as exc:
-            raise OSError(errno.EIO, str(exc)) from exc
+        self._pyserial(self._ser.reset_output_buffer, explain=False)
 
     def apply_settings(self, settings: SerialSettings) -> None:
         # only the values that differ: on rfc2217 every changed attribute is a negotiation round trip
-        try:
-            self._ser.apply_settings(pyserial_kwargs(settings))
-        except serial.SerialException as exc:
-            raise OSError(errno.EIO, _explain(self.name, exc)) from exc
+        self._pyserial(lambda: self._ser.apply_settings(pyserial_kwargs(settings)))
 
     def _line(self, attr: str, level: bool, what: str) -> None:
         """DTR, RTS and BREAK need real modem-control lines: a PTY or a ``socket://`` port has none,

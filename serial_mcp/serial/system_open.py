@@ -72,9 +72,8 @@ class SystemOpener:
             try:
                 ser.set_low_latency_mode(True)
                 handle.low_latency = True
-            except (AttributeError, OSError, ValueError, NotImplementedError) as exc:
+            except (AttributeError, OSError, ValueError, NotImplementedError):
                 handle.low_latency = False  # reported by get_status; not an error: the port works
-                handle.low_latency_error = str(exc)
         return handle
 
 
@@ -176,5 +175,3 @@ def classify_open_error(port: str, exc: BaseException) -> SerialMcpError:
     return SerialMcpError(
         ErrorCode.PORT_OPEN_FAILED, messages.PORT_OPEN_FAILED.format(port=port, error=_explain(port, exc))
     )
-
-

@@ -17,8 +17,6 @@ import threading
 import time
 from pathlib import Path
 
-__all__ = ["create_atomic", "fsync_dir", "remove_stale_temps", "replace_atomic", "write_synced"]
-
 _TEMP_SUFFIX = ".tmp"
 
 

@@ -22,8 +22,6 @@ from serial_mcp.core.capture import Capture, decode_lines, parse_capture
 from serial_mcp.errors import ErrorCode, SerialMcpError
 from serial_mcp.store.atomic import replace_atomic
 
-__all__ = ["NotRegularFile", "TooBig", "file_kind", "read_capture_bytes", "read_regular_file", "write_report"]
-
 _GROWTH_CHUNK = 1 << 20  # reads past the size the file had when opened (a /proc file says 0)
 _KINDS = (
     (stat.S_ISFIFO, messages.FILE_KIND_FIFO),
@@ -67,13 +65,13 @@ def read_regular_file(path: str | Path, max_bytes: int) -> bytes:
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
     except OSError as exc:
-        raise _unreadable(name, exc) from None
+        raise unreadable(name, exc) from None
     try:
         st = os.fstat(fd)
         kind = file_kind(st.st_mode)
     except OSError as exc:
         os.close(fd)
-        raise _unreadable(name, exc) from None
+        raise unreadable(name, exc) from None
     if kind is not None:  # before fdopen, which refuses a directory with an errno of its own
         os.close(fd)
         raise NotRegularFile(name, kind)
@@ -89,13 +87,13 @@ def read_regular_file(path: str | Path, max_bytes: int) -> bytes:
                 got += len(chunk)
                 want = _GROWTH_CHUNK
         except OSError as exc:
-            raise _unreadable(name, exc) from None
+            raise unreadable(name, exc) from None
     if got > max_bytes:
         raise TooBig(name, got, max_bytes)
     return b"".join(chunks)
 
 
-def _unreadable(path: str, exc: OSError) -> SerialMcpError:
+def unreadable(path: str | Path, exc: OSError) -> SerialMcpError:
     return SerialMcpError(
         ErrorCode.FILE_UNREADABLE, messages.VIEW_CANNOT_READ.format(path=path, reason=exc.strerror or exc)
     )
@@ -106,9 +104,7 @@ def read_capture_bytes(path: str | Path) -> bytes:
     try:
         return Path(path).read_bytes()
     except OSError as exc:
-        raise SerialMcpError(
-            ErrorCode.FILE_UNREADABLE, messages.VIEW_CANNOT_READ.format(path=path, reason=exc.strerror or exc)
-        ) from None
+        raise unreadable(path, exc) from None
 
 
 def write_report(path: str | Path, text: str) -> int:

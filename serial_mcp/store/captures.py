@@ -72,6 +72,10 @@ def validate_name(name: str) -> str:
     return name
 
 
+def _exists(name: str) -> SerialMcpError:
+    return SerialMcpError(ErrorCode.CAPTURE_EXISTS, messages.CAPTURE_EXISTS.format(name=name))
+
+
 class CaptureStore:
     """The capture directory; ``None`` means exporting and recording are disabled."""
 
@@ -150,14 +154,12 @@ class CaptureStore:
         final = self.path_of(name)
         with self._lock, self._file_lock():
             if os.path.lexists(final):
-                raise SerialMcpError(ErrorCode.CAPTURE_EXISTS, messages.CAPTURE_EXISTS.format(name=name))
+                raise _exists(name)
             self._check_quota(len(body))
             try:
                 create_atomic(final, body)  # no-clobber commit: fails if the name appeared meanwhile
             except FileExistsError:
-                raise SerialMcpError(
-                    ErrorCode.CAPTURE_EXISTS, messages.CAPTURE_EXISTS.format(name=name)
-                ) from None
+                raise _exists(name) from None
         return final, len(body)
 
     def create_recording(self, name: str) -> tuple[IO[bytes], Path, int]:
@@ -171,15 +173,9 @@ class CaptureStore:
             room = self._check_quota(0)
             try:
                 fd = os.open(final, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
-            except FileExistsError:
-                raise SerialMcpError(
-                    ErrorCode.CAPTURE_EXISTS, messages.CAPTURE_EXISTS.format(name=name)
-                ) from None
             except OSError as exc:
-                if exc.errno == errno.ELOOP:
-                    raise SerialMcpError(
-                        ErrorCode.CAPTURE_EXISTS, messages.CAPTURE_EXISTS.format(name=name)
-                    ) from None
+                if isinstance(exc, FileExistsError) or exc.errno == errno.ELOOP:
+                    raise _exists(name) from None
                 raise
         return os.fdopen(fd, "wb"), final, room
 
@@ -221,14 +217,3 @@ def read_capture_file(path: Path) -> Capture:
     recording cut short). The bytes are read here; ``core.capture`` only parses them."""
     raw = path.read_bytes()
     return parse_capture(decode_lines(raw), torn_tail_ok=not raw.endswith(b"\n"))
-
-
-def create_new_file(path: Path) -> IO[bytes]:
-    """Create ``path`` for writing; refuses to overwrite or follow a symlink (``capture_exists``)."""
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
-    except FileExistsError:
-        raise SerialMcpError(
-            ErrorCode.CAPTURE_EXISTS, messages.CAPTURE_EXISTS.format(name=str(path))
-        ) from None
-    return os.fdopen(fd, "wb")

@@ -24,8 +24,6 @@ from serial_mcp import messages
 from serial_mcp.core.profile_model import ProfileStoreError, iso_text, same, toml_key, toml_string
 from serial_mcp.errors import ErrorCode, SerialMcpError
 
-__all__ = ["document_text", "render_body", "split_header", "sync", "verify_failed"]
-
 _TABLE_DEPTH: Final = 3  # profiles.<name>.<section> render as [tables]; anything deeper is inline
 
 

@@ -32,10 +32,7 @@ from serial_mcp.core.identity import most_recent_first, selector_matches, valida
 from serial_mcp.core.port_info import PortInfo
 from serial_mcp.core.profile_model import (
     DEFAULT_FIELDS,
-    HISTORY_LIMIT,
     SCHEMA_VERSION,
-    Profile,
-    ProfileRevision,
     ProfileStoreError,
     check_keys,
     check_revision_arg,
@@ -44,6 +41,7 @@ from serial_mcp.core.profile_model import (
     validate_defaults,
     validate_name,
 )
+from serial_mcp.core.profile_model import Profile as Profile  # re-exported: the engine's name
 from serial_mcp.core.profile_revisions import (
     EMPTY_SNAPSHOT,
     Op,
@@ -63,22 +61,6 @@ from serial_mcp.store.atomic import remove_stale_temps, replace_atomic
 if TYPE_CHECKING:
     import filelock
 
-__all__ = [
-    "DEFAULT_FIELDS",
-    "HISTORY_LIMIT",
-    "MAX_PROFILES",
-    "PROFILES_ENV",
-    "SCHEMA_VERSION",
-    "Profile",
-    "ProfileRevision",
-    "ProfileStore",
-    "ProfileStoreError",
-    "default_profiles_path",
-    "resolve_profiles_path",
-    "validate_defaults",
-    "validate_name",
-]
-
 PROFILES_ENV: Final = "SERIAL_MCP_PROFILES"
 APP_NAME: Final = "serial-mcp"
 FILE_NAME: Final = "profiles.toml"
@@ -88,6 +70,15 @@ _LOCK_POLL_S = 0.005  # lock hand-over latency between processes; polling a loca
 
 _THREAD_LOCKS: dict[str, threading.Lock] = {}
 _THREAD_LOCKS_GUARD = threading.Lock()
+
+
+def _exists(message: str, current: Profile) -> SerialMcpError:
+    return SerialMcpError(
+        ErrorCode.PROFILE_EXISTS,
+        message.format(name=current.name, revision=current.revision),
+        profile=current.name,
+        revision=current.revision,
+    )
 
 
 def _require_room(snap: Snapshot) -> None:
@@ -149,23 +140,13 @@ class ProfileStore:
         clock: Callable[[], datetime] = _utc_now,
     ) -> None:
         # Symlinks are followed, so a symlinked config (dotfile managers) stays a symlink.
-        self._path = Path(path).expanduser().resolve()
-        self._lock_path = self._path.with_name(self._path.name + ".lock")
+        self.path: Final = Path(path).expanduser().resolve()  # the TOML file
+        self.lock_path: Final = self.path.with_name(self.path.name + ".lock")
         self._lock_timeout = lock_timeout
         self._clock = clock
-        self._thread_lock = _process_lock(self._path)
+        self._thread_lock = _process_lock(self.path)
         self._file_lock: filelock.FileLock | None = None  # made by the first write (see _mutate)
         self._cache: Snapshot | None = None
-
-    @property
-    def path(self) -> Path:
-        """The TOML file."""
-        return self._path
-
-    @property
-    def lock_path(self) -> Path:
-        """The lock file next to it (``<file>.lock``)."""
-        return self._lock_path
 
     # -- reads --------------------------------------------------------------------------------------------
 
@@ -210,12 +191,7 @@ class ProfileStore:
         def op(snap: Snapshot, now: datetime) -> dict[str, Any]:
             current = snap.profiles.get(name)
             if current is not None:
-                raise SerialMcpError(
-                    ErrorCode.PROFILE_EXISTS,
-                    messages.PROFILE_EXISTS.format(name=name, revision=current.revision),
-                    profile=name,
-                    revision=current.revision,
-                )
+                raise _exists(messages.PROFILE_EXISTS, current)
             _require_room(snap)
             return with_profile(snap.data, name, fresh_profile(sel, dflt, now, generated))
 
@@ -299,12 +275,7 @@ class ProfileStore:
                 _require_room(snap)
                 return with_profile(snap.data, name, fresh_profile(sel, dflt, now, False))
             if not overwrite:
-                raise SerialMcpError(
-                    ErrorCode.PROFILE_EXISTS,
-                    messages.PROFILE_EXISTS_SAVE.format(name=name, revision=current.revision),
-                    profile=name,
-                    revision=current.revision,
-                )
+                raise _exists(messages.PROFILE_EXISTS_SAVE, current)
             check_cas(current, expected)
             if same(sel, current.selector) and same(dflt, current.defaults) and not current.generated:
                 return None
@@ -380,12 +351,12 @@ class ProfileStore:
 
     def _read_raw(self) -> bytes | None:
         try:
-            return self._path.read_bytes()
+            return self.path.read_bytes()
         except FileNotFoundError:
             return None
         except OSError as exc:
             raise ProfileStoreError(
-                messages.PROFILE_STORE_UNREADABLE.format(path=self._path, error=exc.strerror or exc)
+                messages.PROFILE_STORE_UNREADABLE.format(path=self.path, error=exc.strerror or exc)
             ) from exc
 
     def _snapshot_of(self, raw: bytes | None) -> Snapshot:
@@ -399,19 +370,17 @@ class ProfileStore:
         try:
             text = raw.decode("utf-8-sig")
             if nesting_depth(text) > MAX_FILE_NESTING:
-                raise ProfileStoreError(messages.PROFILE_STORE_TOO_DEEP.format(path=self._path))
+                raise ProfileStoreError(messages.PROFILE_STORE_TOO_DEEP.format(path=self.path))
             data = tomllib.loads(text)
         except UnicodeDecodeError as exc:
             raise ProfileStoreError(
-                messages.PROFILE_STORE_CORRUPT.format(path=self._path, error=f"not UTF-8 text: {exc.reason}")
+                messages.PROFILE_STORE_CORRUPT.format(path=self.path, error=f"not UTF-8 text: {exc.reason}")
             ) from exc
         except tomllib.TOMLDecodeError as exc:
-            raise ProfileStoreError(
-                messages.PROFILE_STORE_CORRUPT.format(path=self._path, error=exc)
-            ) from exc
+            raise ProfileStoreError(messages.PROFILE_STORE_CORRUPT.format(path=self.path, error=exc)) from exc
         except RecursionError:  # the pre-scan missed a form of nesting; the stack has unwound here
-            raise ProfileStoreError(messages.PROFILE_STORE_TOO_DEEP.format(path=self._path)) from None
-        return Snapshot(raw, data, profiles_from_document(data, self._path, known_profiles(cached)))
+            raise ProfileStoreError(messages.PROFILE_STORE_TOO_DEEP.format(path=self.path)) from None
+        return Snapshot(raw, data, profiles_from_document(data, self.path, known_profiles(cached)))
 
     def _current(self) -> Snapshot:
         snap = self._snapshot_of(self._read_raw())
@@ -424,22 +393,22 @@ class ProfileStore:
 
         with self._thread_lock:
             if self._file_lock is None:
-                self._file_lock = filelock.FileLock(str(self._lock_path))
+                self._file_lock = filelock.FileLock(str(self.lock_path))
             file_lock = self._file_lock
             try:
-                self._path.parent.mkdir(parents=True, exist_ok=True)
+                self.path.parent.mkdir(parents=True, exist_ok=True)
                 file_lock.acquire(timeout=self._lock_timeout, poll_interval=_LOCK_POLL_S)
             except filelock.Timeout as exc:
                 raise SerialMcpError(
                     ErrorCode.PROFILE_STORE_IO,
                     messages.PROFILE_STORE_LOCK_TIMEOUT.format(
-                        seconds=self._lock_timeout, lock=self._lock_path
+                        seconds=self._lock_timeout, lock=self.lock_path
                     ),
                 ) from exc
             except OSError as exc:
                 raise SerialMcpError(
                     ErrorCode.PROFILE_STORE_IO,
-                    messages.PROFILE_STORE_WRITE_FAILED.format(path=self._path, error=exc),
+                    messages.PROFILE_STORE_WRITE_FAILED.format(path=self.path, error=exc),
                 ) from exc
             try:
                 snap = self._current()
@@ -450,21 +419,19 @@ class ProfileStore:
                     new_data = {"schema_version": SCHEMA_VERSION, **new_data}
                 from serial_mcp.store.profile_toml import document_text, verify_failed  # tomlkit: on a write
 
-                text = document_text(snap.raw, snap.data, new_data, self._path)
+                text = document_text(snap.raw, snap.data, new_data, self.path)
                 try:
-                    profiles = profiles_from_document(new_data, self._path, known_profiles(snap))
+                    profiles = profiles_from_document(new_data, self.path, known_profiles(snap))
                 except ProfileStoreError as exc:  # a bug here must never reach the disk
-                    raise verify_failed(self._path, exc.message) from exc
+                    raise verify_failed(self.path, exc.message) from exc
                 raw = text.encode("utf-8")
                 try:
-                    remove_stale_temps(self._path)  # a crashed writer's; safe: we hold the lock
-                    replace_atomic(self._path, raw)
+                    remove_stale_temps(self.path)  # a crashed writer's; safe: we hold the lock
+                    replace_atomic(self.path, raw)
                 except OSError as exc:
                     raise SerialMcpError(
                         ErrorCode.PROFILE_STORE_IO,
-                        messages.PROFILE_STORE_WRITE_FAILED.format(
-                            path=self._path, error=exc.strerror or exc
-                        ),
+                        messages.PROFILE_STORE_WRITE_FAILED.format(path=self.path, error=exc.strerror or exc),
                     ) from exc
                 published = Snapshot(raw, new_data, profiles)
                 self._cache = published

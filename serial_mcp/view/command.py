@@ -23,11 +23,16 @@ from serial_mcp import messages
 from serial_mcp.core.json_arg import json_option
 from serial_mcp.errors import ErrorCode, InvalidArgument, SerialMcpError
 from serial_mcp.serial.firmware_elf import load_local_elf
-from serial_mcp.store.capture_files import NotRegularFile, TooBig, file_kind, read_regular_file, write_report
+from serial_mcp.store.capture_files import (
+    NotRegularFile,
+    TooBig,
+    file_kind,
+    read_regular_file,
+    unreadable,
+    write_report,
+)
 from serial_mcp.view.model import DEFAULT_GAP_S, ViewOptions, build_view
 from serial_mcp.view.render import render_page
-
-__all__ = ["EXIT_REFUSED", "MAX_INPUT_BYTES", "default_output", "run_view"]
 
 PROGRESS_FROM_BYTES: Final = 4 << 20  # smaller inputs are done before anyone would wait
 MAX_INPUT_BYTES: Final = 256 << 20  # 4x the largest capture the server records (store.captures)
@@ -75,9 +80,7 @@ def _read_pipe(file: str, max_bytes: int) -> bytes | None:
     try:
         probe = os.open(file, os.O_RDONLY | os.O_NONBLOCK)
     except OSError as exc:
-        raise SerialMcpError(
-            ErrorCode.FILE_UNREADABLE, messages.VIEW_CANNOT_READ.format(path=file, reason=exc.strerror or exc)
-        ) from None
+        raise unreadable(file, exc) from None
     try:
         st = os.fstat(probe)
         if not stat.S_ISFIFO(st.st_mode):
@@ -95,9 +98,7 @@ def _read_pipe(file: str, max_bytes: int) -> bytes | None:
             chunks.append(chunk)
             got += len(chunk)
     except OSError as exc:
-        raise SerialMcpError(
-            ErrorCode.FILE_UNREADABLE, messages.VIEW_CANNOT_READ.format(path=file, reason=exc.strerror or exc)
-        ) from None
+        raise unreadable(file, exc) from None
     finally:
         os.close(fd)
     if got > max_bytes:

@@ -31,8 +31,6 @@ from serial_mcp.core.capture import CaptureEvent
 from serial_mcp.core.presets import effective
 from serial_mcp.view.series import nmea_values
 
-__all__ = ["FrameTable", "decode_frames", "decode_streams", "frame_kind", "resolve_settings", "summarize"]
-
 SUMMARY_CHARS: Final = 240
 _SUMMARY_ITEMS: Final = SUMMARY_CHARS // 4  # items of a dict that fill SUMMARY_CHARS ('"k":1,' ≥ 4 each)
 DEFAULT_FRAMING: Final = {"type": "line", "ending": "auto"}

@@ -27,8 +27,6 @@ from serial_mcp.view.transcript import build_rows
 if TYPE_CHECKING:
     from serial_mcp.serial.firmware_elf import LoadedElf
 
-__all__ = ["DEFAULT_GAP_S", "Progress", "ViewOptions", "build_view", "load_capture"]
-
 Progress = Callable[[str], None]
 DEFAULT_GAP_S: Final = 1.0
 _PROGRESS_LINES: Final = 50_000

@@ -17,8 +17,6 @@ from typing import Any, Final
 
 from serial_mcp import __version__, messages
 
-__all__ = ["render_page"]
-
 _SLOT: Final = re.compile(r"@(GENERATOR|TITLE|HEADER|CSS|JS|DATA)@")
 
 

@@ -29,8 +29,6 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-__all__ = ["DEFAULT_PLOTS", "Series", "choose_series", "extract_series", "finite", "nmea_values"]
-
 DEFAULT_PLOTS: Final = 4
 _MAX_SERIES: Final = 200
 _PREFERRED: Final = (

@@ -22,8 +22,6 @@ if TYPE_CHECKING:
     from serial_mcp.serial.event_text import Frames
     from serial_mcp.serial.firmware_elf import LoadedElf
 
-__all__ = ["MARKER_KINDS", "Timeline", "build_timeline", "marker_of"]
-
 MARKER_KINDS: Final = (
     "control",
     "break",

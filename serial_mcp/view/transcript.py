@@ -19,8 +19,6 @@ from typing import Any, Final
 from serial_mcp.core.capture import CaptureEvent
 from serial_mcp.view.timeline import marker_of
 
-__all__ = ["MAX_ROW", "build_rows", "row_content"]
-
 MAX_ROW: Final = 512
 _TEXT_CONTROLS: Final = frozenset("\t\r\n\x1b\x07\x08")
 TEXT, HEX, MARKER = 0, 1, 2

@@ -15,7 +15,8 @@ import serial_mcp.serial.replay as replay
 from serial_mcp.core.capture import CaptureEvent, CaptureHeader, capture_text
 from serial_mcp.core.settings import SerialSettings
 from serial_mcp.errors import SerialMcpError
-from serial_mcp.serial.replay import ReplayOpener, ReplayScope
+from serial_mcp.serial.replay import ReplayOpener
+from serial_mcp.serial.replay_files import ReplayScope
 from tests.security.openers import production_server
 from tests.tool_calls import call, error
 

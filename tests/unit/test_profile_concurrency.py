@@ -19,8 +19,9 @@ from typing import Any
 
 import pytest
 
+from serial_mcp.core.profile_model import HISTORY_LIMIT
 from serial_mcp.errors import SerialMcpError
-from serial_mcp.store.profiles import HISTORY_LIMIT, ProfileStore
+from serial_mcp.store.profiles import ProfileStore
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]  # eight processes, hundreds of locked writes
 

@@ -22,22 +22,19 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from serial_mcp import messages
-from serial_mcp.core.profile_model import same
+from serial_mcp.core.profile_model import (
+    HISTORY_LIMIT,
+    Profile,
+    ProfileStoreError,
+    same,
+    validate_defaults,
+    validate_name,
+)
 from serial_mcp.errors import InvalidArgument, SerialMcpError
 from serial_mcp.serial.ports import PortInfo
 from serial_mcp.store import profile_toml
 from serial_mcp.store import profiles as store_module
-from serial_mcp.store.profiles import (
-    HISTORY_LIMIT,
-    PROFILES_ENV,
-    Profile,
-    ProfileStore,
-    ProfileStoreError,
-    default_profiles_path,
-    resolve_profiles_path,
-    validate_defaults,
-    validate_name,
-)
+from serial_mcp.store.profiles import PROFILES_ENV, ProfileStore, default_profiles_path, resolve_profiles_path
 
 FTDI = {"vid": "0403", "pid": "6001", "serial_number": "A10K3Z"}
 FULL_SELECTOR = {
@@ -209,7 +206,7 @@ def test_deep_nesting_is_refused_whatever_the_recursion_limit(path: Path, case: 
 
 
 def test_nesting_depth_skips_strings_and_comments() -> None:
-    assert store_module.nesting_depth('a = "[[[[{{"\nb = \'[[[\'  # [[[[\n[t]\nc = [[1], {x = [2]}]\n') == 3
+    assert store_module.nesting_depth("a = \"[[[[{{\"\nb = '[[['  # [[[[\n[t]\nc = [[1], {x = [2]}]\n") == 3
     assert store_module.nesting_depth('s = """ [[[ \\" ]]] """ [x]\n') == 1
 
 
@@ -931,6 +928,8 @@ def test_the_store_holds_at_most_max_profiles(store: ProfileStore, monkeypatch: 
         store.create("p3", {"port_glob": "/dev/ttyUSB3"}, {}, generated=True)
     assert code_of(exc) == "resource_limit"
     assert [p.name for p in store.list()] == ["p0", "p1", "p2"]  # nothing changed
-    store.save("p1", {"port_glob": "/dev/ttyUSB1"}, {"baud_rate": 9600}, overwrite=True)  # a replace needs no room
+    store.save(
+        "p1", {"port_glob": "/dev/ttyUSB1"}, {"baud_rate": 9600}, overwrite=True
+    )  # a replace needs no room
     store.delete("p0")
     store.save("p3", {"port_glob": "/dev/ttyUSB3"}, {}, overwrite=False)  # room again

@@ -8,7 +8,8 @@ import pytest
 
 from serial_mcp import messages
 from serial_mcp.core.reconnect import ReconnectPolicy
-from serial_mcp.core.xmodem import ACK, XmodemReceiver, XmodemSender
+from serial_mcp.core.xmodem import XmodemReceiver, XmodemSender
+from serial_mcp.core.xmodem_wire import ACK
 from serial_mcp.serial.fake import FakeDevice, FakeOpener
 from serial_mcp.serial.manager import ConnectionManager
 from serial_mcp.serial.transfer import run_transfer

@@ -12,7 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from serial_mcp import messages
-from serial_mcp.core.xmodem import (
+from serial_mcp.core.xmodem import XmodemReceiver, XmodemSender, YmodemReceiver, YmodemSender
+from serial_mcp.core.xmodem_wire import (
     ABORT_SEQUENCE,
     ACK,
     CAN,
@@ -29,11 +30,7 @@ from serial_mcp.core.xmodem import (
     Progress,
     Retry,
     TransferResult,
-    XmodemReceiver,
-    XmodemSender,
     YmodemFile,
-    YmodemReceiver,
-    YmodemSender,
     encode_block,
     parse_header,
 )

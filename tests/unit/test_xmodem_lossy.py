@@ -34,7 +34,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from serial_mcp import messages
-from serial_mcp.core.xmodem import (
+from serial_mcp.core.xmodem import XmodemReceiver, XmodemSender, YmodemReceiver, YmodemSender
+from serial_mcp.core.xmodem_wire import (
     ACK,
     CAN,
     CRC_REQUEST,
@@ -44,11 +45,7 @@ from serial_mcp.core.xmodem import (
     STX,
     Retry,
     TransferResult,
-    XmodemReceiver,
-    XmodemSender,
     YmodemFile,
-    YmodemReceiver,
-    YmodemSender,
 )
 
 Sender = XmodemSender | YmodemSender

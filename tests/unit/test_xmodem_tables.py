@@ -8,17 +8,7 @@ from enum import Enum
 import pytest
 
 from serial_mcp import messages
-from serial_mcp.core.xmodem import (
-    ABORT_SEQUENCE,
-    ACK,
-    NAK,
-    Done,
-    XmodemReceiver,
-    XmodemSender,
-    YmodemFile,
-    YmodemReceiver,
-    YmodemSender,
-)
+from serial_mcp.core.xmodem import XmodemReceiver, XmodemSender, YmodemReceiver, YmodemSender
 from serial_mcp.core.xmodem_receiver import RECEIVER_TABLE, ReceiverInput, ReceiverState
 from serial_mcp.core.xmodem_sender import (
     XMODEM_SENDER_TABLE,
@@ -27,6 +17,7 @@ from serial_mcp.core.xmodem_sender import (
     SenderState,
 )
 from serial_mcp.core.xmodem_table import Ignore, Refuse, Rule, Table, check_table
+from serial_mcp.core.xmodem_wire import ABORT_SEQUENCE, ACK, NAK, Done, YmodemFile
 
 TABLES: dict[str, tuple[Table[object, Enum], type[Enum], type[Enum]]] = {
     "xmodem sender": (XMODEM_SENDER_TABLE, SenderState, SenderInput),  # type: ignore[dict-item]

@@ -12,8 +12,6 @@ from typing import Any, Final
 from serial_mcp.core.ansi import strip_ansi
 from serial_mcp.core.events.model import Event, Kind, Severity, Signature
 
-__all__ = ["MAX_DETAIL", "MAX_FRAMES", "MAX_TEXT", "Block", "Row", "clean", "escape", "rows_of"]
-
 MAX_FRAMES: Final = 64  # backtrace addresses and trace lines kept per event
 MAX_TEXT: Final = 240  # characters of the summary line and of each detail value
 MAX_DETAIL: Final = 16  # detail fields per event

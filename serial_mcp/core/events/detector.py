@@ -14,23 +14,14 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Final
 
-from serial_mcp.core.events.block import MAX_FRAMES, Block, Row, clean
+from serial_mcp.core.events.block import MAX_FRAMES as MAX_FRAMES
+from serial_mcp.core.events.block import Block, Row, clean
 from serial_mcp.core.events.boot_loop import EXPECT_WINDOW_S, BootGate, BootLoopWatch, expected_reset
 from serial_mcp.core.events.model import Event
 from serial_mcp.core.events.precision import Traceback, as_exception, glitched, label
 from serial_mcp.core.events.reading import grow, inside, rules
 from serial_mcp.core.events.signatures import SIGNATURES, Signature
 from serial_mcp.core.events.table import compile_table, find_head
-
-__all__ = [
-    "DEFAULT_BOOT_LOOP_COUNT",
-    "DEFAULT_BOOT_LOOP_WINDOW",
-    "DEFAULT_IDLE",
-    "DEFAULT_RESET_GRACE",
-    "MAX_FRAMES",
-    "MAX_LINE",
-    "EventDetector",
-]
 
 MAX_LINE: Final = 4096  # bytes of a line kept and examined; the rest of a longer line is ignored
 DEFAULT_BOOT_LOOP_COUNT: Final = 3

@@ -25,8 +25,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
-__all__ = ["KINDS", "SEVERITIES", "Event", "Kind", "Severity", "Signature"]
-
 Kind = Literal["boot", "stage", "reset", "crash", "exception", "boot_loop"]
 KINDS: tuple[Kind, ...] = ("boot", "stage", "reset", "crash", "exception", "boot_loop")
 

@@ -28,8 +28,6 @@ from typing import Any
 from serial_mcp.core.events.block import escape
 from serial_mcp.core.match import compile_re2
 
-__all__ = ["Hits", "Prefilter", "fast_literals_available"]
-
 Span = tuple[int, int]  # (start, end) of a match in the searched bytes
 
 _ac: ModuleType | None

@@ -31,11 +31,11 @@ bytes.
 
 from __future__ import annotations
 
-from serial_mcp.core.events.model import Severity, Signature
+from typing import Any
+
+from serial_mcp.core.events.model import Severity
+from serial_mcp.core.events.model import Signature as Signature
 from serial_mcp.core.events.signatures_cortex_m import CORTEX_M_SIGNATURES
-
-__all__ = ["SIGNATURES", "Signature"]
-
 
 # --- shared pieces ------------------------------------------------------------------------------------------
 
@@ -178,30 +178,10 @@ _UBOOT_END = r"^(?:resetting \.\.\.|### ERROR ### Please RESET the board ###)"
 
 
 def _boot(
-    name: str,
-    family: str,
-    triggers: tuple[bytes, ...],
-    head: str,
-    rank: int,
-    *,
-    end: str | None = None,
-    max_lines: int = 0,
-    merges: tuple[str, ...] = (),
-    handoff: bool = False,
+    name: str, family: str, triggers: tuple[bytes, ...], head: str, rank: int, **more: Any
 ) -> Signature:
-    return Signature(
-        name,
-        family,
-        "boot",
-        "info",
-        triggers,
-        head,
-        end=end,
-        max_lines=max_lines,
-        merges=merges,
-        rank=rank,
-        handoff=handoff,
-    )
+    """A boot row; ``more``: Signature's ``end``, ``max_lines``, ``merges``, ``handoff``."""
+    return Signature(name, family, "boot", "info", triggers, head, rank=rank, **more)
 
 
 def _reset(

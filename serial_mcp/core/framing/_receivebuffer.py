@@ -15,8 +15,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-__all__ = ["ReceiveBuffer", "as_bytes"]
-
 #: ``find(buffer, start) -> (index, length)`` of the next terminator in ``buffer``, or None.
 Finder = Callable[[bytearray, int], "tuple[int, int] | None"]
 

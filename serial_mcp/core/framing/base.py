@@ -9,17 +9,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Protocol
 
-__all__ = [
-    "DEFAULT_MAX_LENGTH",
-    "Frame",
-    "FrameDecodeError",
-    "FrameDecoder",
-    "FrameEncoder",
-    "FrameEvent",
-    "FramingError",
-    "crc_text",
-]
-
 #: Longest frame a separator-based decoder buffers before it reports an error and resyncs,
 #: so a device that never sends a terminator cannot grow memory without bound.
 DEFAULT_MAX_LENGTH = 1 << 20

@@ -23,8 +23,6 @@ from serial_mcp.core.framing.base import Frame, crc_text
 from serial_mcp.core.framing.scan import NEED, REJECT, ScanDecoder
 from serial_mcp.errors import InvalidArgument
 
-__all__ = ["BinaryDecoder", "BinaryEncoder", "BinaryLayout", "FrameChecksum", "LengthField"]
-
 Order = Literal["big", "little"]
 Counts = Literal["payload", "frame", "from"]
 
@@ -223,12 +221,8 @@ class BinaryLayout:
 
     # --- the length arithmetic (RX and TX) --------------------------------------------------------
 
-    def total_for(self, value: int) -> int:
-        """The frame length a length-field ``value`` declares."""
-        return value + self._len_add
-
     def value_for(self, total: int) -> int:
-        """The length-field value for a frame of ``total`` bytes (the inverse of total_for)."""
+        """The length-field value for a frame of ``total`` bytes ."""
         return total - self._len_add
 
     # --- FrameRule --------------------------------------------------------------------------------
@@ -248,14 +242,6 @@ class BinaryLayout:
         if total < self.min_length or total > self.max_length:
             return REJECT
         return total
-
-    def verify(self, raw: bytes) -> bool | None:
-        """Does the frame's checksum match (None without a checksum)?"""
-        return None if self._cks is None else self._cks.check(raw, 0, len(raw))
-
-    def payload_of(self, raw: bytes) -> bytes:
-        """``raw`` without sync word, length field and checksum."""
-        return self._data(raw, 0, len(raw))
 
     def _data(self, work: bytes, s: int, e: int) -> bytes:
         keep = self._keep

@@ -22,8 +22,6 @@ from serial_mcp.core.framing.binary import BinaryLayout, Counts, FrameChecksum, 
 from serial_mcp.core.framing.options import Options
 from serial_mcp.errors import InvalidArgument
 
-__all__ = ["BINARY_KEYS", "parse_binary"]
-
 BINARY_KEYS: Final = ("sync", "length", "header_length", "checksum", "max_length")
 _LENGTH_KEYS: Final = ("offset", "size", "endianness", "counts", "from", "adjust", "mask")
 _CHECKSUM_KEYS: Final = ("algorithm", "width", "endianness", "start", "stop", "position")

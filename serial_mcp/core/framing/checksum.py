@@ -16,8 +16,6 @@ from serial_mcp.core.framing.base import crc_text
 from serial_mcp.core.framing.options import Options
 from serial_mcp.errors import InvalidArgument
 
-__all__ = ["CHECKSUM_KEYS", "ChecksumSpec", "parse_checksum"]
-
 CHECKSUM_KEYS = ("algorithm", "position", "width", "endianness", "format", "separator")
 _HEX_DIGITS = frozenset(string.hexdigits.encode())
 
@@ -75,6 +73,11 @@ class ChecksumSpec:
         except (UnicodeDecodeError, ValueError):
             return None
         return crc_text(self.compute(payload), int.from_bytes(received, self.endianness), self.width)
+
+    def checked(self, body: bytes) -> tuple[bytes, bool, str | None]:
+        """``(payload, valid, detail)``: ``split`` plus, for a failed check, its ``detail``."""
+        payload, valid = self.split(body)
+        return payload, valid, None if valid else self.detail(body)
 
     def append(self, payload: bytes) -> bytes:
         """``payload`` followed by its separator and checksum, ready to frame."""

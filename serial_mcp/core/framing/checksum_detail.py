@@ -13,8 +13,6 @@ from typing import Any
 from serial_mcp.core import checksums
 from serial_mcp.core.framing.base import crc_text
 
-__all__ = ["checksum_detail"]
-
 _xor = checksums.function("xor")
 _ubx = checksums.function("ubx")
 _crc24q = checksums.function("crc24_lte_a")

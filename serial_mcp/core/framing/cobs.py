@@ -17,8 +17,6 @@ from serial_mcp.core.framing.base import (
 )
 from serial_mcp.core.framing.separated import SeparatorDecoder
 
-__all__ = ["CobsDecoder", "CobsEncoder", "decode", "encode"]
-
 _ZERO = b"\x00"
 
 

@@ -7,7 +7,7 @@ agent's typo (``endian`` for ``endianness``) is reported instead of silently ign
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Final, Literal
+from typing import Any, Final, Literal
 
 from serial_mcp import messages
 from serial_mcp.core.encoding import ENCODINGS, decode_input
@@ -31,15 +31,6 @@ from serial_mcp.core.framing.start_end import StartEndDecoder, StartEndEncoder
 from serial_mcp.core.parsers.modbus_ascii import ModbusAsciiEncoder
 from serial_mcp.core.parsers.nmea import NmeaEncoder
 from serial_mcp.errors import InvalidArgument
-
-__all__ = [
-    "RX_FRAMING_TYPES",
-    "TX_FRAMING_TYPES",
-    "build_decoder",
-    "build_encoder",
-    "check_tx_framing",
-    "reply_framing",
-]
 
 _COMMON_RX = ("include_terminators", "skip_empty", "max_length")
 _RX_KEYS: Final[dict[str, tuple[str, ...]]] = {
@@ -114,6 +105,16 @@ def _endianness(opts: Options) -> Literal["big", "little"]:
     return "little" if opts.choice("endianness", ("big", "little"), "big") == "little" else "big"
 
 
+def _prefix_layout(opts: Options) -> dict[str, Any]:
+    """The length-prefixed layout, the same for RX and TX."""
+    return {
+        "prefix_size": opts.choice_int("prefix_size", (1, 2, 4), 2),
+        "endianness": _endianness(opts),
+        "header_offset": opts.integer("header_offset", 0, 0, 1024),
+        "max_length": opts.integer("max_length", DEFAULT_MAX_PREFIXED, 0, _MAX_PREFIXED),
+    }
+
+
 def build_decoder(rx_framing: object, offset: int = 0, *, field: str = "rx_framing") -> FrameDecoder:
     """A fresh decoder for ``rx_framing`` whose first byte will be at absolute ``offset``."""
     opts, kind = _open(rx_framing, field, _RX_KEYS)
@@ -123,10 +124,7 @@ def build_decoder(rx_framing: object, offset: int = 0, *, field: str = "rx_frami
         return scanned
     if kind == "length_prefixed":
         return LengthPrefixedDecoder(
-            prefix_size=opts.choice_int("prefix_size", (1, 2, 4), 2),
-            endianness=_endianness(opts),
-            header_offset=opts.integer("header_offset", 0, 0, 1024),
-            max_length=opts.integer("max_length", DEFAULT_MAX_PREFIXED, 0, _MAX_PREFIXED),
+            **_prefix_layout(opts),
             include_terminators=include,
             skip_empty=opts.boolean("skip_empty", False),
             checksum=_checksum(opts),
@@ -224,20 +222,10 @@ def _tx_line(opts: Options) -> FrameEncoder:
     return LineEncoder(opts.choice("ending", ("lf", "cr", "crlf"), "lf"))
 
 
-def _tx_length_prefixed(opts: Options) -> FrameEncoder:
-    return LengthPrefixedEncoder(
-        prefix_size=opts.choice_int("prefix_size", (1, 2, 4), 2),
-        endianness=_endianness(opts),
-        header_offset=opts.integer("header_offset", 0, 0, 1024),
-        max_length=opts.integer("max_length", DEFAULT_MAX_PREFIXED, 0, _MAX_PREFIXED),
-        checksum=_checksum(opts),
-    )
-
-
 _TX_BUILDERS: Final[dict[str, Callable[[Options], FrameEncoder]]] = {
     "line": _tx_line,
     "delimiter": lambda o: DelimiterEncoder(_encoded(o, "delimiter", None), _checksum(o)),
-    "length_prefixed": _tx_length_prefixed,
+    "length_prefixed": lambda o: LengthPrefixedEncoder(**_prefix_layout(o), checksum=_checksum(o)),
     "start_end": lambda o: StartEndEncoder(_markers(o)[0], _encoded(o, "end", "\r\n"), _checksum(o)),
     "slip": lambda o: SlipEncoder(),
     "cobs": lambda o: CobsEncoder(),

@@ -7,8 +7,6 @@ from serial_mcp.core.framing.base import DEFAULT_MAX_LENGTH, Frame, FrameEvent, 
 from serial_mcp.core.framing.checksum import ChecksumSpec
 from serial_mcp.core.framing.separated import SeparatorDecoder
 
-__all__ = ["DelimiterDecoder", "DelimiterEncoder"]
-
 
 class DelimiterDecoder(SeparatorDecoder):
     """Cuts the stream after every ``delimiter``; checks a trailing checksum when configured."""
@@ -38,9 +36,7 @@ class DelimiterDecoder(SeparatorDecoder):
         detail: str | None = None
         data = piece
         if self._checksum is not None:
-            data, valid = self._checksum.split(piece)
-            if valid is False:
-                detail = self._checksum.detail(piece)
+            data, valid, detail = self._checksum.checked(piece)
         if self._include:
             data = piece + term
         return Frame(data, start, end, valid, detail)

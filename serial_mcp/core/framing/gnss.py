@@ -33,19 +33,6 @@ from serial_mcp.core.framing.line import LineDecoder
 from serial_mcp.core.framing.scan import NEED, REJECT, ScanDecoder
 from serial_mcp.errors import InvalidArgument
 
-__all__ = [
-    "NMEA_MAX",
-    "RTCM3_LAYOUT",
-    "UBX_LAYOUT",
-    "GnssDecoder",
-    "NmeaLineDecoder",
-    "NmeaRule",
-    "Rtcm3Layout",
-    "UbxEncoder",
-    "rtcm3_decoder",
-    "ubx_decoder",
-]
-
 #: Longest NMEA/AIS sentence accepted (the standard says 82; proprietary ones run longer).
 NMEA_MAX: Final = 256
 UBX_MAX_PAYLOAD: Final = 8192

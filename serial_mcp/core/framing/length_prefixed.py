@@ -17,8 +17,6 @@ from serial_mcp.core.framing.base import Frame, FrameEvent, FramingError
 from serial_mcp.core.framing.checksum import ChecksumSpec
 from serial_mcp.errors import InvalidArgument
 
-__all__ = ["DEFAULT_MAX_PREFIXED", "LengthPrefixedDecoder", "LengthPrefixedEncoder"]
-
 DEFAULT_MAX_PREFIXED = 65536
 
 
@@ -140,9 +138,7 @@ class LengthPrefixedDecoder:
         detail: str | None = None
         covered = raw
         if self._checksum is not None:
-            covered, valid = self._checksum.split(raw)
-            if valid is False:
-                detail = self._checksum.detail(raw)
+            covered, valid, detail = self._checksum.checked(raw)
         data = raw if self._include else covered[:h] + covered[hp:]
         return Frame(data, start, end, valid, detail)
 

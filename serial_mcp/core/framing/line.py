@@ -18,8 +18,6 @@ from serial_mcp.core.framing._receivebuffer import as_bytes
 from serial_mcp.core.framing.base import DEFAULT_MAX_LENGTH, Frame, FrameEvent, FramingError
 from serial_mcp.core.framing.separated import SeparatorDecoder
 
-__all__ = ["ENDINGS", "LineDecoder", "LineEncoder"]
-
 Ending = Literal["auto", "lf", "cr", "crlf"]
 ENDINGS: Final[dict[str, bytes]] = {"lf": b"\n", "cr": b"\r", "crlf": b"\r\n"}
 

@@ -39,15 +39,6 @@ from serial_mcp.core.framing.modbus_rtu_probe import EndIndex
 from serial_mcp.core.framing.scan import NEED, REJECT, ScanDecoder
 from serial_mcp.errors import InvalidArgument
 
-__all__ = [
-    "ModbusRtuDecoder",
-    "ModbusRtuEncoder",
-    "ModbusRtuRule",
-    "modbus_rtu_encode",
-    "response_length",
-    "silence_seconds",
-]
-
 MAX_ADU: Final = 256
 _MAX_ADDRESS: Final = 247  # 248-255 are reserved: never the first byte of a frame
 _crc = checksums.function("crc16_modbus")
@@ -84,13 +75,6 @@ def response_length(work: bytes, s: int, n: int) -> int | None:
     if fc in _COUNTED_RESPONSE:
         return 5 + work[s + 2] if n - s >= 3 else NEED
     return None
-
-
-def crc_detail(adu: bytes) -> tuple[int, int] | None:
-    """``(computed, received)`` CRC of a raw frame with its CRC (low byte first); None if too short."""
-    if len(adu) < 4:
-        return None
-    return _crc(adu[:-2]), int.from_bytes(adu[-2:], "little")
 
 
 class ModbusRtuRule:

@@ -24,8 +24,6 @@ from itertools import accumulate
 from operator import getitem, xor
 from typing import Final
 
-__all__ = ["EndIndex"]
-
 BLOCK: Final = 256  # frames are at most 256 bytes, so a start's ends lie within two blocks
 _MIN: Final = 4  # the shortest frame: address, function, CRC
 

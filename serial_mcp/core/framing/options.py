@@ -13,8 +13,6 @@ from serial_mcp import messages
 from serial_mcp.core.unknown_keys import did_you_mean
 from serial_mcp.errors import InvalidArgument
 
-__all__ = ["Options", "did_you_mean"]
-
 _MAX_SHOWN = 60
 
 

@@ -12,8 +12,6 @@ from serial_mcp import messages
 from serial_mcp.core.framing._receivebuffer import ReceiveBuffer, as_bytes
 from serial_mcp.core.framing.base import FrameEvent, FramingError
 
-__all__ = ["SeparatorDecoder"]
-
 
 class SeparatorDecoder:
     """Base decoder: subclasses implement ``_cut`` (piece -> event or None)."""

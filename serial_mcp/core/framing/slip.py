@@ -21,8 +21,6 @@ from serial_mcp.core.framing.base import (
 )
 from serial_mcp.core.framing.separated import SeparatorDecoder
 
-__all__ = ["END", "ESC", "ESC_END", "ESC_ESC", "SlipDecoder", "SlipEncoder", "decode", "encode"]
-
 END: Final = b"\xc0"
 ESC: Final = b"\xdb"
 ESC_END: Final = b"\xdc"

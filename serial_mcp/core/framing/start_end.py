@@ -15,8 +15,6 @@ from serial_mcp.core.framing._receivebuffer import ReceiveBuffer, as_bytes
 from serial_mcp.core.framing.base import DEFAULT_MAX_LENGTH, Frame, FrameEvent, FramingError
 from serial_mcp.core.framing.checksum import ChecksumSpec
 
-__all__ = ["StartEndDecoder", "StartEndEncoder"]
-
 
 class StartEndDecoder:
     """Incremental decoder for frames opened by one of ``start`` and closed by ``end``."""
@@ -162,10 +160,7 @@ class StartEndDecoder:
         valid: bool | None = None
         detail: str | None = None
         if self._checksum is not None:
-            covered = data
-            data, valid = self._checksum.split(covered)
-            if valid is False:
-                detail = self._checksum.detail(covered)
+            data, valid, detail = self._checksum.checked(data)
         if self._include:
             data = work[s:stop]
         return Frame(data, base + s, base + stop, valid, detail)

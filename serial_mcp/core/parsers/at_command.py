@@ -17,8 +17,6 @@ from typing import Any, Final
 
 from serial_mcp.core.parsers.base import Parsed, text_of
 
-__all__ = ["AtCommandParser"]
-
 _ERROR_RE: Final = re.compile(r"^\+(CME|CMS) ERROR\s*:\s*(.*)$", re.IGNORECASE)
 _RESPONSE_RE: Final = re.compile(r"^([+^%$#*][A-Za-z0-9_]+)\s*:\s?(.*)$", re.DOTALL)
 _CONNECT_RE: Final = re.compile(r"^CONNECT(?:\s+(.*))?$", re.IGNORECASE | re.DOTALL)

@@ -5,8 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-__all__ = ["Parsed", "Parser", "text_of"]
-
 
 @dataclass(slots=True)
 class Parsed:
@@ -33,6 +31,15 @@ class Parser(Protocol):
     def parse(self, payload: bytes) -> Parsed:
         """Interpret ``payload`` (must not raise, whatever the bytes)."""
         ...
+
+
+class OptionlessParser:
+    """A parser whose one option is ``validate``."""
+
+    __slots__ = ("validate",)
+
+    def __init__(self, validate: bool = False) -> None:
+        self.validate = validate
 
 
 def text_of(payload: bytes) -> str:

@@ -21,21 +21,11 @@ from serial_mcp.core.parsers.raw import RawParser
 from serial_mcp.core.parsers.shell_prompt import ShellPromptParser
 from serial_mcp.errors import InvalidArgument
 
-__all__ = ["PARSER_TYPES", "build_parser"]
-
-_KEYS: Final[dict[str, tuple[str, ...]]] = {
-    "at_command": ("type", "validate"),
-    "json_lines": ("type", "validate"),
-    "shell_prompt": ("type", "validate", "prompt"),
-    "nmea": ("type", "validate"),
-    "modbus_ascii": ("type", "validate"),
-    "grbl": ("type", "validate"),
-    "raw": ("type", "validate"),
-    "modbus_rtu": ("type", "validate"),
-    "ubx": ("type", "validate"),
-    "rtcm3": ("type", "validate"),
-    "gnss": ("type", "validate"),
-    "esp_log": ("type", "validate", "print_filter"),
+_TYPES = ("at_command", "json_lines", "shell_prompt", "nmea", "modbus_ascii", "grbl", "raw", "modbus_rtu")
+_EXTRA_KEYS = {"shell_prompt": ("prompt",), "esp_log": ("print_filter",)}
+_KEYS: Final = {
+    kind: ("type", "validate", *_EXTRA_KEYS.get(kind, ()))
+    for kind in (*_TYPES, "ubx", "rtcm3", "gnss", "esp_log")
 }
 PARSER_TYPES: Final = tuple(_KEYS)
 

@@ -20,8 +20,6 @@ from typing import Any, Final
 from serial_mcp.core.parsers.base import Parsed, text_of
 from serial_mcp.core.parsers.esp_log_filter import PrintFilter
 
-__all__ = ["EspLogParser", "parse_esp_log"]
-
 _ANSI: Final = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
 _LINE: Final = re.compile(r"([EWIDV]) (?:\(([^)]+)\) )?([^:]+): ?(.*)", re.DOTALL)
 _TICKS: Final = re.compile(r"\d+")

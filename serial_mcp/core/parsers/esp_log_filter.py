@@ -20,8 +20,6 @@ from typing import Final
 from serial_mcp import messages
 from serial_mcp.errors import InvalidArgument
 
-__all__ = ["LEVELS", "PrintFilter", "line_text"]
-
 #: Log levels by letter, least verbose first (``N`` only in filters: no line has it).
 LEVELS: Final = {"N": 0, "E": 1, "W": 2, "I": 3, "D": 4, "V": 5}
 _FILTER_LEVELS: Final = {**LEVELS, "*": 5, "": 5}

@@ -28,10 +28,8 @@ from pyubx2.ubxtypes_core import BITFIELD, CH, GET, GROUP, PMPLEN, VARIABLE  # t
 
 from serial_mcp import messages
 from serial_mcp.core import checksums
-from serial_mcp.core.parsers.base import Parsed
+from serial_mcp.core.parsers.base import OptionlessParser, Parsed
 from serial_mcp.core.parsers.nmea import NmeaParser
-
-__all__ = ["MAX_FIELDS", "GnssParser", "Rtcm3Parser", "UbxParser"]
 
 #: Most decoded fields one UBX or RTCM3 frame keeps (the real logs' largest has 1,429;
 #: NAV-SAT with all 255 satellites 6,634). Read when a frame is parsed..
@@ -176,13 +174,8 @@ def _decode_ubx(frame: bytes, fields: dict[str, Any]) -> None:
     fields["truncated"] = True
 
 
-class UbxParser:
+class UbxParser(OptionlessParser):
     """``B5 62 class id len payload ck_a ck_b``: class, id, name and decoded fields."""
-
-    __slots__ = ("validate",)
-
-    def __init__(self, validate: bool = False) -> None:
-        self.validate = validate
 
     def parse(self, payload: bytes) -> Parsed:
         """Needs the raw frame (UBX / gnss framing give it)."""
@@ -213,16 +206,11 @@ def _capped(fields: dict[str, object], out: dict[str, Any]) -> dict[str, object]
     return dict(list(fields.items())[:cap])
 
 
-class Rtcm3Parser:
+class Rtcm3Parser(OptionlessParser):
     """``D3 len payload crc24q``: message type, name and decoded data fields.
 
     pyrtcm reads bit by bit and stops at the payload's end (a count that lies is its error), and a
     frame holds at most 1023 bytes: its fields are only cut to MAX_FIELDS like UBX ones."""
-
-    __slots__ = ("validate",)
-
-    def __init__(self, validate: bool = False) -> None:
-        self.validate = validate
 
     def parse(self, payload: bytes) -> Parsed:
         """Needs the raw frame (RTCM3 / gnss framing give it)."""

@@ -5,9 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any, Final
 
-from serial_mcp.core.parsers.base import Parsed, text_of
-
-__all__ = ["GrblParser"]
+from serial_mcp.core.parsers.base import OptionlessParser, Parsed, text_of
 
 _ERROR_RE: Final = re.compile(r"^error:\s*(\d+)$", re.IGNORECASE)
 _ALARM_RE: Final = re.compile(r"^ALARM:\s*(\d+)$", re.IGNORECASE)
@@ -44,13 +42,8 @@ def _status(body: str) -> dict[str, Any]:
     return out
 
 
-class GrblParser:
+class GrblParser(OptionlessParser):
     """Classifies one grbl line; ``ok`` and ``error:N`` end the exchange for a sent line."""
-
-    __slots__ = ("validate",)
-
-    def __init__(self, validate: bool = False) -> None:
-        self.validate = validate
 
     def parse(self, payload: bytes) -> Parsed:
         """Kinds: ok, error, status, alarm, message, feedback, setting, welcome, text."""

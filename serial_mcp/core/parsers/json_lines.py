@@ -5,9 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from serial_mcp.core.parsers.base import Parsed
-
-__all__ = ["JsonLinesParser"]
+from serial_mcp.core.parsers.base import OptionlessParser, Parsed
 
 
 def _no_constants(name: str) -> Any:
@@ -15,13 +13,8 @@ def _no_constants(name: str) -> Any:
     raise ValueError(name)
 
 
-class JsonLinesParser:
+class JsonLinesParser(OptionlessParser):
     """``{"kind": "json", "value": ...}`` or ``{"kind": "raw", "text": ...}``."""
-
-    __slots__ = ("validate",)
-
-    def __init__(self, validate: bool = False) -> None:
-        self.validate = validate
 
     def parse(self, payload: bytes) -> Parsed:
         """Decode one JSON value; mixed streams (e.g. NMEA between JSON objects) come back raw."""

@@ -14,22 +14,15 @@ from typing import Any
 
 from serial_mcp import messages
 from serial_mcp.core import checksums
-from serial_mcp.core.parsers.base import Parsed
+from serial_mcp.core.parsers.base import OptionlessParser, Parsed
 from serial_mcp.core.parsers.modbus_pdu import decode_pdu
 from serial_mcp.errors import InvalidArgument
-
-__all__ = ["ModbusAsciiEncoder", "ModbusAsciiParser", "modbus_ascii_encode"]
 
 _HEX = frozenset(string.hexdigits.encode())
 
 
-class ModbusAsciiParser:
+class ModbusAsciiParser(OptionlessParser):
     """Address, function, data (hex), LRC and its validity for one Modbus ASCII frame."""
-
-    __slots__ = ("validate",)
-
-    def __init__(self, validate: bool = False) -> None:
-        self.validate = validate
 
     def parse(self, payload: bytes) -> Parsed:
         """Accepts the frame with or without its ``:`` and CRLF."""

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-__all__ = ["EXCEPTION_NAMES", "FUNCTION_NAMES", "decode_pdu"]
-
 FUNCTION_NAMES: Final[dict[int, str]] = {
     1: "read_coils",
     2: "read_discrete_inputs",

@@ -15,8 +15,6 @@ from serial_mcp.core import checksums
 from serial_mcp.core.parsers.base import Parsed
 from serial_mcp.core.parsers.modbus_pdu import decode_pdu
 
-__all__ = ["ModbusRtuParser"]
-
 _crc = checksums.function("crc16_modbus")
 
 

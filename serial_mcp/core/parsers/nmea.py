@@ -13,10 +13,8 @@ from typing import Any, Final, Protocol, TypeVar
 
 from serial_mcp import messages
 from serial_mcp.core import checksums
-from serial_mcp.core.parsers.base import Parsed
+from serial_mcp.core.parsers.base import OptionlessParser, Parsed
 from serial_mcp.errors import InvalidArgument
-
-__all__ = ["DecodedSlots", "NmeaEncoder", "NmeaParser", "nmea_encode", "parse_fields", "parse_lines"]
 
 _HEX = frozenset(string.hexdigits.encode())
 _AIS_KEYS = ("fragment_count", "fragment_number", "message_id", "channel", "payload", "fill_bits")
@@ -250,13 +248,8 @@ def _parse_any(payload: bytes) -> tuple[dict[str, Any], bool | None]:
     return fields, valid
 
 
-class NmeaParser:
+class NmeaParser(OptionlessParser):
     """Parses one NMEA/AIS line into talker, sentence type, fields and checksum validity."""
-
-    __slots__ = ("validate",)
-
-    def __init__(self, validate: bool = False) -> None:
-        self.validate = validate
 
     def parse(self, payload: bytes) -> Parsed:
         """Kind ``sentence`` (``$``), ``ais`` (``!``) or ``other``; checksum checked when present."""

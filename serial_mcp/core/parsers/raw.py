@@ -2,18 +2,11 @@
 
 from __future__ import annotations
 
-from serial_mcp.core.parsers.base import Parsed
-
-__all__ = ["RawParser"]
+from serial_mcp.core.parsers.base import OptionlessParser, Parsed
 
 
-class RawParser:
+class RawParser(OptionlessParser):
     """Marks every payload as ``{"kind": "raw"}``."""
-
-    __slots__ = ("validate",)
-
-    def __init__(self, validate: bool = False) -> None:
-        self.validate = validate
 
     def parse(self, payload: bytes) -> Parsed:
         """Always ``{"kind": "raw"}``."""

@@ -24,8 +24,6 @@ from serial_mcp import messages
 from serial_mcp.core.match import PatternSyntaxError, compile_re2
 from serial_mcp.core.parsers.base import Parsed, text_of
 
-__all__ = ["ANSI_RE", "ShellPromptParser"]
-
 ANSI_RE: Final = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
 _MAX_PROMPT_LINE = 80
 _WHOLE_LINE: Final = re.compile(

@@ -27,14 +27,42 @@ OK = b"\r\nOK\r\n"
 ERROR = b"\r\nERROR\r\n"
 
 
-class ModemResponder:
-    """Line-buffered AT interpreter: answers each CR-terminated command. A line longer than the
-    command buffer (``MAX_COMMAND_LINE``) is not kept: it is answered ERROR when it ends."""
+class AtLines:
+    """Echo and AT command lines: each CR- or LF-ended line goes to ``_command`` upper-cased and
+    stripped. A line longer than the command buffer (``MAX_COMMAND_LINE``) is not kept: it goes as
+    ``b""``, which no command matches (an ERROR)."""
 
-    def __init__(self) -> None:
+    def __init__(self, echo: bool) -> None:
+        self.echo = echo
         self._line = bytearray()
         self._overflow = False
-        self.echo = False
+
+    def _read(self, data: bytes, out: bytearray) -> None:
+        for b in data:
+            if self.echo:
+                out.append(b)
+            if b in (0x0D, 0x0A):
+                cmd = bytes(self._line).strip().upper()
+                self._line.clear()
+                if self._overflow:
+                    self._overflow = False
+                    self._command(b"", out)
+                elif cmd:
+                    self._command(cmd, out)
+            elif len(self._line) < MAX_COMMAND_LINE:
+                self._line.append(b)
+            else:
+                self._overflow = True
+
+    def _command(self, cmd: bytes, out: bytearray) -> None:
+        raise NotImplementedError
+
+
+class ModemResponder(AtLines):
+    """Line-buffered AT interpreter: answers each command at once."""
+
+    def __init__(self) -> None:
+        super().__init__(echo=False)
         self.cmee = 0
 
     def answer(self, cmd: bytes) -> bytes:
@@ -54,23 +82,12 @@ class ModemResponder:
             return OK
         return _MODEM_REPLIES.get(cmd, ERROR)
 
+    def _command(self, cmd: bytes, out: bytearray) -> None:
+        out += self.answer(cmd)
+
     def __call__(self, data: bytes) -> bytes | None:
         out = bytearray()
-        for b in data:
-            if self.echo:
-                out.append(b)
-            if b in (0x0D, 0x0A):
-                cmd = bytes(self._line).strip().upper()
-                self._line.clear()
-                if self._overflow:
-                    self._overflow = False
-                    out += ERROR
-                elif cmd:
-                    out += self.answer(cmd)
-            elif len(self._line) < MAX_COMMAND_LINE:
-                self._line.append(b)
-            else:
-                self._overflow = True
+        self._read(data, out)
         return bytes(out) or None
 
 

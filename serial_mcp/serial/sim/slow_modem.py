@@ -16,7 +16,8 @@ import functools
 import threading
 
 from serial_mcp.core.settings import SerialSettings
-from serial_mcp.serial.fake import MAX_COMMAND_LINE, FakeDevice
+from serial_mcp.serial.fake import FakeDevice
+from serial_mcp.serial.sim.modem import AtLines
 from serial_mcp.serial.sim.timeline import TimedPortHandle, Timeline
 
 IMEI = "867530912345678"
@@ -40,38 +41,22 @@ ERROR_REPLY = ((30, b"\r\nERROR\r\n"),)
 READY = b"\r\nRDY\r\n"
 
 
-class SlowModem:
+class SlowModem(AtLines):
     """Line-buffered AT interpreter that echoes at once and answers later, on the port's timeline."""
 
     def __init__(self, device: FakeDevice, timeline: Timeline) -> None:
+        super().__init__(echo=True)
         self.device = device
         self.timeline = timeline
-        self.echo = True
-        self._line = bytearray()  # at most MAX_COMMAND_LINE: a longer line is answered ERROR
-        self._overflow = False
         self._lock = threading.Lock()
 
     def __call__(self, data: bytes) -> bytes | None:
         echoed = bytearray()
         with self._lock:
-            for b in data:
-                if self.echo:
-                    echoed.append(b)
-                if b in (0x0D, 0x0A):
-                    cmd = bytes(self._line).strip().upper()
-                    self._line.clear()
-                    if self._overflow:
-                        self._overflow = False
-                        self._answer(b"")  # no such command: ERROR
-                    elif cmd:
-                        self._answer(cmd)
-                elif len(self._line) < MAX_COMMAND_LINE:
-                    self._line.append(b)
-                else:
-                    self._overflow = True
+            self._read(data, echoed)
         return bytes(echoed) or None
 
-    def _answer(self, cmd: bytes) -> None:
+    def _command(self, cmd: bytes, out: bytearray) -> None:
         if cmd in (b"ATE0", b"ATE1"):
             self.echo = cmd == b"ATE1"
             parts: tuple[tuple[int, bytes], ...] = ((20, b"\r\nOK\r\n"),)

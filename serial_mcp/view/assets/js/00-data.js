@@ -19,6 +19,13 @@ const el = (tag, cls, text) => {
   if (text !== undefined) e.textContent = text;
   return e;
 };
+const selectClicked = (ev, box, what) => { // a click on a `what` in `box`: it becomes the one selected; its data-i
+  const hit = ev.target.closest(what);
+  if (!hit) return -1;
+  box.querySelectorAll(what + ".sel").forEach((x) => x.classList.remove("sel"));
+  hit.classList.add("sel");
+  return Number(hit.dataset.i);
+};
 const lowerBound = (arr, x) => { // first index with arr[i] >= x
   let lo = 0, hi = arr.length;
   while (lo < hi) { const mid = (lo + hi) >> 1; if (arr[mid] < x) lo = mid + 1; else hi = mid; }

@@ -64,12 +64,9 @@ function rowOfPosition(dir, pos) { // the row holding byte `pos` of direction `d
   return k >= 0 ? byDir[dir].idx[k] : -1;
 }
 ts.addEventListener("click", (ev) => {
-  const div = ev.target.closest(".row");
-  if (!div) return;
-  const i = Number(div.dataset.i);
+  const i = selectClicked(ev, ts, ".row");
+  if (i < 0) return;
   state.selectedRow = i;
-  ts.querySelectorAll(".row.sel").forEach((x) => x.classList.remove("sel"));
-  div.classList.add("sel");
   focusTime(ROWS[i][0]);
 });
 $("ts-pp").onclick = () => { if (state.rowPage > 0) { state.rowPage--; renderRows(); ts.scrollTop = 0; } };

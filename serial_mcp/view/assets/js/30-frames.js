@@ -90,12 +90,9 @@ if (FR) {
     if ((state.frPage + 1) * FRAME_PAGE < frIndex.length) { state.frPage++; renderFrames(); }
   };
   frBody.addEventListener("click", (ev) => {
-    const tr = ev.target.closest("tr");
-    if (!tr) return;
-    const i = Number(tr.dataset.i);
+    const i = selectClicked(ev, frBody, "tr");
+    if (i < 0) return;
     state.frSelected = i;
-    frBody.querySelectorAll("tr.sel").forEach((x) => x.classList.remove("sel"));
-    tr.classList.add("sel");
     const row = rowOfPosition(FR.dir[i], FR.off[i]);
     if (row >= 0) showRow(row);
     focusTime(FR.t[i]);
