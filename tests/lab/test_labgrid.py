@@ -145,7 +145,7 @@ def test_two_agents_race_for_one_place_exactly_one_wins(lab: Lab) -> None:
         assert len(winners) == 1, answers
         winner, loser = (alice, bob) if winners == ["alice"] else (bob, alice)
         lost = answers["bob" if winner is alice else "alice"]
-        assert lost["code"] == "busy"
+        assert lost["code"] == "port_busy"
         assert f"agent-host/{winners[0]}" in lost["message"]  # names the holder
         assert "since" in lost["message"] and "labgrid-client" in lost["message"]  # and how to release
 
