@@ -134,13 +134,6 @@ class SerialMcpError(Exception):
 
     codes: ClassVar[tuple[ErrorCode, ...]] = (ErrorCode.INTERNAL_ERROR,)
 
-    def __new__(cls, *args: Any, **context: Any) -> SerialMcpError:
-        # Transitional: ``SerialMcpError(code, ...)`` still builds its family until the raise sites
-        # name it (tools/errors_codemod.py); the commit that runs the codemod deletes this.
-        if cls is SerialMcpError and args:
-            cls = FAMILY[ErrorCode(args[0])]
-        return Exception.__new__(cls)
-
     def __init__(
         self,
         code: ErrorCode | str,

@@ -24,7 +24,7 @@ from typing import Any, Final
 
 from serial_mcp import messages
 from serial_mcp.core.settings import SerialSettings
-from serial_mcp.errors import ErrorCode, InvalidArgument, SerialMcpError
+from serial_mcp.errors import ErrorCode, InvalidArgument
 
 __all__ = [
     "EVENT_TYPES",
@@ -69,7 +69,7 @@ _LINE_BREAK_ESCAPES: Final = {0x85: "\\u0085", 0x2028: "\\u2028", 0x2029: "\\u20
 _PARITY_LETTER: Final = {"none": "N", "even": "E", "odd": "O", "mark": "M", "space": "S"}
 
 
-class CaptureError(SerialMcpError):
+class CaptureError(InvalidArgument):
     """A capture file does not follow the format; ``line`` is the 1-based line number."""
 
     def __init__(self, message: str, line: int | None = None) -> None:

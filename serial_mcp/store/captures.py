@@ -22,7 +22,16 @@ from typing import IO, TYPE_CHECKING
 
 from serial_mcp import messages
 from serial_mcp.core.capture import Capture, decode_lines, parse_capture
-from serial_mcp.errors import ErrorCode, InvalidArgument, SerialMcpError, storage_error
+from serial_mcp.errors import (
+    AccessError,
+    Conflict,
+    ErrorCode,
+    InvalidArgument,
+    LimitReached,
+    SerialMcpError,
+    StorageError,
+    storage_error,
+)
 from serial_mcp.store.atomic import create_atomic
 
 if TYPE_CHECKING:
@@ -94,14 +103,14 @@ class CaptureStore:
             if not os.access(self.directory, os.W_OK | os.X_OK):
                 raise PermissionError(errno.EACCES, os.strerror(errno.EACCES))
         except OSError as exc:
-            raise SerialMcpError(
+            raise StorageError(
                 ErrorCode.STORAGE_ERROR,
                 messages.CAPTURE_DIR_UNUSABLE.format(dir=self.directory, error=exc.strerror or exc),
             ) from None
 
     def _dir(self) -> Path:
         if self.directory is None:
-            raise SerialMcpError(ErrorCode.CAPTURE_DISABLED, messages.CAPTURE_DISABLED)
+            raise AccessError(ErrorCode.CAPTURE_DISABLED, messages.CAPTURE_DISABLED)
         self.directory.mkdir(parents=True, exist_ok=True)
         return self.directory
 
@@ -127,12 +136,10 @@ class CaptureStore:
         files, total = self.usage()
         q = self.quotas
         if files + 1 > q.max_files:
-            raise SerialMcpError(
-                ErrorCode.QUOTA_EXCEEDED, messages.CAPTURE_QUOTA_FILES.format(max=q.max_files)
-            )
+            raise LimitReached(ErrorCode.QUOTA_EXCEEDED, messages.CAPTURE_QUOTA_FILES.format(max=q.max_files))
         room = min(q.max_file_bytes, q.max_total_bytes - total)
         if adding > room:
-            raise SerialMcpError(
+            raise LimitReached(
                 ErrorCode.QUOTA_EXCEEDED,
                 messages.CAPTURE_QUOTA_BYTES.format(
                     need=adding, room=max(0, room), file=q.max_file_bytes, total=q.max_total_bytes
@@ -150,14 +157,12 @@ class CaptureStore:
         final = self.path_of(name)
         with self._lock, self._file_lock():
             if os.path.lexists(final):
-                raise SerialMcpError(ErrorCode.CAPTURE_EXISTS, messages.CAPTURE_EXISTS.format(name=name))
+                raise Conflict(ErrorCode.CAPTURE_EXISTS, messages.CAPTURE_EXISTS.format(name=name))
             self._check_quota(len(body))
             try:
                 create_atomic(final, body)  # no-clobber commit: fails if the name appeared meanwhile
             except FileExistsError:
-                raise SerialMcpError(
-                    ErrorCode.CAPTURE_EXISTS, messages.CAPTURE_EXISTS.format(name=name)
-                ) from None
+                raise Conflict(ErrorCode.CAPTURE_EXISTS, messages.CAPTURE_EXISTS.format(name=name)) from None
         return final, len(body)
 
     def create_recording(self, name: str) -> tuple[IO[bytes], Path, int]:
@@ -172,12 +177,10 @@ class CaptureStore:
             try:
                 fd = os.open(final, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
             except FileExistsError:
-                raise SerialMcpError(
-                    ErrorCode.CAPTURE_EXISTS, messages.CAPTURE_EXISTS.format(name=name)
-                ) from None
+                raise Conflict(ErrorCode.CAPTURE_EXISTS, messages.CAPTURE_EXISTS.format(name=name)) from None
             except OSError as exc:
                 if exc.errno == errno.ELOOP:
-                    raise SerialMcpError(
+                    raise Conflict(
                         ErrorCode.CAPTURE_EXISTS, messages.CAPTURE_EXISTS.format(name=name)
                     ) from None
                 raise
@@ -228,7 +231,5 @@ def create_new_file(path: Path) -> IO[bytes]:
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
     except FileExistsError:
-        raise SerialMcpError(
-            ErrorCode.CAPTURE_EXISTS, messages.CAPTURE_EXISTS.format(name=str(path))
-        ) from None
+        raise Conflict(ErrorCode.CAPTURE_EXISTS, messages.CAPTURE_EXISTS.format(name=str(path))) from None
     return os.fdopen(fd, "wb")

@@ -57,7 +57,7 @@ from serial_mcp.core.profile_revisions import (
     with_key_after,
     with_profile,
 )
-from serial_mcp.errors import ErrorCode, InvalidArgument, SerialMcpError
+from serial_mcp.errors import Conflict, ErrorCode, InvalidArgument, LimitReached, StorageError
 from serial_mcp.store.atomic import remove_stale_temps, replace_atomic
 
 if TYPE_CHECKING:
@@ -93,7 +93,7 @@ _THREAD_LOCKS_GUARD = threading.Lock()
 def _require_room(snap: Snapshot) -> None:
     """A new profile needs room in the store (``resource_limit`` past ``MAX_PROFILES``)."""
     if len(snap.profiles) >= MAX_PROFILES:
-        raise SerialMcpError(ErrorCode.RESOURCE_LIMIT, messages.PROFILES_FULL.format(max=MAX_PROFILES))
+        raise LimitReached(ErrorCode.RESOURCE_LIMIT, messages.PROFILES_FULL.format(max=MAX_PROFILES))
 
 
 # --- paths -----------------------------------------------------------------------------------------
@@ -210,7 +210,7 @@ class ProfileStore:
         def op(snap: Snapshot, now: datetime) -> dict[str, Any]:
             current = snap.profiles.get(name)
             if current is not None:
-                raise SerialMcpError(
+                raise Conflict(
                     ErrorCode.PROFILE_EXISTS,
                     messages.PROFILE_EXISTS.format(name=name, revision=current.revision),
                     profile=name,
@@ -299,7 +299,7 @@ class ProfileStore:
                 _require_room(snap)
                 return with_profile(snap.data, name, fresh_profile(sel, dflt, now, False))
             if not overwrite:
-                raise SerialMcpError(
+                raise Conflict(
                     ErrorCode.PROFILE_EXISTS,
                     messages.PROFILE_EXISTS_SAVE.format(name=name, revision=current.revision),
                     profile=name,
@@ -430,14 +430,14 @@ class ProfileStore:
                 self._path.parent.mkdir(parents=True, exist_ok=True)
                 file_lock.acquire(timeout=self._lock_timeout, poll_interval=_LOCK_POLL_S)
             except filelock.Timeout as exc:
-                raise SerialMcpError(
+                raise StorageError(
                     ErrorCode.PROFILE_STORE_IO,
                     messages.PROFILE_STORE_LOCK_TIMEOUT.format(
                         seconds=self._lock_timeout, lock=self._lock_path
                     ),
                 ) from exc
             except OSError as exc:
-                raise SerialMcpError(
+                raise StorageError(
                     ErrorCode.PROFILE_STORE_IO,
                     messages.PROFILE_STORE_WRITE_FAILED.format(path=self._path, error=exc),
                 ) from exc
@@ -460,7 +460,7 @@ class ProfileStore:
                     remove_stale_temps(self._path)  # a crashed writer's; safe: we hold the lock
                     replace_atomic(self._path, raw)
                 except OSError as exc:
-                    raise SerialMcpError(
+                    raise StorageError(
                         ErrorCode.PROFILE_STORE_IO,
                         messages.PROFILE_STORE_WRITE_FAILED.format(
                             path=self._path, error=exc.strerror or exc

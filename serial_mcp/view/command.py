@@ -21,7 +21,7 @@ from typing import Final, TextIO
 
 from serial_mcp import messages
 from serial_mcp.core.json_arg import json_option
-from serial_mcp.errors import ErrorCode, InvalidArgument, SerialMcpError
+from serial_mcp.errors import ErrorCode, InvalidArgument, NotFound, SerialMcpError
 from serial_mcp.serial.firmware_elf import load_local_elf
 from serial_mcp.store.capture_files import NotRegularFile, TooBig, file_kind, read_regular_file, write_report
 from serial_mcp.view.model import DEFAULT_GAP_S, ViewOptions, build_view
@@ -75,7 +75,7 @@ def _read_pipe(file: str, max_bytes: int) -> bytes | None:
     try:
         probe = os.open(file, os.O_RDONLY | os.O_NONBLOCK)
     except OSError as exc:
-        raise SerialMcpError(
+        raise NotFound(
             ErrorCode.FILE_UNREADABLE, messages.VIEW_CANNOT_READ.format(path=file, reason=exc.strerror or exc)
         ) from None
     try:
@@ -95,7 +95,7 @@ def _read_pipe(file: str, max_bytes: int) -> bytes | None:
             chunks.append(chunk)
             got += len(chunk)
     except OSError as exc:
-        raise SerialMcpError(
+        raise NotFound(
             ErrorCode.FILE_UNREADABLE, messages.VIEW_CANNOT_READ.format(path=file, reason=exc.strerror or exc)
         ) from None
     finally:

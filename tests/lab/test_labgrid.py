@@ -167,7 +167,7 @@ def test_a_place_held_by_a_stopped_agent_stays_locked_until_labgrid_client_relea
     assert gone.returncode == 0, gone.stderr
     with pytest.raises(SerialMcpError) as busy:
         eng.open(f"labgrid://{PLACE}")
-    assert busy.value.code == ErrorCode.BUSY
+    assert busy.value.code == ErrorCode.PORT_BUSY
     assert "admin-host/crashed-agent" in busy.value.message and ME in busy.value.message
     assert f"-p {PLACE} release --kick" in busy.value.message
     kicked = lab.client("-p", PLACE, "release", "--kick")

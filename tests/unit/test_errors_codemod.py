@@ -4,12 +4,15 @@ every raise site names its code's family and a second run changes nothing."""
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 import sys
 from pathlib import Path
 from types import ModuleType
 
 import pytest
+
+from serial_mcp.errors import FAMILY, ErrorCode
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -67,3 +70,47 @@ def test_the_codemod_formats_only_what_it_rewrote(codemod: ModuleType) -> None:
     assert out.endswith(untouched)
     assert max(len(line) for line in out.decode().splitlines()) <= 110
     assert b"        raise PortError(\n            ErrorCode.PORT_BUSY,\n" in out
+
+
+def _raise_sites(tree: ast.AST) -> list[tuple[int, str, ErrorCode]]:
+    names = {fam.__name__ for fam in FAMILY.values()}
+    return [
+        (n.lineno, n.func.id, ErrorCode[n.args[0].attr])
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Call)
+        and isinstance(n.func, ast.Name)
+        and n.func.id in names
+        and n.args
+        and isinstance(n.args[0], ast.Attribute)
+        and isinstance(n.args[0].value, ast.Name)
+        and n.args[0].value.id == "ErrorCode"
+    ]
+
+
+def test_every_raise_site_names_its_codes_family_and_the_codemod_has_nothing_left(
+    codemod: ModuleType,
+) -> None:
+    wrong, left = [], []
+    for path in sorted([*(ROOT / "serial_mcp").rglob("*.py"), *(ROOT / "tests").rglob("*.py")]):
+        if path.name == "errors.py":
+            continue
+        src = path.read_bytes()
+        tree = ast.parse(src)
+        rel = path.relative_to(ROOT)
+        wrong += [
+            f"{rel}:{line} {name}({code.name})"
+            for line, name, code in _raise_sites(tree)
+            if FAMILY[code].__name__ != name
+        ]
+        left += [f"{rel}:{s.first_line}" for s in codemod.plan(src, tree)]
+    assert not wrong, wrong
+    assert not left, f"run PYTHONPATH=$PWD python3 tools/errors_codemod.py: {left}"
+
+
+def test_the_fixed_code_subclasses_are_caught_by_their_family() -> None:
+    from serial_mcp.config import ConfigError
+    from serial_mcp.core.capture import CaptureError
+    from serial_mcp.core.profile_model import ProfileStoreError
+
+    for exc in (ConfigError("bad"), CaptureError("bad", 3), ProfileStoreError("bad")):
+        assert isinstance(exc, FAMILY[exc.code]), (type(exc), exc.code)
