@@ -1,4 +1,4 @@
-"""The one exception type every layer raises for a failure the user can act on.
+"""The errors every layer raises for a failure the user can act on: ``SerialMcpError`` and its families.
 
 Each error carries a stable machine-readable ``code`` (part of the tool contract)
 and a human message built from ``messages.py``. A message never carries a huge value: ``brief``
@@ -7,6 +7,7 @@ quotes a short prefix of one (and its length), and every message is capped at ``
 
 from __future__ import annotations
 
+import copyreg
 import re
 from enum import StrEnum
 from typing import Any, ClassVar
@@ -122,6 +123,11 @@ class ErrorCode(StrEnum):
         return None if new is None else cls(new)
 
 
+def _codes(*names: str) -> tuple[ErrorCode, ...]:
+    """A family's codes by their wire names (a misspelt one fails at import)."""
+    return tuple(ErrorCode(name) for group in names for name in group.split())
+
+
 class SerialMcpError(Exception):
     """A failure with a stable code (``invalid_argument``, ``port_busy`` ...) and a clear message.
 
@@ -153,11 +159,8 @@ class SerialMcpError(Exception):
         self.connection_id = connection_id
         self.operation: str | None = None
 
-    def __str__(self) -> str:
-        return self.message
-
     def __reduce__(self) -> tuple[Any, ...]:  # pickles (multiprocessing, pytest-xdist) as it was raised
-        return (_rebuild, (type(self), self.__dict__))
+        return (copyreg.__newobj__, (type(self), self.message), self.__dict__)  # type: ignore[attr-defined]
 
     def attach(self, operation: str, connection_id: str | None) -> None:
         """Say which operation (and connection) failed, unless an inner one already said."""
@@ -167,18 +170,11 @@ class SerialMcpError(Exception):
             self.connection_id = connection_id
 
 
-def _rebuild(cls: type[SerialMcpError], state: dict[str, Any]) -> SerialMcpError:
-    exc = cls.__new__(cls)
-    Exception.__init__(exc, state["message"])
-    exc.__dict__.update(state)
-    return exc
-
-
 class InvalidArgument(SerialMcpError):
     """An argument is malformed or out of range; nothing was changed. ``InvalidArgument(message)``
     is ``invalid_argument``; ``(code, message)`` names which argument: a capture, the config."""
 
-    codes = (ErrorCode.INVALID_ARGUMENT, ErrorCode.CAPTURE_INVALID, ErrorCode.INVALID_CONFIG)
+    codes = _codes("invalid_argument capture_invalid invalid_config")
 
     def __init__(self, first: ErrorCode | str, message: str | None = None, /, **context: Any) -> None:
         if message is None:
@@ -190,72 +186,60 @@ class PortError(SerialMcpError):
     """The port or connection: not found, busy, failed to open, lost, closed, an I/O error, a lab
     place's coordinator out of reach (``unavailable``)."""
 
-    codes = (
-        ErrorCode.PORT_NOT_FOUND, ErrorCode.PORT_BUSY, ErrorCode.PORT_AMBIGUOUS, ErrorCode.PORT_OPEN_FAILED,
-        ErrorCode.NOT_CONNECTED, ErrorCode.CONNECTION_CLOSED, ErrorCode.IO_ERROR, ErrorCode.PORT_RELEASED,
-        ErrorCode.UNAVAILABLE,
-    )  # fmt: skip
+    codes = _codes(
+        "port_not_found port_busy port_ambiguous port_open_failed not_connected connection_closed",
+        "io_error port_released unavailable",
+    )
 
 
 class AccessError(SerialMcpError):
     """Not allowed here: read-only mode, the allowlist, another session's connection, a disabled
     store, an operating-system permission."""
 
-    codes = (
-        ErrorCode.READ_ONLY_MODE, ErrorCode.NOT_ALLOWED, ErrorCode.NOT_OWNER, ErrorCode.PERMISSION_DENIED,
-        ErrorCode.CAPTURE_DISABLED, ErrorCode.PROFILES_DISABLED,
-    )  # fmt: skip
+    codes = _codes(
+        "read_only_mode not_allowed not_owner permission_denied capture_disabled profiles_disabled"
+    )
 
 
 class OperationTimeout(SerialMcpError):
     """Something did not happen in time: a reply, a write, a cursor held by another read."""
 
-    codes = (ErrorCode.TIMEOUT, ErrorCode.WRITE_TIMEOUT, ErrorCode.CURSOR_BUSY)
+    codes = _codes("timeout write_timeout cursor_busy")
 
 
 class NotFound(SerialMcpError):
     """A named thing that does not exist: a connection, a profile, a tool, a recording, a file."""
 
-    codes = (
-        ErrorCode.CONNECTION_NOT_FOUND, ErrorCode.PROFILE_NOT_FOUND, ErrorCode.UNKNOWN_TOOL,
-        ErrorCode.NOT_RECORDING, ErrorCode.FILE_UNREADABLE,
-    )  # fmt: skip
+    codes = _codes("connection_not_found profile_not_found unknown_tool not_recording file_unreadable")
 
 
 class Conflict(SerialMcpError):
     """The state forbids it now: already recording, a profile in use or changed meanwhile, a lent
     port, a cancelled call."""
 
-    codes = (
-        ErrorCode.ALREADY_RECORDING, ErrorCode.CAPTURE_EXISTS, ErrorCode.PROFILE_EXISTS,
-        ErrorCode.PROFILE_IN_USE, ErrorCode.PROFILE_NO_UNIQUE_PORT, ErrorCode.PORT_LENT,
-        ErrorCode.REVISION_CONFLICT, ErrorCode.CANCELLED,
-    )  # fmt: skip
+    codes = _codes(
+        "already_recording capture_exists profile_exists profile_in_use profile_no_unique_port",
+        "port_lent revision_conflict cancelled",
+    )
 
 
 class LimitReached(SerialMcpError):
     """A bound was reached: quotas, memory, connections."""
 
-    codes = (ErrorCode.QUOTA_EXCEEDED, ErrorCode.RESOURCE_LIMIT, ErrorCode.TOO_MANY_CONNECTIONS)
+    codes = _codes("quota_exceeded resource_limit too_many_connections")
 
 
 class StorageError(SerialMcpError):
     """The disk behind captures or profiles failed."""
 
-    codes = (
-        ErrorCode.STORAGE_ERROR, ErrorCode.PROFILE_STORE_IO, ErrorCode.PROFILE_STORE_INVALID,
-        ErrorCode.FILE_UNWRITABLE,
-    )  # fmt: skip
+    codes = _codes("storage_error profile_store_io profile_store_invalid file_unwritable")
 
 
 class DeviceError(SerialMcpError):
     """The device (or what leads to it) cannot do what the operation needs: MicroPython, settings
     refused, RS-485, modem lines, reconnect, a lab control (``not_supported``)."""
 
-    codes = (
-        ErrorCode.MPY_FAILED, ErrorCode.NOT_IN_REPL, ErrorCode.SETTINGS_REJECTED, ErrorCode.RS485_UNSUPPORTED,
-        ErrorCode.NOT_SUPPORTED,
-    )  # fmt: skip
+    codes = _codes("mpy_failed not_in_repl settings_rejected rs485_unsupported not_supported")
 
 
 FAMILIES: tuple[type[SerialMcpError], ...] = (
