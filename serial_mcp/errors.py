@@ -128,15 +128,22 @@ def _codes(*names: str) -> tuple[ErrorCode, ...]:
     return tuple(ErrorCode(name) for group in names for name in group.split())
 
 
+def _redact(port: str) -> str:
+    """``port`` without its secrets (a URL's password), as messages show it."""
+    from serial_mcp.core.port_url import redact  # core/ raises these errors: imported when needed
+
+    return redact(str(port))
+
+
 class SerialMcpError(Exception):
     """A failure with a stable code (``invalid_argument``, ``port_busy`` ...) and a clear message.
 
     Every failure is raised as its family (``PortError``, ``AccessError`` ...: the classes below, one
     per kind of failure, each listing its ``codes``), so a caller can catch a kind of failure as well
-    as test ``exc.code``. Context: ``port`` and ``connection_id`` where the raise site knows them;
-    ``operation`` (the tool's name) and a missing ``connection_id`` are attached by the engine as the
-    error leaves an operation (None where it had none). ``details`` holds the rest (``field``,
-    ``suggestions`` ...). Raised as itself only for ``internal_error``."""
+    as test ``exc.code``. Context: ``port`` (its secrets redacted) and ``connection_id`` where the
+    raise site knows them; ``operation`` (the tool's name) and a missing ``connection_id`` are
+    attached by the engine as the error leaves an operation (None where it had none). ``details``
+    holds the rest (``field``, ``suggestions`` ...). Raised as itself only for ``internal_error``."""
 
     codes: ClassVar[tuple[ErrorCode, ...]] = (ErrorCode.INTERNAL_ERROR,)
 
@@ -155,7 +162,7 @@ class SerialMcpError(Exception):
         self.code: ErrorCode = ErrorCode(code)  # an unknown code is a bug, caught by the tests
         self.message = message
         self.details = details
-        self.port = port
+        self.port = port if port is None else _redact(port)
         self.connection_id = connection_id
         self.operation: str | None = None
 

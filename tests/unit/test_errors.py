@@ -75,3 +75,10 @@ def test_an_error_pickles_as_its_family_with_its_context() -> None:
 def test_a_message_is_capped() -> None:
     exc = InvalidArgument("value " + "x" * 5000)
     assert len(exc.message) < 300 and "5000 characters" in exc.message
+
+
+def test_the_port_in_an_errors_context_carries_no_secret() -> None:
+    url = "rfc2217://admin:hunter22@lab-host:2217"
+    exc = PortError(ErrorCode.PORT_OPEN_FAILED, "cannot open", port=url)
+    assert exc.port is not None and "hunter22" not in exc.port and "lab-host" in exc.port
+    assert PortError(ErrorCode.PORT_BUSY, "busy", port="/dev/ttyUSB0").port == "/dev/ttyUSB0"
