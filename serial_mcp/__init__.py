@@ -53,13 +53,11 @@ if TYPE_CHECKING:
         AccessError,
         Conflict,
         DeviceError,
-        ErrorCode,
         InvalidArgument,
         LimitReached,
         NotFound,
         OperationTimeout,
         PortError,
-        SerialMcpError,
         StorageError,
     )
 

@@ -18,13 +18,13 @@ from typing import TYPE_CHECKING, Any
 
 from serial_mcp import messages
 from serial_mcp.core.port_url import parse_scheme_name
-from serial_mcp.errors import ErrorCode, InvalidArgument, SerialMcpError
+from serial_mcp.errors import ErrorCode, InvalidArgument
 
 if TYPE_CHECKING:
     from serial_mcp.serial.policy import PortPolicy
 
 
-class ConfigError(SerialMcpError):
+class ConfigError(InvalidArgument):
     """A setting is invalid; startup prints the message as one line and exits non-zero."""
 
     def __init__(self, message: str) -> None:

@@ -1,4 +1,4 @@
-"""The one exception type every layer raises for a failure the user can act on.
+"""The errors every layer raises for a failure the user can act on: ``SerialMcpError`` and its families.
 
 Each error carries a stable machine-readable ``code`` (part of the tool contract)
 and a human message built from ``messages.py``. A message never carries a huge value: ``brief``
@@ -7,9 +7,10 @@ quotes a short prefix of one (and its length), and every message is capped at ``
 
 from __future__ import annotations
 
+import copyreg
 import re
 from enum import StrEnum
-from typing import Any
+from typing import Any, ClassVar
 
 BRIEF_CHARS = 80
 LONG_RUN = 160  # no word, path or URL in a message is longer; a longer run is a value quoted whole
@@ -56,11 +57,13 @@ def _shorten(m: re.Match[str]) -> str:
     return f"{run[:BRIEF_CHARS]}... ({len(run)} characters)"
 
 
+DEPRECATED_CODES = {"busy": "port_busy", "unsupported": "not_supported"}  # old value: the one that survives
+
+
 class ErrorCode(StrEnum):
     """Every stable error code, in one place (the tool contract: clients branch on these)."""
 
     ALREADY_RECORDING = "already_recording"
-    BUSY = "busy"  # a lab place (labgrid://) acquired by someone else; port_busy is for local ports
     CANCELLED = "cancelled"
     CAPTURE_DISABLED = "capture_disabled"
     CAPTURE_EXISTS = "capture_exists"
@@ -106,37 +109,65 @@ class ErrorCode(StrEnum):
     TOO_MANY_CONNECTIONS = "too_many_connections"
     UNKNOWN_TOOL = "unknown_tool"
     UNAVAILABLE = "unavailable"  # the lab's coordinator (or a place's exporter) cannot be reached
-    UNSUPPORTED = "unsupported"
     WRITE_TIMEOUT = "write_timeout"
+
+    # Deprecated in 0.2 (issue 41.4: one code per meaning), gone in 0.3: each old name is the member of
+    # the code that replaced it (``ErrorCode.BUSY is ErrorCode.PORT_BUSY``), and its old value reads
+    # as that code (``ErrorCode("busy")``). Errors carry, and the wire sends, only the new value.
+    BUSY = "port_busy"  # was "busy": a lab place held by someone else is now port_busy like any port
+    UNSUPPORTED = "not_supported"  # was "unsupported": modem lines a port does not have
+
+    @classmethod
+    def _missing_(cls, value: object) -> ErrorCode | None:
+        new = DEPRECATED_CODES.get(value) if isinstance(value, str) else None
+        return None if new is None else cls(new)
+
+
+def _codes(*names: str) -> tuple[ErrorCode, ...]:
+    """A family's codes by their wire names (a misspelt one fails at import)."""
+    return tuple(ErrorCode(name) for group in names for name in group.split())
+
+
+def _redact(port: str) -> str:
+    """``port`` without its secrets (a URL's password), as messages show it."""
+    from serial_mcp.core.port_url import redact  # core/ raises these errors: imported when needed
+
+    return redact(str(port))
 
 
 class SerialMcpError(Exception):
     """A failure with a stable code (``invalid_argument``, ``port_busy`` ...) and a clear message.
 
-    Raised as the subclass of its code's family (``FAMILY``), so a caller can catch a kind of
-    failure (``except PortError``) as well as test ``exc.code``; ``SerialMcpError(code, text)``
-    itself builds the right subclass. ``operation`` (the tool's name) and ``connection_id`` are
-    attached by the engine as the error leaves an operation (None where it had none)."""
+    Every failure is raised as its family (``PortError``, ``AccessError`` ...: the classes below, one
+    per kind of failure, each listing its ``codes``), so a caller can catch a kind of failure as well
+    as test ``exc.code``. Context: ``port`` (its secrets redacted) and ``connection_id`` where the
+    raise site knows them; ``operation`` (the tool's name) and a missing ``connection_id`` are
+    attached by the engine as the error leaves an operation (None where it had none). ``details``
+    holds the rest (``field``, ``suggestions`` ...). Raised as itself only for ``internal_error``."""
 
-    def __new__(cls, code: ErrorCode | str, message: str = "", **details: Any) -> SerialMcpError:
-        if cls is SerialMcpError:
-            cls = FAMILY.get(ErrorCode(code), SerialMcpError)
-        return Exception.__new__(cls)
+    codes: ClassVar[tuple[ErrorCode, ...]] = (ErrorCode.INTERNAL_ERROR,)
 
-    def __init__(self, code: ErrorCode | str, message: str, **details: Any) -> None:
+    def __init__(
+        self,
+        code: ErrorCode | str,
+        message: str,
+        /,
+        *,
+        port: str | None = None,
+        connection_id: str | None = None,
+        **details: Any,
+    ) -> None:
         message = capped(str(message))
         super().__init__(message)
         self.code: ErrorCode = ErrorCode(code)  # an unknown code is a bug, caught by the tests
         self.message = message
         self.details = details
+        self.port = port if port is None else _redact(port)
+        self.connection_id = connection_id
         self.operation: str | None = None
-        self.connection_id: str | None = None
-
-    def __str__(self) -> str:
-        return self.message
 
     def __reduce__(self) -> tuple[Any, ...]:  # pickles (multiprocessing, pytest-xdist) as it was raised
-        return (_rebuild, (self.code, self.message, self.details, self.operation, self.connection_id))
+        return (copyreg.__newobj__, (type(self), self.message), self.__dict__)  # type: ignore[attr-defined]
 
     def attach(self, operation: str, connection_id: str | None) -> None:
         """Say which operation (and connection) failed, unless an inner one already said."""
@@ -146,133 +177,91 @@ class SerialMcpError(Exception):
             self.connection_id = connection_id
 
 
-def _rebuild(
-    code: ErrorCode, message: str, details: dict[str, Any], operation: str | None, cid: str | None
-) -> SerialMcpError:
-    exc = SerialMcpError(code, message, **details)
-    exc.operation, exc.connection_id = operation, cid
-    return exc
-
-
 class InvalidArgument(SerialMcpError):
-    """An argument is malformed or out of range; nothing was changed (``invalid_argument`` and
-    the codes that say which argument: ``capture_invalid``, ``invalid_config``)."""
+    """An argument is malformed or out of range; nothing was changed. ``InvalidArgument(message)``
+    is ``invalid_argument``; ``(code, message)`` names which argument: a capture, the config."""
 
-    def __new__(cls, *args: Any, **details: Any) -> InvalidArgument:
-        return Exception.__new__(cls)
+    codes = _codes("invalid_argument capture_invalid invalid_config")
 
-    def __init__(self, first: ErrorCode | str, message: str | None = None, /, **details: Any) -> None:
-        """``InvalidArgument(message)``, or ``(code, message)`` as the family of a code built
-        through ``SerialMcpError(code, message)``."""
+    def __init__(self, first: ErrorCode | str, message: str | None = None, /, **context: Any) -> None:
         if message is None:
             first, message = ErrorCode.INVALID_ARGUMENT, first
-        super().__init__(first, message, **details)
+        super().__init__(first, message, **context)
 
 
-class _Family(SerialMcpError):
-    """A family raised from a code (``SerialMcpError(code, message)``): constructed like the base."""
+class PortError(SerialMcpError):
+    """The port or connection: not found, busy, failed to open, lost, closed, an I/O error, a lab
+    place's coordinator out of reach (``unavailable``)."""
 
-    def __new__(cls, code: ErrorCode | str, message: str = "", **details: Any) -> _Family:
-        return Exception.__new__(cls)
+    codes = _codes(
+        "port_not_found port_busy port_ambiguous port_open_failed not_connected connection_closed",
+        "io_error port_released unavailable",
+    )
 
 
-class PortError(_Family):
-    """The port or connection: not found, busy, failed to open, lost, closed, an I/O error."""
-
-
-class AccessError(_Family):
+class AccessError(SerialMcpError):
     """Not allowed here: read-only mode, the allowlist, another session's connection, a disabled
     store, an operating-system permission."""
 
+    codes = _codes(
+        "read_only_mode not_allowed not_owner permission_denied capture_disabled profiles_disabled"
+    )
 
-class OperationTimeout(_Family):
+
+class OperationTimeout(SerialMcpError):
     """Something did not happen in time: a reply, a write, a cursor held by another read."""
 
-
-class NotFound(_Family):
-    """A named thing that does not exist: a connection, a profile, a tool."""
+    codes = _codes("timeout write_timeout cursor_busy")
 
 
-class Conflict(_Family):
-    """The state forbids it now: already recording, a profile in use or changed meanwhile."""
+class NotFound(SerialMcpError):
+    """A named thing that does not exist: a connection, a profile, a tool, a recording, a file."""
+
+    codes = _codes("connection_not_found profile_not_found unknown_tool not_recording file_unreadable")
 
 
-class LimitReached(_Family):
+class Conflict(SerialMcpError):
+    """The state forbids it now: already recording, a profile in use or changed meanwhile, a lent
+    port, a cancelled call."""
+
+    codes = _codes(
+        "already_recording capture_exists profile_exists profile_in_use profile_no_unique_port",
+        "port_lent revision_conflict cancelled",
+    )
+
+
+class LimitReached(SerialMcpError):
     """A bound was reached: quotas, memory, connections."""
 
+    codes = _codes("quota_exceeded resource_limit too_many_connections")
 
-class StorageError(_Family):
+
+class StorageError(SerialMcpError):
     """The disk behind captures or profiles failed."""
 
-
-class DeviceError(_Family):
-    """The device answered, but not as the operation needs (MicroPython, settings refused)."""
+    codes = _codes("storage_error profile_store_io profile_store_invalid file_unwritable")
 
 
-_CODES: dict[type[SerialMcpError], tuple[ErrorCode, ...]] = {
-    InvalidArgument: (ErrorCode.INVALID_ARGUMENT, ErrorCode.CAPTURE_INVALID, ErrorCode.INVALID_CONFIG),
-    PortError: (
-        ErrorCode.PORT_NOT_FOUND,
-        ErrorCode.PORT_BUSY,
-        ErrorCode.PORT_AMBIGUOUS,
-        ErrorCode.PORT_OPEN_FAILED,
-        ErrorCode.NOT_CONNECTED,
-        ErrorCode.CONNECTION_CLOSED,
-        ErrorCode.IO_ERROR,
-        ErrorCode.PORT_RELEASED,
-        ErrorCode.BUSY,  # like port_busy: the port cannot be had now (a lab place someone else holds)
-        ErrorCode.UNAVAILABLE,  # like port_open_failed: what leads to the port is not reachable
-    ),
-    AccessError: (
-        ErrorCode.READ_ONLY_MODE,
-        ErrorCode.NOT_ALLOWED,
-        ErrorCode.NOT_OWNER,
-        ErrorCode.PERMISSION_DENIED,
-        ErrorCode.CAPTURE_DISABLED,
-        ErrorCode.PROFILES_DISABLED,
-    ),
-    OperationTimeout: (ErrorCode.TIMEOUT, ErrorCode.WRITE_TIMEOUT, ErrorCode.CURSOR_BUSY),
-    NotFound: (
-        ErrorCode.CONNECTION_NOT_FOUND,
-        ErrorCode.PROFILE_NOT_FOUND,
-        ErrorCode.UNKNOWN_TOOL,
-        ErrorCode.NOT_RECORDING,
-        ErrorCode.FILE_UNREADABLE,
-    ),
-    Conflict: (
-        ErrorCode.ALREADY_RECORDING,
-        ErrorCode.CAPTURE_EXISTS,
-        ErrorCode.PROFILE_EXISTS,
-        ErrorCode.PROFILE_IN_USE,
-        ErrorCode.PROFILE_NO_UNIQUE_PORT,
-        ErrorCode.PORT_LENT,
-        ErrorCode.REVISION_CONFLICT,
-        ErrorCode.CANCELLED,
-    ),
-    LimitReached: (ErrorCode.QUOTA_EXCEEDED, ErrorCode.RESOURCE_LIMIT, ErrorCode.TOO_MANY_CONNECTIONS),
-    StorageError: (
-        ErrorCode.STORAGE_ERROR,
-        ErrorCode.PROFILE_STORE_IO,
-        ErrorCode.PROFILE_STORE_INVALID,
-        ErrorCode.FILE_UNWRITABLE,
-    ),
-    DeviceError: (
-        ErrorCode.MPY_FAILED,
-        ErrorCode.NOT_IN_REPL,
-        ErrorCode.SETTINGS_REJECTED,
-        ErrorCode.RS485_UNSUPPORTED,
-        ErrorCode.NOT_SUPPORTED,
-        ErrorCode.UNSUPPORTED,
-    ),
-}
-# The one table from code to family (every code but internal_error has one: tests/unit/test_errors.py).
-FAMILY: dict[ErrorCode, type[SerialMcpError]] = {code: fam for fam, codes in _CODES.items() for code in codes}
+class DeviceError(SerialMcpError):
+    """The device (or what leads to it) cannot do what the operation needs: MicroPython, settings
+    refused, RS-485, modem lines, reconnect, a lab control (``not_supported``)."""
+
+    codes = _codes("mpy_failed not_in_repl settings_rejected rs485_unsupported not_supported")
 
 
-def storage_error(exc: OSError) -> SerialMcpError:
+FAMILIES: tuple[type[SerialMcpError], ...] = (
+    SerialMcpError, InvalidArgument, PortError, AccessError, OperationTimeout, NotFound, Conflict,
+    LimitReached, StorageError, DeviceError,
+)  # fmt: skip
+# The one table from code to the class raised for it (each code in exactly one family's ``codes``:
+# tests/unit/test_errors.py); a deprecated alias (``ErrorCode.BUSY``) is its surviving code's member.
+FAMILY: dict[ErrorCode, type[SerialMcpError]] = {code: fam for fam in FAMILIES for code in fam.codes}
+
+
+def storage_error(exc: OSError) -> StorageError:
     """A failure of the capture directory's disk (ENOSPC, EROFS, EACCES, EIO): ``storage_error``,
     never the port's ``io_error`` — the port is fine. (Here, not in store/, because the recorder's
     writer thread in serial/ reports it too.)"""
     from serial_mcp import messages
 
-    return SerialMcpError(ErrorCode.STORAGE_ERROR, messages.STORAGE_ERROR.format(error=exc.strerror or exc))
+    return StorageError(ErrorCode.STORAGE_ERROR, messages.STORAGE_ERROR.format(error=exc.strerror or exc))

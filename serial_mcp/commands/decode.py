@@ -20,7 +20,7 @@ from serial_mcp.core.events import Event, EventDetector
 from serial_mcp.core.json_arg import json_option
 from serial_mcp.core.offline_decode import with_print_filter
 from serial_mcp.core.presets import effective
-from serial_mcp.errors import ErrorCode, InvalidArgument, SerialMcpError
+from serial_mcp.errors import ErrorCode, InvalidArgument, NotFound
 from serial_mcp.serial.event_text import event_dict, where_suffix
 from serial_mcp.serial.firmware_elf import LoadedElf, load_local_elf
 from serial_mcp.store.capture_files import NotRegularFile, TooBig, read_regular_file
@@ -113,11 +113,11 @@ def _read_input(file: str) -> bytes:
     try:
         return read_regular_file(file, MAX_INPUT_BYTES)
     except NotRegularFile as exc:
-        raise SerialMcpError(
+        raise NotFound(
             ErrorCode.FILE_UNREADABLE, messages.DECODE_NOT_REGULAR_INPUT.format(path=file, kind=exc.kind)
         ) from None
     except TooBig as exc:
-        raise SerialMcpError(
+        raise NotFound(
             ErrorCode.FILE_UNREADABLE,
             messages.DECODE_INPUT_TOO_BIG.format(path=file, size=exc.size, max=exc.limit),
         ) from None

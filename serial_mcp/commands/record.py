@@ -18,7 +18,7 @@ from serial_mcp.api import PortPolicy, Quotas
 from serial_mcp.commands.doors import engine
 from serial_mcp.commands.holding import hold
 from serial_mcp.commands.output import status
-from serial_mcp.errors import ErrorCode, SerialMcpError
+from serial_mcp.errors import Conflict, ErrorCode
 from serial_mcp.store.captures import validate_name
 
 UNLIMITED = Quotas(1 << 62, 1 << 62, 1 << 62)
@@ -34,7 +34,7 @@ async def _record(policy: PortPolicy, port: str, output: str, baud: int, note: s
     # refuse before the port is touched (opening may reset a board); the store checks again, atomically
     validate_name(path.name)
     if os.path.lexists(path):
-        raise SerialMcpError(ErrorCode.CAPTURE_EXISTS, messages.CAPTURE_EXISTS.format(name=str(path)))
+        raise Conflict(ErrorCode.CAPTURE_EXISTS, messages.CAPTURE_EXISTS.format(name=str(path)))
     async with engine(policy, capture_dir=path.parent, capture_quotas=UNLIMITED) as eng:
         conn = await eng.open(port, baud_rate=baud)
         await conn.record("start", path=path.name, note=note, from_="buffer_start")  # from its first byte

@@ -24,7 +24,7 @@ from typing import Any, Final
 
 from serial_mcp import messages
 from serial_mcp.core.settings import SerialSettings
-from serial_mcp.errors import ErrorCode, InvalidArgument, SerialMcpError
+from serial_mcp.errors import ErrorCode, InvalidArgument
 
 FORMAT_NAME: Final = "serial-mcp-capture"
 FORMAT_VERSION: Final = 1
@@ -49,7 +49,7 @@ _HEX_DIGITS: Final = frozenset("0123456789abcdefABCDEF")
 _LINE_BREAK_ESCAPES: Final = {0x85: "\\u0085", 0x2028: "\\u2028", 0x2029: "\\u2029"}
 
 
-class CaptureError(SerialMcpError):
+class CaptureError(InvalidArgument):
     """A capture file does not follow the format; ``line`` is the 1-based line number."""
 
     def __init__(self, message: str, line: int | None = None) -> None:

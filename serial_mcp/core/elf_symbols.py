@@ -39,7 +39,7 @@ from elftools.elf.elffile import ELFFile
 from elftools.elf.sections import SymbolTableSection
 
 from serial_mcp import messages
-from serial_mcp.errors import ErrorCode, InvalidArgument, SerialMcpError
+from serial_mcp.errors import ErrorCode, InvalidArgument, LimitReached, SerialMcpError
 
 log = logging.getLogger(__name__)
 
@@ -116,7 +116,7 @@ class ElfSymbols:
         """Read an ELF image. Raises ``resource_limit`` over ``MAX_ELF_BYTES``, ``invalid_argument`` when it
         is not an ELF pyelftools can read."""
         if len(data) > MAX_ELF_BYTES:
-            raise SerialMcpError(
+            raise LimitReached(
                 ErrorCode.RESOURCE_LIMIT, messages.ELF_TOO_LARGE.format(size=len(data), max=MAX_ELF_BYTES)
             )
         if not data.startswith(b"\x7fELF"):
@@ -128,7 +128,7 @@ class ElfSymbols:
         except SerialMcpError:
             raise
         except MemoryError:
-            raise SerialMcpError(ErrorCode.RESOURCE_LIMIT, messages.ELF_OUT_OF_MEMORY) from None
+            raise LimitReached(ErrorCode.RESOURCE_LIMIT, messages.ELF_OUT_OF_MEMORY) from None
         except Exception as exc:  # pyelftools on a damaged image: asserts, struct errors, ...
             raise InvalidArgument(messages.ELF_UNREADABLE.format(error=_reason(exc))) from None
 
@@ -343,7 +343,7 @@ def _reason(exc: BaseException) -> str:
 
 
 def _too_much(section: str, claim: int, total: int) -> SerialMcpError:
-    return SerialMcpError(
+    return LimitReached(
         ErrorCode.RESOURCE_LIMIT,
         messages.ELF_INFLATES_TOO_MUCH.format(
             section=section, claim=claim, total=total, max=MAX_INFLATED_BYTES

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from serial_mcp import messages
-from serial_mcp.errors import ErrorCode, InvalidArgument, SerialMcpError
+from serial_mcp.errors import AccessError, ErrorCode, InvalidArgument
 
 NETWORK_SCHEMES: Final = frozenset({"socket", "rfc2217"})
 PYSERIAL_SCHEMES: Final = NETWORK_SCHEMES | {"loop"}
@@ -94,7 +94,7 @@ def check_scheme(port: str, enabled: frozenset[str] = frozenset()) -> str | None
     scheme = scheme_of(port)
     if scheme is None or scheme in BUILTIN_SCHEMES or scheme in enabled:
         return scheme
-    raise SerialMcpError(
+    raise AccessError(
         ErrorCode.NOT_ALLOWED,
         messages.URL_SCHEME_REFUSED.format(scheme=scheme, offered=", ".join(sorted(BUILTIN_SCHEMES))),
     )
@@ -126,7 +126,7 @@ def check_text(port: str) -> None:
 
 
 def _bad(port: str, problem: str) -> InvalidArgument:
-    return InvalidArgument(messages.URL_BAD.format(port=port, problem=problem))
+    return InvalidArgument(messages.URL_BAD.format(port=port, problem=problem), port=port)
 
 
 def _network(port: str, scheme: str) -> PortTarget:

@@ -25,7 +25,7 @@ from serial_mcp.core.reconnect import parse_policy
 from serial_mcp.core.ring import MAX_CAPACITY, MIN_CAPACITY
 from serial_mcp.core.settings import SerialSettings, validate_settings
 from serial_mcp.core.unknown_keys import did_you_mean
-from serial_mcp.errors import ErrorCode, InvalidArgument, SerialMcpError
+from serial_mcp.errors import ErrorCode, InvalidArgument, StorageError
 
 SCHEMA_VERSION: Final = 1
 HISTORY_LIMIT: Final = 5
@@ -52,7 +52,7 @@ _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
 _INT64 = (-(2**63), 2**63 - 1)
 
 
-class ProfileStoreError(SerialMcpError):
+class ProfileStoreError(StorageError):
     """The profiles file cannot be used (unreadable, not TOML, invalid, newer schema).
 
     Code ``profile_store_invalid``; the message is one line and the file was not modified.

@@ -17,7 +17,7 @@ from typing import Any
 
 from serial_mcp import messages
 from serial_mcp.core.profile_model import HISTORY_LIMIT, Profile
-from serial_mcp.errors import ErrorCode, SerialMcpError
+from serial_mcp.errors import Conflict, ErrorCode, NotFound, SerialMcpError
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,7 +47,7 @@ def existing_profile(snap: Snapshot, name: str, expected: int | None) -> Profile
         if expected is not None:
             raise conflict(name, None, expected)
         known = ", ".join(sorted(snap.profiles)) or "none"
-        raise SerialMcpError(
+        raise NotFound(
             ErrorCode.PROFILE_NOT_FOUND,
             messages.PROFILE_NOT_FOUND.format(name=name, known=known),
             profile=name,
@@ -66,7 +66,7 @@ def conflict(name: str, current: int | None, expected: int) -> SerialMcpError:
         text = messages.PROFILE_REVISION_GONE.format(name=name, expected=expected)
     else:
         text = messages.PROFILE_REVISION_CONFLICT.format(name=name, current=current, expected=expected)
-    return SerialMcpError(
+    return Conflict(
         ErrorCode.REVISION_CONFLICT, text, profile=name, current_revision=current, expected_revision=expected
     )
 

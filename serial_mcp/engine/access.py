@@ -30,7 +30,7 @@ import anyio
 
 from serial_mcp import messages
 from serial_mcp.core.cursors import DEFAULT_CURSOR
-from serial_mcp.errors import ErrorCode, InvalidArgument, SerialMcpError
+from serial_mcp.errors import AccessError, ErrorCode, InvalidArgument, SerialMcpError
 
 if TYPE_CHECKING:
     from serial_mcp.serial.manager import ConnectionManager
@@ -139,12 +139,12 @@ class AccessPolicy:
     def require_writable(self, what: str) -> None:
         """Refuse anything that would write to a device, change a line or setting, or a stored profile."""
         if self.read_only:
-            raise SerialMcpError(ErrorCode.READ_ONLY_MODE, messages.READ_ONLY.format(tool=what))
+            raise AccessError(ErrorCode.READ_ONLY_MODE, messages.READ_ONLY.format(tool=what))
 
     def refuse_argument(self, tool: str, arg: str, why: str) -> None:
         """Refuse one argument of an otherwise reading operation (``read(respond=...)``)."""
         if self.read_only:
-            raise SerialMcpError(
+            raise AccessError(
                 ErrorCode.READ_ONLY_MODE, messages.READ_ONLY_ARG.format(tool=tool, arg=arg, why=why)
             )
 
@@ -162,7 +162,9 @@ def require_access(caller: Caller, owner: str, share: Share, need: Need, conn_id
     """Reading is open to every caller; the rest needs ownership or ``share="write"``."""
     if need == "read" or caller.key == owner or share == "write":
         return
-    raise SerialMcpError(ErrorCode.NOT_OWNER, messages.NOT_OWNER.format(id=conn_id, action=need))
+    raise AccessError(
+        ErrorCode.NOT_OWNER, messages.NOT_OWNER.format(id=conn_id, action=need), connection_id=conn_id
+    )
 
 
 async def release(manager: ConnectionManager, caller: Caller) -> tuple[list[str], list[str]]:

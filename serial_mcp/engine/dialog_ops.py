@@ -29,7 +29,7 @@ from serial_mcp.engine.options import (
     invalid,
 )
 from serial_mcp.engine.services import Services
-from serial_mcp.errors import ErrorCode, InvalidArgument, SerialMcpError
+from serial_mcp.errors import ErrorCode, InvalidArgument, OperationTimeout
 
 MAX_STEPS = 32
 STEP_KEYS = tuple(f.name for f in dataclasses.fields(DialogStep))
@@ -196,7 +196,9 @@ async def _micropython_step(
     async def send(data: bytes) -> int:
         out = await shaping.write_locked(conn, data, None)
         if out.timed_out:
-            raise SerialMcpError(ErrorCode.WRITE_TIMEOUT, messages.WRITE_TIMEOUT.format(id=conn.id))
+            raise OperationTimeout(
+                ErrorCode.WRITE_TIMEOUT, messages.WRITE_TIMEOUT.format(id=conn.id), connection_id=conn.id
+            )
         return out.bytes_written
 
     code = step["micropython"].encode()

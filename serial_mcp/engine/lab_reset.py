@@ -16,7 +16,7 @@ import anyio
 
 from serial_mcp import messages
 from serial_mcp.core.unknown_keys import reject_unknown_keys
-from serial_mcp.errors import ErrorCode, InvalidArgument, SerialMcpError
+from serial_mcp.errors import DeviceError, ErrorCode, InvalidArgument
 from serial_mcp.serial.connection import Connection
 from serial_mcp.serial.handle import LabControls
 
@@ -57,7 +57,9 @@ def controls(conn: Connection) -> LabControls:
     """The connection's lab controls, or ``not_supported`` for a port that is no labgrid place."""
     lab = conn.lab_controls()
     if lab is None:
-        raise SerialMcpError(ErrorCode.NOT_SUPPORTED, messages.LAB_RESET_NOT_LAB.format(port=conn.port))
+        raise DeviceError(
+            ErrorCode.NOT_SUPPORTED, messages.LAB_RESET_NOT_LAB.format(port=conn.port), port=conn.port
+        )
     return lab
 
 

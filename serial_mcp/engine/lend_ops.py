@@ -17,7 +17,7 @@ from serial_mcp.core.lend_watch import DEFAULT_LEND_MS, MAX_LEND_MS
 from serial_mcp.engine.access import Caller
 from serial_mcp.engine.options import LendOptions
 from serial_mcp.engine.services import Services
-from serial_mcp.errors import ErrorCode, InvalidArgument, SerialMcpError, Short
+from serial_mcp.errors import ErrorCode, InvalidArgument, PortError, Short
 from serial_mcp.serial.connection import Connection
 from serial_mcp.serial.lending import Lend
 
@@ -67,9 +67,10 @@ async def lend(svc: Services, caller: Caller, connection_id: str, opts: LendOpti
         timeout_s = _timeout_s(opts.timeout_ms)
         if conn.state != "open":
             advice = messages.LEND_NOT_OPEN_RELEASED if conn.state == "released" else ""
-            raise SerialMcpError(
+            raise PortError(
                 ErrorCode.NOT_CONNECTED,
                 messages.LEND_NOT_OPEN.format(id=conn.id, state=conn.state, advice=advice),
+                connection_id=conn.id,
             )
         await Lend(conn, timeout_s).start()
         return _result(conn)

@@ -12,7 +12,7 @@ import anyio
 from serial_mcp import messages
 from serial_mcp.core.settings import SerialSettings
 from serial_mcp.engine import results, shaping
-from serial_mcp.errors import ErrorCode, SerialMcpError
+from serial_mcp.errors import DeviceError, ErrorCode
 from serial_mcp.serial.connection import Connection
 
 
@@ -28,7 +28,7 @@ async def apply_settings(conn: Connection, new: SerialSettings) -> results.Recon
                 await anyio.to_thread.run_sync(conn.apply_settings_blocking, old)
             except Exception:  # best effort; the error below says what happened
                 pass
-            raise SerialMcpError(
+            raise DeviceError(
                 ErrorCode.SETTINGS_REJECTED, messages.SETTINGS_REJECTED.format(error=exc)
             ) from exc
     conn.settings = new

@@ -13,7 +13,7 @@ from serial_mcp.core.unknown_keys import did_you_mean
 from serial_mcp.engine import results
 from serial_mcp.engine.access import Caller
 from serial_mcp.engine.options import ExportOptions, LogOptions, NoOptions, RecordOptions
-from serial_mcp.errors import ErrorCode, InvalidArgument, SerialMcpError
+from serial_mcp.errors import AccessError, Conflict, ErrorCode, InvalidArgument, NotFound
 from serial_mcp.serial import log_view
 from serial_mcp.serial.connection import Connection
 from serial_mcp.serial.recorder import BUFFER_START, Recorder, Start, header_for, to_capture_event
@@ -129,7 +129,7 @@ async def export_log(
     path, note = opts.path, opts.note
     conn = svc.connection(caller, connection_id)
     if not svc.captures.enabled:
-        raise SerialMcpError(ErrorCode.CAPTURE_DISABLED, messages.CAPTURE_DISABLED)
+        raise AccessError(ErrorCode.CAPTURE_DISABLED, messages.CAPTURE_DISABLED)
     lines, n = export_lines(conn, note)
     written_path, size = svc.captures.export(path, lines)
     return results.ExportResult(
@@ -154,7 +154,7 @@ async def record(
         raise InvalidArgument(messages.RECORD_BAD_DURATION.format(max=MAX_RECORD_MS))
     if action == "start":
         if not path:
-            raise SerialMcpError(ErrorCode.INVALID_ARGUMENT, messages.RECORD_NEEDS_PATH)
+            raise InvalidArgument(messages.RECORD_NEEDS_PATH)
         dead = conn.recorder
         if dead is not None and not dead.active:  # it stopped by itself (disk full): make way
             await conn.stop_recording(dead.stopped_reason or "stopped")
@@ -168,7 +168,9 @@ async def record(
     elif action == "stop":
         rec = await conn.stop_recording("stopped")
         if rec is None:
-            raise SerialMcpError(ErrorCode.NOT_RECORDING, messages.NOT_RECORDING.format(id=conn.id))
+            raise NotFound(
+                ErrorCode.NOT_RECORDING, messages.NOT_RECORDING.format(id=conn.id), connection_id=conn.id
+            )
         return _record_result(conn, rec, active=False)
     if conn.recorder is None and conn in _finished:  # stopped by its duration: its file and reason
         result = _record_result(conn, _finished[conn], active=False)
@@ -201,7 +203,7 @@ async def list_captures(
 ) -> results.CapturesResult:
     store = svc.captures
     if not store.enabled:
-        raise SerialMcpError(ErrorCode.CAPTURE_DISABLED, messages.CAPTURE_DISABLED)
+        raise AccessError(ErrorCode.CAPTURE_DISABLED, messages.CAPTURE_DISABLED)
     items = [
         results.CaptureItem(
             name=i.name,
@@ -235,9 +237,10 @@ def start_recording(
     """Record ``conn`` into ``name`` from ``start`` (default: the connection's first byte, as
     ``open(record=…)`` promises; ``record(action="start")`` passes its ``from``, now by default)."""
     if conn.recorder is not None:
-        raise SerialMcpError(
+        raise Conflict(
             ErrorCode.ALREADY_RECORDING,
             messages.ALREADY_RECORDING.format(id=conn.id, path=conn.recorder.path.name),
+            connection_id=conn.id,
         )
     file, path, room = store.create_recording(name)
     rec = Recorder(conn, file, path, room, note, start)

@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from serial_mcp import messages
-from serial_mcp.errors import ErrorCode, SerialMcpError
+from serial_mcp.errors import DeviceError, ErrorCode, OperationTimeout
 from serial_mcp.serial import reader
 from serial_mcp.serial.connection import Connection
 
@@ -105,7 +105,7 @@ async def run_script(
     try:
         await stream.until(RAW_BANNER, ENTER_TIMEOUT_S)
     except _Missing as exc:
-        raise SerialMcpError(
+        raise DeviceError(
             ErrorCode.NOT_IN_REPL, messages.MPY_NO_RAW_REPL.format(got=_show(exc.got), hint=_hint(interrupt))
         ) from None
     sent += await write(b"\x05A\x01")
@@ -121,15 +121,15 @@ async def run_script(
             sent += await write(code + b"\x04")
             ok = await stream.take(2)
             if ok != b"OK":
-                raise SerialMcpError(ErrorCode.MPY_FAILED, messages.MPY_NOT_OK.format(got=_show(ok)))
+                raise DeviceError(ErrorCode.MPY_FAILED, messages.MPY_NOT_OK.format(got=_show(ok)))
         stdout = (await stream.until(b"\x04"))[:-1]
         stderr = (await stream.until(b"\x04"))[:-1]
         await stream.until(b">")
     except _Missing as exc:
         if exc.why != "timeout":  # e.g. 4 MiB of credit or output with no end marker in it
             text = messages.MPY_NO_END.format(why=exc.why, got=_show(exc.got), max=MAX_OUTPUT >> 20)
-            raise SerialMcpError(ErrorCode.MPY_FAILED, text) from None
-        raise SerialMcpError(ErrorCode.TIMEOUT, messages.MPY_TIMEOUT.format(got=_show(exc.got))) from None
+            raise DeviceError(ErrorCode.MPY_FAILED, text) from None
+        raise OperationTimeout(ErrorCode.TIMEOUT, messages.MPY_TIMEOUT.format(got=_show(exc.got))) from None
     finally:
         sent += await write(b"\x02")  # back to the friendly REPL, whatever happened
     return ScriptOutcome(stdout, stderr, sent, mode, mark, stream.pos)
@@ -145,7 +145,7 @@ async def _paste(stream: _Stream, code: bytes, write: WriteFn) -> int:
     header = await stream.take(2)
     window = int.from_bytes(header, "little") if len(header) == 2 else 0
     if window <= 0:
-        raise SerialMcpError(ErrorCode.MPY_FAILED, messages.MPY_NOT_OK.format(got=_show(header)))
+        raise DeviceError(ErrorCode.MPY_FAILED, messages.MPY_NOT_OK.format(got=_show(header)))
     credit, i, sent = window, 0, 0
     while i < len(code):
         while credit == 0:
@@ -159,7 +159,7 @@ async def _paste(stream: _Stream, code: bytes, write: WriteFn) -> int:
                 sent += await write(b"\x04")
                 return sent
             else:
-                raise SerialMcpError(ErrorCode.MPY_FAILED, messages.MPY_NOT_OK.format(got=_show(flow)))
+                raise DeviceError(ErrorCode.MPY_FAILED, messages.MPY_NOT_OK.format(got=_show(flow)))
         stream.check_deadline()
         piece = code[i : i + credit]
         sent += await write(piece)

@@ -9,7 +9,7 @@ from typing import Any
 
 from serial_mcp import messages
 from serial_mcp.core.settings import SerialSettings
-from serial_mcp.errors import ErrorCode, SerialMcpError
+from serial_mcp.errors import Conflict, ErrorCode, SerialMcpError
 from serial_mcp.serial.manager import ConnectionManager
 
 # the rows of engine/operations.py that write, drive lines or change settings (each has ``force``)
@@ -49,8 +49,9 @@ def refuse_if_lent(manager: ConnectionManager, name: str, target: str | None, op
         return
     if name == "configure":
         hint = messages.PORT_LENT_CONFIGURE
-    raise SerialMcpError(
+    raise Conflict(
         ErrorCode.PORT_LENT,
         messages.PORT_LENT.format(id=conn.id, client=client, url=conn.rfc2217.url, hint=hint),
         client=client,
+        connection_id=conn.id,
     )

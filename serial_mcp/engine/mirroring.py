@@ -14,7 +14,7 @@ import anyio
 from serial_mcp import messages
 from serial_mcp.core.port_url import NETWORK_SCHEMES, parse_port, scheme_of
 from serial_mcp.engine.access import NOBODY
-from serial_mcp.errors import ErrorCode, InvalidArgument, SerialMcpError
+from serial_mcp.errors import AccessError, ErrorCode, InvalidArgument, SerialMcpError
 from serial_mcp.serial.connection import Connection
 from serial_mcp.serial.manager import ConnectionManager
 
@@ -74,10 +74,12 @@ async def refuse_own_mirror(manager: ConnectionManager, port: str, caller_key: s
         if owner == NOBODY
         else messages.MIRROR_DOOR_THEIRS
     )
-    raise SerialMcpError(
+    raise AccessError(
         ErrorCode.NOT_ALLOWED,
         messages.MIRROR_DOOR.format(port=port, mirror=mirror, id=conn_id, owner=who.format(id=conn_id)),
         mirror_of=conn_id,
+        port=port,
+        connection_id=conn_id,
     )
 
 

@@ -26,7 +26,7 @@ from serial_mcp.engine import mirroring, responding
 from serial_mcp.engine.access import Caller, check_share
 from serial_mcp.engine.log_ops import start_recording
 from serial_mcp.engine.services import Services
-from serial_mcp.errors import ErrorCode, InvalidArgument, SerialMcpError
+from serial_mcp.errors import AccessError, ErrorCode, InvalidArgument, SerialMcpError
 from serial_mcp.serial import reader
 from serial_mcp.serial.connection import Connection
 from serial_mcp.serial.mirror import PtyMirror
@@ -145,7 +145,7 @@ class Opener:
         if record is not None:  # checked before the port is touched
             validate_name(record)
             if not self.captures.enabled:
-                raise SerialMcpError(ErrorCode.CAPTURE_DISABLED, messages.CAPTURE_DISABLED)
+                raise AccessError(ErrorCode.CAPTURE_DISABLED, messages.CAPTURE_DISABLED)
         if ports is None and "://" not in port:
             ports = await anyio.to_thread.run_sync(self.port_lister)
         identity = identity_of(port_info_for(port, ports or []))  # a USB device is followed by identity

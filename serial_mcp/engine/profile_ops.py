@@ -19,7 +19,7 @@ from serial_mcp.engine.options import (
     SaveProfileOptions,
 )
 from serial_mcp.engine.services import Services
-from serial_mcp.errors import ErrorCode, InvalidArgument, SerialMcpError
+from serial_mcp.errors import AccessError, Conflict, ErrorCode, InvalidArgument, NotFound
 from serial_mcp.store.profiles import Profile, ProfileStore
 
 
@@ -29,14 +29,14 @@ def _result(p: Profile, persistence: str | None = None) -> results.ProfileResult
 
 def _store(svc: Services) -> ProfileStore:
     if svc.profiles is None:
-        raise SerialMcpError(ErrorCode.PROFILES_DISABLED, messages.PROFILES_DISABLED)
+        raise AccessError(ErrorCode.PROFILES_DISABLED, messages.PROFILES_DISABLED)
     return svc.profiles
 
 
 async def _get(svc: Services, name: str) -> Profile:
     found = await anyio.to_thread.run_sync(_store(svc).get, name)
     if found is None:
-        raise SerialMcpError(ErrorCode.PROFILE_NOT_FOUND, messages.PROFILE_NO_SUCH.format(name=name))
+        raise NotFound(ErrorCode.PROFILE_NOT_FOUND, messages.PROFILE_NO_SUCH.format(name=name))
     return found
 
 
@@ -60,7 +60,7 @@ async def open_profile(
         live = [port_info_for(glob, [])]  # a network/replay profile names its URL directly
     if len(live) != 1:
         names = ", ".join(p.name for p in live) or "none"
-        raise SerialMcpError(
+        raise Conflict(
             ErrorCode.PROFILE_NO_UNIQUE_PORT, messages.PROFILE_NO_UNIQUE.format(name=name, ports=names)
         )
     opened = await Opener(svc).open(live[0].name, {}, profile=profile, caller=caller)
@@ -93,7 +93,7 @@ async def delete_profile(
     bound = [c.id for c in svc.manager.list() if c.options.profile == name]
     if bound:
         ids = ", ".join(bound)
-        raise SerialMcpError(ErrorCode.PROFILE_IN_USE, messages.PROFILE_IN_USE.format(name=name, ids=ids))
+        raise Conflict(ErrorCode.PROFILE_IN_USE, messages.PROFILE_IN_USE.format(name=name, ids=ids))
     deleted = await anyio.to_thread.run_sync(lambda: store.delete(name, expected_revision))
     return _result(deleted)
 

@@ -19,7 +19,7 @@ from serial_mcp.core.summary import bad_reason, excerpt
 from serial_mcp.engine import results as models
 from serial_mcp.engine.access import Caller
 from serial_mcp.engine.options import CursorView, ReadWindow
-from serial_mcp.errors import ErrorCode, InvalidArgument, SerialMcpError, Short
+from serial_mcp.errors import ErrorCode, InvalidArgument, OperationTimeout, PortError, SerialMcpError, Short
 from serial_mcp.serial import reader
 from serial_mcp.serial.connection import Connection
 from serial_mcp.serial.lending import released_error
@@ -129,7 +129,7 @@ def require_open(conn: Connection) -> None:
     if conn.state == "released":
         raise released_error(conn)
     if conn.state != "open":
-        raise SerialMcpError(
+        raise PortError(
             ErrorCode.NOT_CONNECTED,
             messages.NOT_CONNECTED.format(
                 id=conn.id,
@@ -139,6 +139,7 @@ def require_open(conn: Connection) -> None:
                 if conn.state == "reconnecting"
                 else messages.NOT_CONNECTED_GONE,
             ),
+            connection_id=conn.id,
         )
 
 
@@ -199,7 +200,7 @@ def _stopped(
         text = messages.WRITE_STOPPED_TIMEOUT.format(
             id=conn.id, ms=round(budget * 1000), written=written, total=len(data)
         )
-    return SerialMcpError(ErrorCode.WRITE_TIMEOUT, text)
+    return OperationTimeout(ErrorCode.WRITE_TIMEOUT, text)
 
 
 async def write_locked(
@@ -218,12 +219,18 @@ async def write_locked(
     try:
         out = await conn.send(data, pace, budget, stall_s)
     except TimeoutError as exc:
-        raise SerialMcpError(ErrorCode.WRITE_TIMEOUT, messages.WRITE_TIMEOUT.format(id=conn.id)) from exc
+        raise OperationTimeout(
+            ErrorCode.WRITE_TIMEOUT, messages.WRITE_TIMEOUT.format(id=conn.id), connection_id=conn.id
+        ) from exc
     except OSError as exc:
         conn.note_write_error(exc)
-        raise SerialMcpError(ErrorCode.IO_ERROR, messages.WRITE_FAILED.format(id=conn.id, error=exc)) from exc
+        raise PortError(
+            ErrorCode.IO_ERROR, messages.WRITE_FAILED.format(id=conn.id, error=exc), connection_id=conn.id
+        ) from exc
     if out.closed:  # close() ended it: the port is gone, whatever the device did
-        raise SerialMcpError(ErrorCode.CONNECTION_CLOSED, messages.CONNECTION_CLOSED.format(id=conn.id))
+        raise PortError(
+            ErrorCode.CONNECTION_CLOSED, messages.CONNECTION_CLOSED.format(id=conn.id), connection_id=conn.id
+        )
     return out
 
 

@@ -32,7 +32,7 @@ from serial_mcp.core.reconnect import ReconnectPolicy
 from serial_mcp.core.ring import RingRead, RxRing
 from serial_mcp.core.screen import TerminalScreen
 from serial_mcp.core.settings import SerialSettings
-from serial_mcp.errors import ErrorCode, SerialMcpError
+from serial_mcp.errors import ErrorCode, OperationTimeout
 from serial_mcp.serial.event_text import SeenEvent
 from serial_mcp.serial.event_watch import EventWatch
 from serial_mcp.serial.handle import PortHandle
@@ -486,11 +486,12 @@ class CursorHold:
 
     async def __aenter__(self) -> None:
         if not await acquire_within(self._lock, max(self._timeout, 0.05)):
-            raise SerialMcpError(
+            raise OperationTimeout(
                 ErrorCode.CURSOR_BUSY,
                 messages.CURSOR_BUSY.format(
                     cursor=self._cursor, id=self._conn.id, ms=int(self._timeout * 1000)
                 ),
+                connection_id=self._conn.id,
             )
 
     async def __aexit__(self, *exc: object) -> None:

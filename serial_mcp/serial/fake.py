@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from serial_mcp.core.settings import SerialSettings
-from serial_mcp.errors import ErrorCode, SerialMcpError
+from serial_mcp.errors import ErrorCode, PortError
 from serial_mcp.serial.handle import PortEOF
 
 KEEP_BYTES: Final = 64 * 1024  # of what was written, a simulated device keeps this much (the tail)
@@ -200,6 +200,6 @@ class FakeOpener:
     def open(self, port: str, settings: SerialSettings) -> FakePortHandle:
         dev = self.devices.get(port)
         if dev is None or not dev.present:
-            raise SerialMcpError(ErrorCode.PORT_NOT_FOUND, f"fake port {port!r} does not exist")
+            raise PortError(ErrorCode.PORT_NOT_FOUND, f"fake port {port!r} does not exist")
         dev.closed = False
         return FakePortHandle(dev, settings)

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
 from serial_mcp import messages
-from serial_mcp.errors import ErrorCode, InvalidArgument, SerialMcpError
+from serial_mcp.errors import AccessError, ErrorCode, InvalidArgument, LimitReached
 from serial_mcp.serial.replay_files import ReplayScope, real_path
 
 if TYPE_CHECKING:
@@ -66,11 +66,11 @@ class ElfScope:
         candidates = [given] if given.is_absolute() else [b / given for b in self.bases()]
         admitted = [r for c in candidates if self.admits(r := real_path(c))]
         if not admitted:
-            raise SerialMcpError(ErrorCode.NOT_ALLOWED, messages.ELF_REFUSED.format(path=name))
+            raise AccessError(ErrorCode.NOT_ALLOWED, messages.ELF_REFUSED.format(path=name))
         for real in admitted:
             if os.path.isfile(real):
                 return real
-        raise SerialMcpError(ErrorCode.INVALID_ARGUMENT, messages.ELF_NOT_FOUND.format(path=name))
+        raise InvalidArgument(messages.ELF_NOT_FOUND.format(path=name))
 
 
 def _below(directory: str, path: str) -> bool:
@@ -162,7 +162,7 @@ def load_local_elf(path: str) -> LoadedElf:
         raise InvalidArgument(messages.ELF_BAD_NAME)
     real = real_path(Path(path).expanduser())
     if not os.path.lexists(real):
-        raise SerialMcpError(ErrorCode.INVALID_ARGUMENT, messages.CLI_ELF_NOT_FOUND.format(path=path))
+        raise InvalidArgument(messages.CLI_ELF_NOT_FOUND.format(path=path))
     return _load(real, path, messages.CLI_ELF_NOT_REGULAR)
 
 
@@ -174,13 +174,11 @@ def _load(real: str, name: str, not_regular: str) -> LoadedElf:
     try:
         fd = os.open(real, flags)
     except OSError as exc:
-        raise SerialMcpError(
-            ErrorCode.INVALID_ARGUMENT, messages.ELF_READ_FAILED.format(path=name, error=exc.strerror or exc)
-        ) from None
+        raise InvalidArgument(messages.ELF_READ_FAILED.format(path=name, error=exc.strerror or exc)) from None
     try:  # judged on the descriptor before a file object is made: a directory's cannot be
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
-            raise SerialMcpError(ErrorCode.INVALID_ARGUMENT, not_regular.format(path=name))
+            raise InvalidArgument(not_regular.format(path=name))
         f = os.fdopen(fd, "rb")
     except BaseException:
         os.close(fd)
@@ -193,7 +191,7 @@ def _load(real: str, name: str, not_regular: str) -> LoadedElf:
                 _cache.move_to_end(key)
                 return hit
         if st.st_size > MAX_ELF_BYTES:
-            raise SerialMcpError(
+            raise LimitReached(
                 ErrorCode.RESOURCE_LIMIT, messages.ELF_TOO_LARGE.format(size=st.st_size, max=MAX_ELF_BYTES)
             )
         data = f.read(MAX_ELF_BYTES + 1)

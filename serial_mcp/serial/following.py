@@ -16,7 +16,7 @@ from serial_mcp import messages
 from serial_mcp.core.identity import Identity, describe_device, identity_of, locate
 from serial_mcp.core.port_info import PortInfo
 from serial_mcp.core.settings import SerialSettings
-from serial_mcp.errors import ErrorCode, SerialMcpError
+from serial_mcp.errors import ErrorCode, PortError
 from serial_mcp.serial.handle import PortHandle
 
 PortLister = Callable[[], list[PortInfo]]
@@ -40,10 +40,10 @@ class Follower:
         ports = self._lister()
         found = locate(self.identity, ports)
         if not found:
-            raise SerialMcpError(ErrorCode.PORT_NOT_FOUND, self._absent(ports))
+            raise PortError(ErrorCode.PORT_NOT_FOUND, self._absent(ports))
         if len(found) > 1:
             names = ", ".join(p.name for p in found)
-            raise SerialMcpError(
+            raise PortError(
                 ErrorCode.PORT_AMBIGUOUS, messages.FOLLOW_AMBIGUOUS.format(device=self.device, ports=names)
             )
         here = found[0].name

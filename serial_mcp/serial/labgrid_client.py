@@ -25,7 +25,7 @@ from types import ModuleType
 from typing import Any, TypeVar
 
 from serial_mcp import messages
-from serial_mcp.errors import ErrorCode, SerialMcpError
+from serial_mcp.errors import DeviceError, ErrorCode, PortError, SerialMcpError
 
 log = logging.getLogger(__name__)
 
@@ -41,7 +41,7 @@ def load_labgrid() -> ModuleType:
     try:
         from labgrid.remote import client  # type: ignore[import-untyped,unused-ignore]
     except ImportError as exc:
-        raise SerialMcpError(
+        raise DeviceError(
             ErrorCode.NOT_SUPPORTED, messages.LABGRID_NOT_INSTALLED.format(version=LABGRID_PIN, error=exc)
         ) from None
     return client  # type: ignore[no-any-return,unused-ignore]
@@ -117,7 +117,7 @@ class LabClient:
             raise self.unavailable(str(exc)) from None
 
     def unavailable(self, why: str) -> SerialMcpError:
-        return SerialMcpError(
+        return PortError(
             ErrorCode.UNAVAILABLE, messages.LABGRID_UNAVAILABLE.format(address=self.address, error=why)
         )
 

@@ -26,7 +26,7 @@ from typing import Any
 from serial_mcp import messages
 from serial_mcp.core.port_url import labgrid_parts
 from serial_mcp.core.settings import SerialSettings
-from serial_mcp.errors import ErrorCode, SerialMcpError
+from serial_mcp.errors import ErrorCode, PortError, SerialMcpError
 from serial_mcp.serial import labgrid_power
 from serial_mcp.serial.labgrid_client import (
     LabClient,
@@ -179,7 +179,9 @@ class LabgridOpener:
         load_labgrid()  # not installed: say how, before anything else
         address = self.coordinator()
         if address is None:
-            raise SerialMcpError(ErrorCode.UNAVAILABLE, messages.LABGRID_NO_COORDINATOR.format(port=port))
+            raise PortError(
+                ErrorCode.UNAVAILABLE, messages.LABGRID_NO_COORDINATOR.format(port=port), port=port
+            )
         return client_for(address)
 
     def open(self, port: str, settings: SerialSettings) -> LabgridPortHandle:
@@ -223,7 +225,7 @@ class LabgridOpener:
             names = [p.name for p in places]
             close = difflib.get_close_matches(name, names, n=1)
             hint = f" Did you mean {close[0]!r}?" if close else ""
-            raise SerialMcpError(
+            raise PortError(
                 ErrorCode.PORT_NOT_FOUND,
                 messages.LABGRID_PLACE_NOT_FOUND.format(
                     place=name, address=client.address, hint=hint, places=", ".join(names) or "none"
@@ -249,8 +251,8 @@ class LabgridOpener:
                     again = client.place(place.name)
                     if again is not None and again.acquired and again.acquired != me:
                         raise _busy(client, again, me) from None
-                    raise SerialMcpError(
-                        ErrorCode.BUSY,
+                    raise PortError(
+                        ErrorCode.PORT_BUSY,
                         messages.LABGRID_ACQUIRE_REFUSED.format(place=place.name, error=exc, me=me),
                     ) from None
                 log.info("acquired labgrid place %s as %s", place.name, me)
@@ -274,7 +276,7 @@ class LabgridOpener:
             if not picked:
                 names = [r.name for r in serial]
                 close = difflib.get_close_matches(name, names, n=1)
-                raise SerialMcpError(
+                raise PortError(
                     ErrorCode.PORT_NOT_FOUND,
                     messages.LABGRID_RESOURCE_NOT_FOUND.format(
                         place=place,
@@ -286,17 +288,17 @@ class LabgridOpener:
             serial = picked
         if not serial:
             held = ", ".join(f"{r.cls} {r.name}" for r in resources) or "none"
-            raise SerialMcpError(
+            raise PortError(
                 ErrorCode.PORT_NOT_FOUND, messages.LABGRID_NO_SERIAL.format(place=place, resources=held)
             )
         if len(serial) > 1:
             several = ", ".join(r.name for r in serial)
-            raise SerialMcpError(
+            raise PortError(
                 ErrorCode.PORT_AMBIGUOUS, messages.LABGRID_SERIAL_AMBIGUOUS.format(place=place, names=several)
             )
         found = serial[0]
         if not found.avail or not found.args.get("host") or not found.args.get("port"):
-            raise SerialMcpError(
+            raise PortError(
                 ErrorCode.UNAVAILABLE,
                 messages.LABGRID_SERIAL_UNAVAILABLE.format(
                     place=place, name=found.name, exporter=found.exporter, address=client.address
@@ -317,8 +319,8 @@ def _rfc2217_url(resource: ResourceView) -> str:
 
 def _busy(client: LabClient, place: PlaceView, me: str) -> SerialMcpError:
     since = datetime.datetime.fromtimestamp(place.changed, datetime.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
-    return SerialMcpError(
-        ErrorCode.BUSY,
+    return PortError(
+        ErrorCode.PORT_BUSY,
         messages.LABGRID_BUSY.format(
             place=place.name, holder=place.acquired, since=since, me=me, address=client.address
         ),

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from serial_mcp import messages
-from serial_mcp.errors import ErrorCode, SerialMcpError
+from serial_mcp.errors import DeviceError, ErrorCode, InvalidArgument, PortError
 from serial_mcp.serial.labgrid_client import ResourceView
 
 log = logging.getLogger(__name__)
@@ -52,7 +52,7 @@ class Controls:
         try:
             driver.on() if on else driver.off()
         except Exception as exc:  # requests' HTTPError, a Modbus error …: the switch did not switch
-            raise SerialMcpError(
+            raise PortError(
                 ErrorCode.IO_ERROR,
                 messages.LABGRID_SWITCH_FAILED.format(
                     what="power", place=self.place, state="on" if on else "off", error=exc
@@ -65,7 +65,7 @@ class Controls:
         try:
             driver.set(level)
         except Exception as exc:
-            raise SerialMcpError(
+            raise PortError(
                 ErrorCode.IO_ERROR,
                 messages.LABGRID_SWITCH_FAILED.format(
                     what="digital output", place=self.place, state="high" if level else "low", error=exc
@@ -77,7 +77,7 @@ class Controls:
         usable = [r for r in resources if r.cls in table and (name is None or r.name == name)]
         if not usable:
             held = ", ".join(f"{r.cls} {r.name}" for r in resources) or "none"
-            raise SerialMcpError(
+            raise DeviceError(
                 ErrorCode.NOT_SUPPORTED,
                 messages.LABGRID_NO_SWITCH.format(
                     what=kind,
@@ -88,8 +88,7 @@ class Controls:
                 ),
             )
         if len(usable) > 1:
-            raise SerialMcpError(
-                ErrorCode.INVALID_ARGUMENT,
+            raise InvalidArgument(
                 messages.LABGRID_SWITCH_AMBIGUOUS.format(
                     what=kind, place=self.place, names=", ".join(r.name for r in usable)
                 ),

@@ -25,7 +25,7 @@ import anyio
 
 from serial_mcp import messages
 from serial_mcp.core.lend_watch import SCAN_INTERVAL_S, LendWatch
-from serial_mcp.errors import ErrorCode, SerialMcpError
+from serial_mcp.errors import ErrorCode, PortError, SerialMcpError
 from serial_mcp.serial import holders
 from serial_mcp.serial.connection import Connection
 from serial_mcp.serial.event_text import lend_cause
@@ -222,7 +222,9 @@ def released_error(conn: Connection) -> SerialMcpError:
     if lent is not None:
         when = datetime.fromtimestamp(lent.released_at, UTC).strftime("%H:%M:%S UTC")
         since, left = messages.PORT_RELEASED_SINCE.format(when=when), lent.reclaim_in_ms()
-    return SerialMcpError(
+    return PortError(
         ErrorCode.PORT_RELEASED,
         messages.PORT_RELEASED.format(id=conn.id, port=conn.port, since=since, left_ms=left),
+        connection_id=conn.id,
+        port=conn.port,
     )

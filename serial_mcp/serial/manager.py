@@ -22,7 +22,15 @@ from serial_mcp.core.port_url import check_text, redact, scrub
 from serial_mcp.core.reconnect import ReconnectPolicy
 from serial_mcp.core.ring import DEFAULT_CAPACITY, MAX_CAPACITY, MIN_CAPACITY
 from serial_mcp.core.settings import SerialSettings, validate_settings
-from serial_mcp.errors import ErrorCode, InvalidArgument, SerialMcpError, Short
+from serial_mcp.errors import (
+    ErrorCode,
+    InvalidArgument,
+    LimitReached,
+    NotFound,
+    PortError,
+    SerialMcpError,
+    Short,
+)
 from serial_mcp.serial.connection import Connection
 from serial_mcp.serial.following import Follower, PortLister
 from serial_mcp.serial.handle import LeaseHolder, Opener, PortHandle
@@ -155,7 +163,7 @@ class ConnectionManager:
                 if key in (port_key(self._given.get(conn.id, conn.port)), port_key(conn.port)):
                     shown = Short(redact(port))
                     busy = messages.PORT_BUSY_HERE.format(port=shown, id=conn.id, state=conn.state)
-                    raise SerialMcpError(ErrorCode.PORT_BUSY, busy)
+                    raise PortError(ErrorCode.PORT_BUSY, busy)
             self._check_connection_count()
             self._check_ring_memory(size)
             handle = await anyio.to_thread.run_sync(open_scrubbed, self.opener, port, settings)
@@ -178,7 +186,7 @@ class ConnectionManager:
                 )
             except MemoryError:  # the ring could not be allocated: say so, and let the port go
                 await anyio.to_thread.run_sync(handle.close)
-                raise SerialMcpError(
+                raise LimitReached(
                     ErrorCode.RESOURCE_LIMIT, messages.RING_ALLOC_FAILED.format(size=size)
                 ) from None
             if isinstance(handle, LeaseHolder):  # a labgrid place: released when this connection closes
@@ -200,7 +208,7 @@ class ConnectionManager:
             return by_port[0]
         known = ", ".join(f"{c.id} ({c.port})" for c in self._connections.values()) or "none"
         shown = redact(connection_id) if isinstance(connection_id, str) else connection_id
-        raise SerialMcpError(
+        raise NotFound(
             ErrorCode.CONNECTION_NOT_FOUND,
             messages.CONNECTION_NOT_FOUND.format(id=Short(shown), known=known),
         )
@@ -216,7 +224,7 @@ class ConnectionManager:
         limit, free = file_limit(), free_descriptors()
         short = free is not None and free < DESCRIPTORS_PER_PORT + _DESCRIPTORS_SPARE
         if n >= self.max_connections or short:
-            raise SerialMcpError(
+            raise LimitReached(
                 ErrorCode.TOO_MANY_CONNECTIONS,
                 messages.TOO_MANY_CONNECTIONS.format(
                     n=n, max=self.max_connections, files=limit, free="?" if free is None else free
@@ -226,7 +234,7 @@ class ConnectionManager:
     def _check_ring_memory(self, size: int) -> None:
         used = self.ring_memory()
         if used + size > self.max_ring_memory:
-            raise SerialMcpError(
+            raise LimitReached(
                 ErrorCode.RESOURCE_LIMIT,
                 messages.RING_MEMORY_LIMIT.format(
                     size=size, used=used, limit=self.max_ring_memory, free=max(0, self.max_ring_memory - used)

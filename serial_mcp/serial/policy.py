@@ -24,7 +24,7 @@ from serial_mcp import messages
 from serial_mcp.core.allowlist import Pattern, PortFacts, allowed, parse_allowlist, replay_globs
 from serial_mcp.core.port_url import NETWORK_SCHEMES, check_text, parse_port, parse_scheme_name, scheme_of
 from serial_mcp.core.settings import SerialSettings
-from serial_mcp.errors import ErrorCode, InvalidArgument, SerialMcpError
+from serial_mcp.errors import AccessError, ErrorCode, InvalidArgument, PortError
 from serial_mcp.serial.firmware_elf import ElfScope
 from serial_mcp.serial.handle import Opener, PortHandle
 from serial_mcp.serial.judged import JudgedPath
@@ -108,7 +108,7 @@ class GuardedOpener:
 
     def _require(self, facts: PortFacts, refusal: str) -> None:
         if not allowed(self.patterns, facts):
-            raise SerialMcpError(ErrorCode.NOT_ALLOWED, refusal)
+            raise AccessError(ErrorCode.NOT_ALLOWED, refusal)
 
     def _judge_replay(self, port: str) -> str:
         """The first candidate file the allowlist admits (on its real path), as an absolute URL;
@@ -121,7 +121,7 @@ class GuardedOpener:
             if allowed(self.patterns, PortFacts(port, real := real_path(c), scheme="replay", bases=bases))
         ]
         if not admitted:
-            raise SerialMcpError(ErrorCode.NOT_ALLOWED, messages.REPLAY_REFUSED.format(path=spec.path))
+            raise AccessError(ErrorCode.NOT_ALLOWED, messages.REPLAY_REFUSED.format(path=spec.path))
         pick = next((r for r in admitted if os.path.isfile(r)), admitted[0])
         query = port.partition("?")[2]
         return "replay://" + urllib.parse.quote(pick, safe="/") + ("?" + query if query else "")
@@ -247,7 +247,9 @@ def resolve_port(port: str, port_lister: Callable[[], list[PortInfo]]) -> str:
             return found[0].name
         if len(found) > 1:
             names = ", ".join(f"{p.name} ({p.description or p.serial_number or '-'})" for p in found)
-            raise SerialMcpError(
-                ErrorCode.PORT_AMBIGUOUS, messages.PORT_AMBIGUOUS.format(port=port, candidates=names)
+            raise PortError(
+                ErrorCode.PORT_AMBIGUOUS,
+                messages.PORT_AMBIGUOUS.format(port=port, candidates=names),
+                port=port,
             )
     return port

@@ -25,7 +25,7 @@ import anyio
 from serial_mcp import messages
 from serial_mcp.core.reconnect import STABLE_S, ReconnectPolicy
 from serial_mcp.core.settings import SerialSettings
-from serial_mcp.errors import ErrorCode, SerialMcpError
+from serial_mcp.errors import AccessError, DeviceError, ErrorCode, PortError, SerialMcpError
 from serial_mcp.serial import holders
 from serial_mcp.serial.following import Follower
 from serial_mcp.serial.handle import DeviceNode, PortHandle
@@ -167,7 +167,11 @@ class PortLifecycle:
         responders: ``released`` (lent to another program) or ``reconnecting`` (after a reset that
         makes the board re-enumerate). ``event`` is logged (and recorded) with the RX edge."""
         if self._reopen is None:
-            raise SerialMcpError(ErrorCode.NOT_SUPPORTED, messages.RECONNECT_UNSUPPORTED.format(id=self.id))
+            raise DeviceError(
+                ErrorCode.NOT_SUPPORTED,
+                messages.RECONNECT_UNSUPPORTED.format(id=self.id),
+                connection_id=self.id,
+            )
         self._generation += 1
         await anyio.to_thread.run_sync(self._pump.stop)
         with contextlib.suppress(Exception):  # a device already gone
@@ -201,9 +205,17 @@ class PortLifecycle:
     async def reconnect_now(self) -> None:
         """Reopen the port now (also from ``open``: drops the handle first). Raises on failure."""
         if self.state == "closed":
-            raise SerialMcpError(ErrorCode.CONNECTION_CLOSED, messages.CONNECTION_CLOSED.format(id=self.id))
+            raise PortError(
+                ErrorCode.CONNECTION_CLOSED,
+                messages.CONNECTION_CLOSED.format(id=self.id),
+                connection_id=self.id,
+            )
         if self._reopen is None:
-            raise SerialMcpError(ErrorCode.NOT_SUPPORTED, messages.RECONNECT_UNSUPPORTED.format(id=self.id))
+            raise DeviceError(
+                ErrorCode.NOT_SUPPORTED,
+                messages.RECONNECT_UNSUPPORTED.format(id=self.id),
+                connection_id=self.id,
+            )
         if self.lend is not None:  # a lent port taken back by hand
             self.lend.cancel()
         if self._reconnect_task is not None:
@@ -227,8 +239,10 @@ class PortLifecycle:
             self.state = "disconnected"
             self.last_error = str(exc)
             self._wake()
-            raise SerialMcpError(
-                ErrorCode.PORT_OPEN_FAILED, messages.RECONNECT_FAILED.format(id=self.id, error=exc)
+            raise PortError(
+                ErrorCode.PORT_OPEN_FAILED,
+                messages.RECONNECT_FAILED.format(id=self.id, error=exc),
+                connection_id=self.id,
             ) from exc
 
     @property
@@ -261,7 +275,7 @@ class PortLifecycle:
             handle.close()
         log.warning("connection %s: %s is %s now, not %s: refused", self.id, self.port, now, first)
         refusal = messages.PORT_CHANGED_REOPEN.format(port=self.port, first=first[0], now=now[0])
-        raise SerialMcpError(ErrorCode.NOT_ALLOWED, refusal)
+        raise AccessError(ErrorCode.NOT_ALLOWED, refusal)
 
     # --- other programs opening the node we hold (issue 36.8) -----------------------------------
 

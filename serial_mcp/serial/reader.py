@@ -17,7 +17,7 @@ from serial_mcp.core.decode import DecodedFrame, StreamDecoder
 from serial_mcp.core.encoding import utf8_complete_length
 from serial_mcp.core.framing.base import FramingError
 from serial_mcp.core.match import Span
-from serial_mcp.errors import ErrorCode, InvalidArgument, SerialMcpError
+from serial_mcp.errors import ErrorCode, InvalidArgument, PortError
 from serial_mcp.serial import decode_feed
 from serial_mcp.serial.connection import Connection
 from serial_mcp.serial.event_start import pin_event_start
@@ -144,7 +144,9 @@ def _require_not_closed(conn: Connection) -> None:
     if conn.state == "released":
         raise released_error(conn)
     if conn.state == "closed":
-        raise SerialMcpError(ErrorCode.CONNECTION_CLOSED, messages.CONNECTION_CLOSED.format(id=conn.id))
+        raise PortError(
+            ErrorCode.CONNECTION_CLOSED, messages.CONNECTION_CLOSED.format(id=conn.id), connection_id=conn.id
+        )
 
 
 async def read(conn: Connection, req: ReadRequest, start: int | None = None) -> ReadOutcome:

@@ -29,7 +29,7 @@ from typing import Any, Final, Literal
 from serial_mcp import messages
 from serial_mcp.core.capture import Capture, CaptureError, decode_lines, parse_capture
 from serial_mcp.core.settings import SerialSettings
-from serial_mcp.errors import ErrorCode, InvalidArgument, SerialMcpError
+from serial_mcp.errors import AccessError, ErrorCode, InvalidArgument, PortError
 from serial_mcp.serial.replay_files import (
     ReplayScope,
     not_read,
@@ -429,11 +429,11 @@ class ReplayOpener:
         for candidate in candidates:
             if candidate.exists():
                 if not candidate.is_file():
-                    raise SerialMcpError(
+                    raise PortError(
                         ErrorCode.PORT_NOT_FOUND, messages.REPLAY_NOT_FILE.format(path=str(candidate))
                     )
                 return candidate
-        raise SerialMcpError(
+        raise PortError(
             ErrorCode.PORT_NOT_FOUND,
             messages.REPLAY_NOT_FOUND.format(
                 path=path, tried=", ".join(str(c) for c in candidates), available=self._available()
@@ -450,7 +450,7 @@ class ReplayOpener:
         admitted = list(dict.fromkeys(Path(r) for c in named if scope.admits(r := real_path(c))))
         leaves = len(admitted) < len(dict.fromkeys(real_path(c) for c in named))
         if not admitted or (leaves and not any(p.exists() for p in admitted)):
-            raise SerialMcpError(ErrorCode.NOT_ALLOWED, messages.REPLAY_REFUSED.format(path=path))
+            raise AccessError(ErrorCode.NOT_ALLOWED, messages.REPLAY_REFUSED.format(path=path))
         return admitted
 
     def _available(self) -> str:
@@ -477,7 +477,7 @@ class ReplayOpener:
         except CaptureError as exc:
             raise CaptureError(f"{path}: {exc.message}", exc.line) from None
         except OSError as exc:
-            raise SerialMcpError(
+            raise PortError(
                 ErrorCode.PORT_OPEN_FAILED, messages.REPLAY_READ_FAILED.format(path=str(path), error=exc)
             ) from exc
 

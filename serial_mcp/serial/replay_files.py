@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from serial_mcp import messages
-from serial_mcp.errors import ErrorCode, SerialMcpError
+from serial_mcp.errors import AccessError, ErrorCode, PortError
 
 
 def replay_bases(captures_dir: Path | None = None) -> list[Path]:
@@ -95,22 +95,20 @@ def read_capture_bytes(path: Path, max_file_bytes: int, *, confined: bool) -> by
         fd = os.open(path, flags)
     except OSError as exc:
         if confined and exc.errno == errno.ELOOP:
-            raise SerialMcpError(
-                ErrorCode.NOT_ALLOWED, messages.REPLAY_CHANGED.format(path=str(path))
-            ) from None
+            raise AccessError(ErrorCode.NOT_ALLOWED, messages.REPLAY_CHANGED.format(path=str(path))) from None
         raise
     with os.fdopen(fd, "rb") as f:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode) or (confined and not _fd_is(fd, str(path))):
-            raise SerialMcpError(ErrorCode.NOT_ALLOWED, messages.REPLAY_CHANGED.format(path=str(path)))
+            raise AccessError(ErrorCode.NOT_ALLOWED, messages.REPLAY_CHANGED.format(path=str(path)))
         if st.st_size > max_file_bytes:
-            raise SerialMcpError(
+            raise PortError(
                 ErrorCode.PORT_OPEN_FAILED,
                 messages.REPLAY_TOO_BIG.format(path=str(path), size=st.st_size, max=max_file_bytes),
             )
         raw = f.read(max_file_bytes + 1)
     if len(raw) > max_file_bytes:
-        raise SerialMcpError(
+        raise PortError(
             ErrorCode.PORT_OPEN_FAILED,
             messages.REPLAY_TOO_BIG.format(path=str(path), size=len(raw), max=max_file_bytes),
         )

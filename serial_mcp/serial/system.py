@@ -23,7 +23,7 @@ import serial
 
 from serial_mcp import messages
 from serial_mcp.core.settings import SerialSettings
-from serial_mcp.errors import ErrorCode, SerialMcpError
+from serial_mcp.errors import DeviceError, ErrorCode
 from serial_mcp.serial import holders
 from serial_mcp.serial.handle import PortEOF
 from serial_mcp.serial.judged import device_of
@@ -367,15 +367,19 @@ class SystemPortHandle:
         """DTR, RTS and BREAK need real modem-control lines: a PTY or a ``socket://`` port has none,
         and says so the same way every time (``unsupported``), never a silent success."""
         if not self._has_lines:
-            raise SerialMcpError(
-                ErrorCode.UNSUPPORTED, messages.NO_MODEM_LINES.format(port=self.name, what=what)
+            raise DeviceError(
+                ErrorCode.NOT_SUPPORTED,
+                messages.NO_MODEM_LINES.format(port=self.name, what=what),
+                port=self.name,
             )
         try:
             self._control(attr, level)
         except OSError as exc:
             if exc.errno in (errno.ENOTTY, errno.EINVAL, errno.ENOTSUP):
-                raise SerialMcpError(
-                    ErrorCode.UNSUPPORTED, messages.NO_MODEM_LINES.format(port=self.name, what=what)
+                raise DeviceError(
+                    ErrorCode.NOT_SUPPORTED,
+                    messages.NO_MODEM_LINES.format(port=self.name, what=what),
+                    port=self.name,
                 ) from exc
             raise
 

@@ -15,7 +15,7 @@ import serial
 from serial_mcp import messages
 from serial_mcp.core.port_url import OWN_SCHEMES, PYSERIAL_SCHEMES, check_scheme, parse_port
 from serial_mcp.core.settings import SerialSettings
-from serial_mcp.errors import ErrorCode, SerialMcpError
+from serial_mcp.errors import AccessError, DeviceError, ErrorCode, InvalidArgument, PortError, SerialMcpError
 from serial_mcp.serial.judged import JudgedPath
 from serial_mcp.serial.system import (
     _GENERIC_TIMEOUT,
@@ -42,7 +42,7 @@ class SystemOpener:
         if scheme in OWN_SCHEMES and scheme not in self.enabled_schemes:  # never pyserial's handler for them
             offered = ", ".join(sorted(PYSERIAL_SCHEMES))
             refusal = messages.URL_SCHEME_REFUSED.format(scheme=scheme, offered=offered)
-            raise SerialMcpError(ErrorCode.NOT_ALLOWED, refusal)
+            raise AccessError(ErrorCode.NOT_ALLOWED, refusal)
         name = parse_port(port, self.enabled_schemes).open_name
         is_url = scheme is not None
         kwargs = pyserial_kwargs(settings)
@@ -64,7 +64,9 @@ class SystemOpener:
                 pin.close()
         if isinstance(port, JudgedPath) and not _same_file(ser, port.identity):
             ser.close()
-            raise SerialMcpError(ErrorCode.NOT_ALLOWED, messages.PORT_CHANGED.format(port=str(port)))
+            raise AccessError(
+                ErrorCode.NOT_ALLOWED, messages.PORT_CHANGED.format(port=str(port)), port=str(port)
+            )
         if settings.rs485 is not None:
             _enable_rs485(str(port), ser, settings.rs485)
         handle = SystemPortHandle(str(port), ser)
@@ -116,16 +118,18 @@ def _pin(port: JudgedPath) -> _Pin | None:
     try:
         fd = os.open(port, o_path | os.O_NOFOLLOW | os.O_CLOEXEC)
     except FileNotFoundError:
-        raise SerialMcpError(
-            ErrorCode.PORT_NOT_FOUND, messages.PORT_NOT_FOUND.format(port=str(port))
+        raise PortError(
+            ErrorCode.PORT_NOT_FOUND, messages.PORT_NOT_FOUND.format(port=str(port)), port=str(port)
         ) from None
     except OSError as exc:
-        raise SerialMcpError(ErrorCode.NOT_ALLOWED, messages.PORT_CHANGED.format(port=str(port))) from exc
+        raise AccessError(
+            ErrorCode.NOT_ALLOWED, messages.PORT_CHANGED.format(port=str(port)), port=str(port)
+        ) from exc
     pin = _Pin(fd)
     st = os.fstat(fd)
     if stat.S_ISLNK(st.st_mode) or (st.st_dev, st.st_ino) != port.identity:
         pin.close()
-        raise SerialMcpError(ErrorCode.NOT_ALLOWED, messages.PORT_CHANGED.format(port=str(port)))
+        raise AccessError(ErrorCode.NOT_ALLOWED, messages.PORT_CHANGED.format(port=str(port)), port=str(port))
     return pin
 
 
@@ -155,8 +159,8 @@ def _enable_rs485(port: str, ser: Any, spec: dict[str, Any]) -> None:
         )
     except (serial.SerialException, OSError, ValueError, NotImplementedError) as exc:
         ser.close()
-        raise SerialMcpError(
-            ErrorCode.RS485_UNSUPPORTED, messages.RS485_UNSUPPORTED.format(port=port, error=exc)
+        raise DeviceError(
+            ErrorCode.RS485_UNSUPPORTED, messages.RS485_UNSUPPORTED.format(port=port, error=exc), port=port
         ) from exc
 
 
@@ -165,13 +169,15 @@ def classify_open_error(port: str, exc: BaseException) -> SerialMcpError:
     code = getattr(exc, "errno", None)
     text = str(exc)
     if code == errno.ENOENT or "No such file" in text or "could not find" in text.lower():
-        return SerialMcpError(ErrorCode.PORT_NOT_FOUND, messages.PORT_NOT_FOUND.format(port=port))
+        return PortError(ErrorCode.PORT_NOT_FOUND, messages.PORT_NOT_FOUND.format(port=port), port=port)
     if code in (errno.EBUSY, errno.EAGAIN) or "exclusively lock" in text or "Resource busy" in text:
-        return SerialMcpError(ErrorCode.PORT_BUSY, messages.PORT_BUSY_OTHER.format(port=port))
+        return PortError(ErrorCode.PORT_BUSY, messages.PORT_BUSY_OTHER.format(port=port), port=port)
     if code == errno.EACCES or "Permission denied" in text:
-        return SerialMcpError(ErrorCode.PERMISSION_DENIED, messages.PORT_PERMISSION.format(port=port))
+        return AccessError(ErrorCode.PERMISSION_DENIED, messages.PORT_PERMISSION.format(port=port), port=port)
     if isinstance(exc, ValueError) or "invalid URL" in text or "expected a string" in text:
-        return SerialMcpError(ErrorCode.INVALID_ARGUMENT, messages.PORT_BAD_URL.format(port=port, error=text))
-    return SerialMcpError(
-        ErrorCode.PORT_OPEN_FAILED, messages.PORT_OPEN_FAILED.format(port=port, error=_explain(port, exc))
+        return InvalidArgument(messages.PORT_BAD_URL.format(port=port, error=text), port=port)
+    return PortError(
+        ErrorCode.PORT_OPEN_FAILED,
+        messages.PORT_OPEN_FAILED.format(port=port, error=_explain(port, exc)),
+        port=port,
     )

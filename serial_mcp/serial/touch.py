@@ -15,7 +15,7 @@ import anyio
 
 from serial_mcp import messages
 from serial_mcp.core.settings import SerialSettings
-from serial_mcp.errors import ErrorCode, SerialMcpError
+from serial_mcp.errors import DeviceError, ErrorCode
 from serial_mcp.serial.connection import Connection
 from serial_mcp.serial.handle import PortHandle
 
@@ -34,7 +34,9 @@ async def touch_1200(conn: Connection) -> None:
     """Do the touch on ``conn``'s port and leave it reconnecting (its policy, or the default one)."""
     reopen = conn.reopener
     if reopen is None:
-        raise SerialMcpError(ErrorCode.NOT_SUPPORTED, messages.TOUCH_UNSUPPORTED.format(id=conn.id))
+        raise DeviceError(
+            ErrorCode.NOT_SUPPORTED, messages.TOUCH_UNSUPPORTED.format(id=conn.id), connection_id=conn.id
+        )
     await conn.detach("reconnecting", "touch_1200", port=conn.port, baud_rate=TOUCH_BAUD)
     try:
         await anyio.to_thread.run_sync(_touch, reopen, conn.settings)

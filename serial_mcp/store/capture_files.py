@@ -19,7 +19,7 @@ from pathlib import Path
 
 from serial_mcp import messages
 from serial_mcp.core.capture import Capture, decode_lines, parse_capture
-from serial_mcp.errors import ErrorCode, SerialMcpError
+from serial_mcp.errors import ErrorCode, NotFound, SerialMcpError, StorageError
 from serial_mcp.store.atomic import replace_atomic
 
 _GROWTH_CHUNK = 1 << 20  # reads past the size the file had when opened (a /proc file says 0)
@@ -94,7 +94,7 @@ def read_regular_file(path: str | Path, max_bytes: int) -> bytes:
 
 
 def unreadable(path: str | Path, exc: OSError) -> SerialMcpError:
-    return SerialMcpError(
+    return NotFound(
         ErrorCode.FILE_UNREADABLE, messages.VIEW_CANNOT_READ.format(path=path, reason=exc.strerror or exc)
     )
 
@@ -121,7 +121,7 @@ def write_report(path: str | Path, text: str) -> int:
             with contextlib.suppress(OSError):
                 os.chmod(target, 0o666 & ~umask)
     except OSError as exc:
-        raise SerialMcpError(
+        raise StorageError(
             ErrorCode.FILE_UNWRITABLE,
             messages.VIEW_CANNOT_WRITE.format(path=path, reason=exc.strerror or exc),
         ) from None

@@ -22,7 +22,16 @@ from typing import IO, TYPE_CHECKING
 
 from serial_mcp import messages
 from serial_mcp.core.capture import Capture, decode_lines, parse_capture
-from serial_mcp.errors import ErrorCode, InvalidArgument, SerialMcpError, storage_error
+from serial_mcp.errors import (
+    AccessError,
+    Conflict,
+    ErrorCode,
+    InvalidArgument,
+    LimitReached,
+    SerialMcpError,
+    StorageError,
+    storage_error,
+)
 from serial_mcp.store.atomic import create_atomic
 
 if TYPE_CHECKING:
@@ -73,7 +82,7 @@ def validate_name(name: str) -> str:
 
 
 def _exists(name: str) -> SerialMcpError:
-    return SerialMcpError(ErrorCode.CAPTURE_EXISTS, messages.CAPTURE_EXISTS.format(name=name))
+    return Conflict(ErrorCode.CAPTURE_EXISTS, messages.CAPTURE_EXISTS.format(name=name))
 
 
 class CaptureStore:
@@ -98,14 +107,14 @@ class CaptureStore:
             if not os.access(self.directory, os.W_OK | os.X_OK):
                 raise PermissionError(errno.EACCES, os.strerror(errno.EACCES))
         except OSError as exc:
-            raise SerialMcpError(
+            raise StorageError(
                 ErrorCode.STORAGE_ERROR,
                 messages.CAPTURE_DIR_UNUSABLE.format(dir=self.directory, error=exc.strerror or exc),
             ) from None
 
     def _dir(self) -> Path:
         if self.directory is None:
-            raise SerialMcpError(ErrorCode.CAPTURE_DISABLED, messages.CAPTURE_DISABLED)
+            raise AccessError(ErrorCode.CAPTURE_DISABLED, messages.CAPTURE_DISABLED)
         self.directory.mkdir(parents=True, exist_ok=True)
         return self.directory
 
@@ -131,12 +140,10 @@ class CaptureStore:
         files, total = self.usage()
         q = self.quotas
         if files + 1 > q.max_files:
-            raise SerialMcpError(
-                ErrorCode.QUOTA_EXCEEDED, messages.CAPTURE_QUOTA_FILES.format(max=q.max_files)
-            )
+            raise LimitReached(ErrorCode.QUOTA_EXCEEDED, messages.CAPTURE_QUOTA_FILES.format(max=q.max_files))
         room = min(q.max_file_bytes, q.max_total_bytes - total)
         if adding > room:
-            raise SerialMcpError(
+            raise LimitReached(
                 ErrorCode.QUOTA_EXCEEDED,
                 messages.CAPTURE_QUOTA_BYTES.format(
                     need=adding, room=max(0, room), file=q.max_file_bytes, total=q.max_total_bytes

@@ -22,7 +22,7 @@ from tomlkit.items import AoT, Comment, InlineTable, Null, Table, Whitespace
 
 from serial_mcp import messages
 from serial_mcp.core.profile_model import ProfileStoreError, iso_text, same, toml_key, toml_string
-from serial_mcp.errors import ErrorCode, SerialMcpError
+from serial_mcp.errors import ErrorCode, SerialMcpError, StorageError
 
 _TABLE_DEPTH: Final = 3  # profiles.<name>.<section> render as [tables]; anything deeper is inline
 
@@ -53,7 +53,7 @@ def document_text(raw: bytes | None, old: dict[str, Any], new: dict[str, Any], p
 
 def verify_failed(path: object, error: object) -> SerialMcpError:
     """A bug of ours would have changed the file unfaithfully: refuse to write it."""
-    return SerialMcpError(
+    return StorageError(
         ErrorCode.PROFILE_STORE_IO, messages.PROFILE_STORE_VERIFY_FAILED.format(path=path, error=error)
     )
 

@@ -55,7 +55,7 @@ from serial_mcp.core.profile_revisions import (
     with_key_after,
     with_profile,
 )
-from serial_mcp.errors import ErrorCode, InvalidArgument, SerialMcpError
+from serial_mcp.errors import Conflict, ErrorCode, InvalidArgument, LimitReached, SerialMcpError, StorageError
 from serial_mcp.store.atomic import remove_stale_temps, replace_atomic
 
 if TYPE_CHECKING:
@@ -73,7 +73,7 @@ _THREAD_LOCKS_GUARD = threading.Lock()
 
 
 def _exists(message: str, current: Profile) -> SerialMcpError:
-    return SerialMcpError(
+    return Conflict(
         ErrorCode.PROFILE_EXISTS,
         message.format(name=current.name, revision=current.revision),
         profile=current.name,
@@ -84,7 +84,7 @@ def _exists(message: str, current: Profile) -> SerialMcpError:
 def _require_room(snap: Snapshot) -> None:
     """A new profile needs room in the store (``resource_limit`` past ``MAX_PROFILES``)."""
     if len(snap.profiles) >= MAX_PROFILES:
-        raise SerialMcpError(ErrorCode.RESOURCE_LIMIT, messages.PROFILES_FULL.format(max=MAX_PROFILES))
+        raise LimitReached(ErrorCode.RESOURCE_LIMIT, messages.PROFILES_FULL.format(max=MAX_PROFILES))
 
 
 # --- paths -----------------------------------------------------------------------------------------
@@ -399,14 +399,14 @@ class ProfileStore:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
                 file_lock.acquire(timeout=self._lock_timeout, poll_interval=_LOCK_POLL_S)
             except filelock.Timeout as exc:
-                raise SerialMcpError(
+                raise StorageError(
                     ErrorCode.PROFILE_STORE_IO,
                     messages.PROFILE_STORE_LOCK_TIMEOUT.format(
                         seconds=self._lock_timeout, lock=self.lock_path
                     ),
                 ) from exc
             except OSError as exc:
-                raise SerialMcpError(
+                raise StorageError(
                     ErrorCode.PROFILE_STORE_IO,
                     messages.PROFILE_STORE_WRITE_FAILED.format(path=self.path, error=exc),
                 ) from exc
@@ -429,7 +429,7 @@ class ProfileStore:
                     remove_stale_temps(self.path)  # a crashed writer's; safe: we hold the lock
                     replace_atomic(self.path, raw)
                 except OSError as exc:
-                    raise SerialMcpError(
+                    raise StorageError(
                         ErrorCode.PROFILE_STORE_IO,
                         messages.PROFILE_STORE_WRITE_FAILED.format(path=self.path, error=exc.strerror or exc),
                     ) from exc

@@ -145,7 +145,7 @@ def test_two_agents_race_for_one_place_exactly_one_wins(lab: Lab) -> None:
         assert len(winners) == 1, answers
         winner, loser = (alice, bob) if winners == ["alice"] else (bob, alice)
         lost = answers["bob" if winner is alice else "alice"]
-        assert lost["code"] == "busy"
+        assert lost["code"] == "port_busy"
         assert f"agent-host/{winners[0]}" in lost["message"]  # names the holder
         assert "since" in lost["message"] and "labgrid-client" in lost["message"]  # and how to release
 
@@ -167,7 +167,7 @@ def test_a_place_held_by_a_stopped_agent_stays_locked_until_labgrid_client_relea
     assert gone.returncode == 0, gone.stderr
     with pytest.raises(SerialMcpError) as busy:
         eng.open(f"labgrid://{PLACE}")
-    assert busy.value.code == ErrorCode.BUSY
+    assert busy.value.code == ErrorCode.PORT_BUSY
     assert "admin-host/crashed-agent" in busy.value.message and ME in busy.value.message
     assert f"-p {PLACE} release --kick" in busy.value.message
     kicked = lab.client("-p", PLACE, "release", "--kick")

@@ -295,7 +295,7 @@ async def test_mcp_tools_over_ser2net(
     if scheme[0] == "socket":  # a raw socket has no lines: said so, never a silent success
         refused = await client.call_tool("set_dtr_rts", {"connection_id": cid, "dtr": False, "rts": False})
         assert refused.is_error and refused.structured_content is not None
-        assert refused.structured_content["error"]["code"] == "unsupported"
+        assert refused.structured_content["error"]["code"] == "not_supported"
     else:
         lines = await call(client, "set_dtr_rts", {"connection_id": cid, "dtr": False, "rts": False})
         assert lines["dtr"] is False and lines["rts"] is False  # sent; ser2net does not confirm them (PTY)

@@ -20,13 +20,11 @@ from serial_mcp.api import Engine, EngineConnection, SyncConnection, SyncEngine
 from serial_mcp.engine.operations import OPERATIONS
 from serial_mcp.engine.options import wire_name
 from serial_mcp.errors import (
-    FAMILY,
     AccessError,
     ErrorCode,
     InvalidArgument,
     NotFound,
     PortError,
-    SerialMcpError,
 )
 from serial_mcp.mcp.server import build_server
 from serial_mcp.serial.fake import FakeOpener
@@ -116,13 +114,6 @@ async def test_errors_come_by_family_with_the_operation_and_connection_attached(
         with pytest.raises(NotFound) as gone:
             await conn.get_status()
         assert gone.value.code == ErrorCode.CONNECTION_NOT_FOUND and gone.value.connection_id == conn.id
-
-
-def test_every_code_but_internal_error_has_a_family() -> None:
-    assert {c for c in ErrorCode if c not in FAMILY} == {ErrorCode.INTERNAL_ERROR}
-    for code, family in FAMILY.items():
-        exc = SerialMcpError(code, "x")
-        assert type(exc) is family and exc.code == code
 
 
 def _keywords(fn: Any) -> list[str]:

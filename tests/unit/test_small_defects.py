@@ -55,7 +55,7 @@ async def test_dtr_rts_and_break_on_a_pty_are_unsupported_not_io_errors() -> Non
             ]
             for tool, args in calls:
                 e = await error(c, tool, {"connection_id": cid, **args})
-                assert e["code"] == "unsupported", e
+                assert e["code"] == "not_supported", e
             status = await call(c, "get_status", {"connection_id": cid})
             assert status["state"] == "open"  # the port is fine
     finally:

@@ -28,7 +28,7 @@ from collections.abc import Callable
 
 from serial_mcp import messages
 from serial_mcp.core.settings import SerialSettings
-from serial_mcp.errors import ErrorCode, SerialMcpError
+from serial_mcp.errors import ErrorCode, PortError
 from serial_mcp.serial.fake import FakePortHandle
 
 # kind -> (module, its opener): ``opener(port, settings)`` gives the port's handle
@@ -57,7 +57,9 @@ class SimOpener:
     def open(self, port: str, settings: SerialSettings) -> FakePortHandle:
         kind = port.removeprefix("sim://").partition("?")[0].strip("/")
         if kind not in DEVICES:
-            raise SerialMcpError(
-                ErrorCode.PORT_NOT_FOUND, messages.SIM_UNKNOWN.format(port=port, kinds=", ".join(self.KINDS))
+            raise PortError(
+                ErrorCode.PORT_NOT_FOUND,
+                messages.SIM_UNKNOWN.format(port=port, kinds=", ".join(self.KINDS)),
+                port=port,
             )
         return device_opener(kind)(port, settings)

@@ -364,12 +364,13 @@ def boot_option(port: str) -> bool:
             raise InvalidArgument(
                 messages.SIM_UNKNOWN_OPTION.format(
                     port=port, option=key, hint=did_you_mean(key, OPTIONS), allowed=", ".join(OPTIONS)
-                )
+                ),
+                port=port,
             )
     value = query.get("boot", ["flash"])[-1]
     if value not in OPTIONS["boot"]:
         raise InvalidArgument(
-            messages.SIM_BAD_OPTION.format(port=port, option="boot", allowed="flash or download")
+            messages.SIM_BAD_OPTION.format(port=port, option="boot", allowed="flash or download"), port=port
         )
     return value == "download"
 

@@ -246,7 +246,7 @@ def running_of(port: str) -> bool:
     state = parse_qs(urlsplit(port).query).get("state", ["repl"])[-1]
     if state not in ("repl", "running"):
         raise InvalidArgument(
-            messages.SIM_BAD_OPTION.format(port=port, option="state", allowed="repl|running")
+            messages.SIM_BAD_OPTION.format(port=port, option="state", allowed="repl|running"), port=port
         )
     return state == "running"
 

@@ -164,7 +164,9 @@ def bootdelay_of(port: str) -> int:
     query = parse_qs(urlsplit(port).query)
     raw = query.get("bootdelay", ["3"])[-1]
     if not raw.isdigit() or int(raw) > 9:
-        raise InvalidArgument(messages.SIM_BAD_OPTION.format(port=port, option="bootdelay", allowed="0-9"))
+        raise InvalidArgument(
+            messages.SIM_BAD_OPTION.format(port=port, option="bootdelay", allowed="0-9"), port=port
+        )
     return int(raw)
 
 
