@@ -13,7 +13,7 @@ import pytest
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]  # runs mypy
 
 SNIPPET = '''
-from serial_mcp import Engine
+from serial_mcp import Engine, SyncEngine
 
 
 async def main() -> None:
@@ -23,6 +23,16 @@ async def main() -> None:
         await conn.transact("AT", mtch="OK")
         await conn.transact("AT", timeout_ms="fast")
         await eng.open("sim://modem", baud_rat=9600)
+
+
+def blocking() -> None:
+    with SyncEngine(read_only=False) as eng:
+        conn = eng.open("sim://modem", baud_rate=9600)
+        conn.transact("AT", match="OK")
+        eng.open("sim://modem", baud_rat=9600)
+        conn.transact("AT", mtch="OK")
+        SyncEngine(read_onl=True)
+        eng.open_profile("bench", mode="x")
 '''
 
 
@@ -43,3 +53,9 @@ def test_mypy_rejects_a_misspelt_option_and_a_wrong_type(tmp_path: Path) -> None
     assert any(":10: error:" in e and '"timeout_ms"' in e for e in errors), out
     assert any(':11: error: Unexpected keyword argument "baud_rat"' in e for e in errors), out
     assert not any(":8:" in e or ":7:" in e for e in errors), out  # the right calls type-check
+    # the blocking API is as typed as the async one (issue 41.1)
+    assert any(':18: error: Unexpected keyword argument "baud_rat"' in e for e in errors), out
+    assert any(':19: error: Unexpected keyword argument "mtch"' in e for e in errors), out
+    assert any(':20: error: Unexpected keyword argument "read_onl"' in e for e in errors), out
+    assert any(':21: error: Unexpected keyword argument "mode"' in e for e in errors), out
+    assert not any(f":{n}:" in e for e in errors for n in (15, 16, 17)), out
