@@ -13,6 +13,8 @@ from pydantic import Field, Strict
 
 from serial_mcp import messages
 from serial_mcp.core.lend_watch import DEFAULT_LEND_MS
+from serial_mcp.core.pace import PaceArg
+from serial_mcp.core.reconnect import ReconnectArg
 
 Int = Annotated[int, Strict()]
 Number = Annotated[float, Strict()]
@@ -62,7 +64,7 @@ EncIn = Annotated[Enc | None, Field(description=messages.P_ENCODING_IN)]
 EncBoth = Annotated[Enc | None, Field(description=messages.P_ENCODING_BOTH)]
 ReadEncoding = Annotated[Enc | None, Field(description=messages.P_READ_ENCODING)]
 TxFraming = Annotated[dict[str, Any] | None, Field(description=messages.P_TX_FRAMING)]
-Pace = Annotated[dict[str, Int] | None, Field(description=messages.P_PACE)]
+Pace = Annotated[PaceArg, Field(description=messages.P_PACE)]
 Keys = Annotated[list[str] | None, Field(description=messages.P_KEYS)]
 WriteTimeout = Annotated[Int | None, Field(description=messages.P_WRITE_TIMEOUT_MS)]
 WriteStall = Annotated[Int | None, Field(description=messages.P_WRITE_STALL_MS)]  # issue 28.6
@@ -83,7 +85,7 @@ Parity = Annotated[Literal["none", "even", "odd", "mark", "space"] | None, Field
 StopBits = Number | None
 FlowControl = Annotated[FlowControlMode | None, Field()]
 RxBuffer = Annotated[Int | None, Field(description=messages.P_RX_BUFFER)]
-Reconnect = Annotated[bool | dict[str, Any] | None, Field(description=messages.P_RECONNECT)]
+Reconnect = Annotated[ReconnectArg, Field(description=messages.P_RECONNECT)]
 RecordOnOpen = Annotated[str | None, Field(description=messages.P_RECORD_OPEN)]
 ProfileMode = Annotated[str, Field(description=messages.P_PROFILE_MODE)]
 Mirror = Annotated[str | None, Field(description=messages.P_MIRROR_KINDS)]

@@ -33,6 +33,8 @@ def blocking() -> None:
         conn.transact("AT", mtch="OK")
         SyncEngine(read_onl=True)
         eng.open_profile("bench", mode="x")
+        conn.write("x", pace={"inter_byte_uss": 5})
+        eng.open("sim://modem", reconnect={"max_atempts": 3}, pace={"inter_line_ms": 5})
 '''
 
 
@@ -59,3 +61,7 @@ def test_mypy_rejects_a_misspelt_option_and_a_wrong_type(tmp_path: Path) -> None
     assert any(':20: error: Unexpected keyword argument "read_onl"' in e for e in errors), out
     assert any(':21: error: Unexpected keyword argument "mode"' in e for e in errors), out
     assert not any(f":{n}:" in e for e in errors for n in (15, 16, 17)), out
+    # and so are the nested options (typed dicts): a misspelt key of pace or reconnect is a mypy error
+    assert any(':22: error: Argument "pace"' in e for e in errors), out
+    assert any(':23: error: Argument "reconnect"' in e for e in errors), out
+    assert not any(':23: error: Argument "pace"' in e for e in errors), out  # a right one type-checks
