@@ -7,14 +7,16 @@ number is expected is ``invalid_argument``, never silently 1 or 0.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Required
 
 from pydantic import Field, Strict
+from typing_extensions import TypedDict  # pydantic validates it on Python 3.11 too
 
 from serial_mcp import messages
 from serial_mcp.core.lend_watch import DEFAULT_LEND_MS
 from serial_mcp.core.pace import PaceArg
 from serial_mcp.core.reconnect import ReconnectArg
+from serial_mcp.core.unknown_keys import keyed
 
 Int = Annotated[int, Strict()]
 Number = Annotated[float, Strict()]
@@ -29,6 +31,28 @@ Share = Literal["read", "write"]
 Direction = Literal["send", "receive"]
 XProtocol = Literal["xmodem", "xmodem_crc", "xmodem_1k", "ymodem"]
 ByteOrder = Literal["big", "little"]
+MAX_RESPOND_TIMES = 100
+
+
+class RuleSpec(TypedDict, total=False):
+    """A respond rule: when ``on`` (a match) arrives, send ``send`` (``times`` times at most)."""
+
+    on: Required[str | dict[str, object]]
+    send: Required[str]
+    encoding: str  # checked where ``send`` is decoded, with its own text
+    times: Annotated[int, Strict(), Field(ge=1, le=MAX_RESPOND_TIMES)]
+
+
+RuleArg = Annotated[
+    RuleSpec | None,
+    keyed(
+        RuleSpec,
+        "respond",
+        messages.RESPOND_BAD,
+        wrong=messages.RESPOND_TIMES.format(max=MAX_RESPOND_TIMES),
+        typed=messages.RESPOND_BAD,
+    ),
+]
 Rule = dict[str, Any] | str  # a standing respond rule, or "terminal"
 
 # --- reading -----------------------------------------------------------------------------------
@@ -45,7 +69,7 @@ RxFraming = Annotated[dict[str, Any] | None, Field(description=messages.P_RX_FRA
 RxParser = Annotated[
     dict[str, Any] | None, Field(description=f"{messages.P_RX_PARSER} {messages.P_VALIDATE_DEFAULT}")
 ]
-Respond = Annotated[dict[str, Any] | None, Field(description=messages.P_RESPOND)]
+Respond = Annotated[RuleArg, Field(description=messages.P_RESPOND)]
 StripAnsi = Annotated[bool, Field(description=messages.P_STRIP_ANSI)]
 Screen = Annotated[dict[str, Int] | None, Field(description=messages.P_SCREEN)]
 Frames = Annotated[FramesView | None, Field(description=messages.P_FRAMES_VIEW)]

@@ -219,7 +219,7 @@ class DialogStep(NoOptions):
     expect: dict[str, Any] | str | None = None
     timeout_ms: StepMs | None = None
     idle_ms: StepMs | None = None
-    respond: dict[str, Any] | None = None
+    respond: t.RuleArg = None
     micropython: str | None = None
     interrupt: Annotated[bool, Strict()] | None = None
     reply: str | None = None  # issue 26: as transact's reply, for this step's expect

@@ -18,6 +18,7 @@ from typing import Any
 from serial_mcp import messages
 from serial_mcp.core.match import Matcher
 from serial_mcp.engine.access import Caller
+from serial_mcp.engine.option_types import RuleSpec
 from serial_mcp.engine.services import Services
 from serial_mcp.errors import InvalidArgument
 from serial_mcp.serial.connection import Connection
@@ -29,7 +30,7 @@ CURSOR_REPORT = b"\x1b[24;80R"
 UNLIMITED = 1 << 30
 
 
-def check(svc: Services, tool: str, spec: Any) -> None:
+def check(svc: Services, tool: str, spec: RuleSpec | None) -> None:
     """Validate a call's rule (and refuse it in read-only mode) before anything is touched."""
     if spec is not None:
         svc.policy.refuse_argument(tool, "respond", messages.READ_ONLY_WHY_RESPOND)
@@ -38,7 +39,7 @@ def check(svc: Services, tool: str, spec: Any) -> None:
 
 @asynccontextmanager
 async def armed(
-    svc: Services, tool: str, conn: Connection, spec: Any, start: int | None
+    svc: Services, tool: str, conn: Connection, spec: RuleSpec | None, start: int | None
 ) -> AsyncIterator[Responder | None]:
     """Arm ``spec`` for the duration of one call; ``start`` is where the call's reading begins."""
     if spec is None:
