@@ -7,16 +7,19 @@ number is expected is ``invalid_argument``, never silently 1 or 0.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Annotated, Any, Literal, Required
 
-from pydantic import Field, Strict
+from pydantic import Field, Strict, ValidationError, ValidatorFunctionWrapHandler
 from typing_extensions import TypedDict  # pydantic validates it on Python 3.11 too
 
 from serial_mcp import messages
 from serial_mcp.core.lend_watch import DEFAULT_LEND_MS
 from serial_mcp.core.pace import PaceArg
 from serial_mcp.core.reconnect import ReconnectArg
-from serial_mcp.core.unknown_keys import keyed
+from serial_mcp.core.unknown_keys import Keyed, keyed, reject_unknown_keys
+from serial_mcp.errors import InvalidArgument, Short
+from serial_mcp.serial.reader import MAX_TIMEOUT_MS
 
 Int = Annotated[int, Strict()]
 Number = Annotated[float, Strict()]
@@ -54,6 +57,50 @@ RuleArg = Annotated[
     ),
 ]
 Rule = dict[str, Any] | str  # a standing respond rule, or "terminal"
+
+# --- issue 28.5: a dialog step's fields, typed -------------------------------------------------------
+StepMs = Annotated[int, Strict(), Field(ge=0, le=MAX_TIMEOUT_MS)]
+MAX_STEPS = 32
+
+
+class StepSpec(TypedDict, total=False):
+    """One object of ``transact(steps=[...])``, each field typed: every step is checked before the
+    first byte goes out. The published schema keeps ``steps`` a list of objects (``P_STEPS``)."""
+
+    send: str | None
+    keys: list[str] | None
+    encoding: Enc | None
+    expect: str | dict[str, object] | None  # a match, as transact's
+    timeout_ms: StepMs | None
+    idle_ms: StepMs | None
+    respond: RuleArg
+    micropython: str | None
+    interrupt: Annotated[bool, Strict()] | None
+    reply: str | None  # issue 26: as transact's reply, for this step's expect
+
+
+STEP_KEYS = tuple(StepSpec.__annotations__)
+
+
+def _check_steps(value: object, handler: ValidatorFunctionWrapHandler) -> object:
+    """1 to ``MAX_STEPS`` objects; a step's unknown key named with the closest one, its faults with
+    its index (``step 1: timeout_ms: …``)."""
+    if value is None:
+        return None
+    if not isinstance(value, list) or not 1 <= len(value) <= MAX_STEPS:
+        raise InvalidArgument(messages.STEPS_BAD.format(max=MAX_STEPS))
+    for i, step in enumerate(value):
+        if not isinstance(step, Mapping):
+            raise InvalidArgument(messages.STEP_BAD.format(i=i, problem="not an object"))
+        reject_unknown_keys(step, STEP_KEYS, f"steps[{i}]")
+    try:
+        return handler(value)
+    except ValidationError as exc:
+        err = exc.errors(include_url=False)[0]
+        index, *where = err["loc"]
+        problem = f"{'.'.join(map(str, where))}: {err['msg']} (got {Short(err['input'])})"
+        raise InvalidArgument(messages.STEP_BAD.format(i=index, problem=problem)) from None
+
 
 # --- reading -----------------------------------------------------------------------------------
 From = Annotated[Int | str | dict[str, Any] | None, Field(description=messages.P_FROM)]
@@ -93,7 +140,11 @@ Keys = Annotated[list[str] | None, Field(description=messages.P_KEYS)]
 WriteTimeout = Annotated[Int | None, Field(description=messages.P_WRITE_TIMEOUT_MS)]
 WriteStall = Annotated[Int | None, Field(description=messages.P_WRITE_STALL_MS)]  # issue 28.6
 ReadEcho = Annotated[bool, Field(description=messages.P_READ_ECHO)]
-Steps = Annotated[list[dict[str, Any]] | None, Field(description=messages.P_STEPS)]
+Steps = Annotated[
+    list[StepSpec] | None,
+    Keyed(_check_steps, wire=list[dict[str, Any]] | None),
+    Field(description=messages.P_STEPS),
+]
 Reset = Annotated[
     dict[str, Any] | None,
     Field(description=f"{messages.P_RESET}{messages.P_RESET_TOUCH} {messages.P_RESET_LAB}"),

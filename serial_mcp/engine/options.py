@@ -26,15 +26,14 @@ from __future__ import annotations
 import dataclasses
 import difflib
 from collections.abc import Callable, Mapping
-from typing import Annotated, Any, ClassVar, TypeVar
+from typing import Any, ClassVar, TypeVar
 
-from pydantic import ConfigDict, Field, Strict, ValidationError
+from pydantic import ConfigDict, ValidationError
 from pydantic.dataclasses import dataclass
 
 from serial_mcp import messages
 from serial_mcp.engine import option_types as t
 from serial_mcp.errors import InvalidArgument, Short
-from serial_mcp.serial.reader import MAX_TIMEOUT_MS
 
 CONFIG = ConfigDict(extra="forbid", defer_build=True)
 T = TypeVar("T")
@@ -201,28 +200,6 @@ class TransactOptions(CursorView, Forcing):
     write_timeout_ms: t.WriteTimeout = None
     steps: t.Steps = None
     keys: t.Keys = None
-
-
-# --- issue 28.5: a dialog step's fields, typed -------------------------------------------------------
-StepMs = Annotated[int, Strict(), Field(ge=0, le=MAX_TIMEOUT_MS)]
-
-
-@dataclass(frozen=True, kw_only=True, config=CONFIG)
-class DialogStep(NoOptions):
-    """What one object of ``transact(steps=[...])`` may hold, each field typed: every step is
-    checked before the first byte goes out (``timeout_ms: "abc"`` is ``invalid_argument``). The
-    published schema keeps ``steps`` a list of objects (``P_STEPS`` says what they hold)."""
-
-    send: str | None = None
-    keys: list[str] | None = None
-    encoding: t.Enc | None = None
-    expect: dict[str, Any] | str | None = None
-    timeout_ms: StepMs | None = None
-    idle_ms: StepMs | None = None
-    respond: t.RuleArg = None
-    micropython: str | None = None
-    interrupt: Annotated[bool, Strict()] | None = None
-    reply: str | None = None  # issue 26: as transact's reply, for this step's expect
 
 
 @dataclass(frozen=True, kw_only=True, config=CONFIG)
