@@ -25,6 +25,7 @@ from serial_mcp.core.settings import SerialSettings
 from serial_mcp.engine import mirroring, responding
 from serial_mcp.engine.access import Caller, check_share
 from serial_mcp.engine.log_ops import start_recording
+from serial_mcp.engine.option_types import Share, Standing
 from serial_mcp.engine.services import Services
 from serial_mcp.errors import ErrorCode, InvalidArgument, SerialMcpError
 from serial_mcp.serial import reader
@@ -105,8 +106,8 @@ class Opener:
         record: str | None = None,
         mirror: str | None = None,
         caller: Caller | None = None,
-        share: Any = None,
-        respond: Any = None,
+        share: Share | None = None,
+        respond: Standing | None = None,
     ) -> Opened:
         """Open ``port`` with the call's ``fields`` (None = not given) over the profile's defaults.
 

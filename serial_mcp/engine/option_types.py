@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal, Required
 
-from pydantic import Field, Strict, ValidationError, ValidatorFunctionWrapHandler
+from pydantic import Field, Strict, TypeAdapter, ValidationError, ValidatorFunctionWrapHandler
 from typing_extensions import TypedDict  # pydantic validates it on Python 3.11 too
 
 from serial_mcp import messages
@@ -56,7 +56,23 @@ RuleArg = Annotated[
         typed=messages.RESPOND_BAD,
     ),
 ]
-Rule = dict[str, Any] | str  # a standing respond rule, or "terminal"
+MAX_STANDING = 16
+TERMINAL = "terminal"  # the shorthand rule: answer ESC[6n (cursor position query) with ESC[24;80R
+Standing = list[RuleSpec | Literal["terminal"]]
+_RULE: TypeAdapter[RuleSpec | None] | None = None
+
+
+def standing_rules(value: object) -> Standing:
+    """Up to ``MAX_STANDING`` rules (one rule alone is taken as a list of one), each a ``RuleSpec``
+    or ``"terminal"`` (checked with the rule's texts): a connection's standing rules, as ``open``
+    and ``configure`` take them."""
+    global _RULE
+    rules = [value] if isinstance(value, Mapping) else value
+    if not isinstance(rules, list) or len(rules) > MAX_STANDING:
+        raise InvalidArgument(messages.RESPOND_LIST_BAD.format(max=MAX_STANDING))
+    _RULE = _RULE or TypeAdapter(RuleArg)  # built on first use: start-up stays light
+    return [TERMINAL if rule == TERMINAL else _RULE.validate_python(rule) or {} for rule in rules]  # type: ignore[misc]
+
 
 # --- issue 28.5: a dialog step's fields, typed -------------------------------------------------------
 StepMs = Annotated[int, Strict(), Field(ge=0, le=MAX_TIMEOUT_MS)]
@@ -167,7 +183,11 @@ Mirror = Annotated[str | None, Field(description=messages.P_MIRROR_KINDS)]
 Rs485 = Annotated[dict[str, Any] | None, Field(description=messages.P_RS485)]
 LowLatency = Annotated[bool | None, Field(description=messages.P_LOW_LATENCY)]
 ShareMode = Annotated[Share | None, Field(description=messages.P_SHARE)]
-StandingRules = Annotated[list[Rule] | None, Field(description=messages.P_RESPOND_OPEN)]
+StandingRules = Annotated[
+    Standing | None,
+    Keyed(lambda v, _: None if v is None else standing_rules(v), wire=list[dict[str, Any] | str] | None),
+    Field(description=messages.P_RESPOND_OPEN),
+]
 Dtr = Annotated[bool | None, Field(description=messages.P_DTR)]
 Force = Annotated[bool, Strict()]  # issue 23.1: act although an RFC 2217 client holds the port (port_lent)
 Rts = Annotated[bool | None, Field(description=messages.P_RTS)]
