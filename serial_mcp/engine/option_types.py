@@ -180,7 +180,22 @@ Reconnect = Annotated[ReconnectArg, Field(description=messages.P_RECONNECT)]
 RecordOnOpen = Annotated[str | None, Field(description=messages.P_RECORD_OPEN)]
 ProfileMode = Annotated[str, Field(description=messages.P_PROFILE_MODE)]
 Mirror = Annotated[str | None, Field(description=messages.P_MIRROR_KINDS)]
-Rs485 = Annotated[dict[str, Any] | None, Field(description=messages.P_RS485)]
+StrictBool = Annotated[bool, Strict()]
+Delay = Annotated[float, Strict(), Field(ge=0, le=1)] | None  # seconds
+
+
+class Rs485Spec(TypedDict, total=False):
+    """RS-485 transceiver control, as pyserial's ``RS485Settings`` takes it."""
+
+    rts_level_for_tx: StrictBool
+    rts_level_for_rx: StrictBool
+    loopback: StrictBool
+    delay_before_tx: Delay
+    delay_before_rx: Delay
+
+
+RS485_BAD = messages.BAD_RS485.format(allowed=", ".join(Rs485Spec.__annotations__))
+Rs485 = Annotated[Rs485Spec | None, keyed(Rs485Spec, "rs485", RS485_BAD), Field(description=messages.P_RS485)]
 LowLatency = Annotated[bool | None, Field(description=messages.P_LOW_LATENCY)]
 ShareMode = Annotated[Share | None, Field(description=messages.P_SHARE)]
 StandingRules = Annotated[
