@@ -23,7 +23,7 @@ from serial_mcp.core.presets import effective
 from serial_mcp.core.reconnect import parse_policy
 from serial_mcp.core.settings import SerialSettings
 from serial_mcp.engine import mirroring, responding
-from serial_mcp.engine.access import Caller, check_share
+from serial_mcp.engine.access import Caller
 from serial_mcp.engine.log_ops import start_recording
 from serial_mcp.engine.option_types import Share, Standing
 from serial_mcp.engine.services import Services
@@ -117,7 +117,6 @@ class Opener:
         if not isinstance(port, str) or not port.strip():
             raise InvalidArgument(messages.OPEN_NO_PORT)
         check_text(port)  # a NUL or a lone surrogate: invalid_argument before any path lookup
-        share_mode = check_share(share)
         standing = responding.parse_standing(respond) if respond is not None else []
         if standing:
             self.svc.policy.refuse_argument("open", "respond", messages.READ_ONLY_WHY_RESPOND)
@@ -155,7 +154,7 @@ class Opener:
             port, settings, merged.get("rx_buffer_size"), options, reconnect=policy, follow=follow
         )
         conn.owner = (caller or Caller.local()).key
-        conn.share = share_mode
+        conn.share = share or "read"  # typed (OpenOptions): read or write
         try:
             name, action = await self._bind(conn, plan, profile)
             if record is not None:

@@ -313,14 +313,12 @@ class ProfileNameOptions(NoOptions):
 
 
 @dataclass(frozen=True, kw_only=True, config=CONFIG)
-class SaveProfileOptions(NoOptions):
-    name: t.ProfileName = dataclasses.field(kw_only=False)
+class SaveProfileOptions(ProfileNameOptions):
     overwrite: t.Overwrite = False
 
 
 @dataclass(frozen=True, kw_only=True, config=CONFIG)
-class DeleteProfileOptions(NoOptions):
-    name: t.ProfileName = dataclasses.field(kw_only=False)
+class DeleteProfileOptions(ProfileNameOptions):
     expected_revision: t.Revision = None
 
 
@@ -333,10 +331,8 @@ class ConfigureOptions(NoOptions):
 
 
 @dataclass(frozen=True, kw_only=True, config=CONFIG)
-class RollbackOptions(NoOptions):
-    name: t.ProfileName = dataclasses.field(kw_only=False)
+class RollbackOptions(DeleteProfileOptions):
     to_revision: t.ToRevision = dataclasses.field(kw_only=False)
-    expected_revision: t.Revision = None
 
 
 # --- logs and captures ---------------------------------------------------------------------------
