@@ -61,7 +61,7 @@ def _names(model: type[Any]) -> tuple[tuple[str, ...], frozenset[str]]:
     return known
 
 
-def check_names(model: type[Any], given: Mapping[str, Any], operation: str) -> None:
+def check_names(model: type[Any], given: Mapping[str, object], operation: str) -> None:
     """Refuse an option ``model`` does not have, naming the closest one (``baud_rat`` →
     ``baud_rate``): a typo is never dropped in silence, in the Python API as in the tools."""
     known, known_set = _names(model)
@@ -89,7 +89,7 @@ def invalid(exc: ValidationError, where: str = "") -> InvalidArgument:
     return InvalidArgument(messages.ARGUMENT_REJECTED.format(detail="; ".join(items)))
 
 
-def build(model: Callable[..., T], operation: str, /, *args: Any, **values: Any) -> T:
+def build(model: Callable[..., T], operation: str, /, *args: object, **values: object) -> T:
     """``model(*args, **values)`` with every fault an ``invalid_argument`` a caller can act on."""
     check_names(model, values, operation)  # type: ignore[arg-type]  # model is an options class
     try:
@@ -100,7 +100,7 @@ def build(model: Callable[..., T], operation: str, /, *args: Any, **values: Any)
         raise InvalidArgument(messages.ARGUMENT_REJECTED.format(detail=str(exc))) from None
 
 
-def derive(base: T, where: str, **changes: Any) -> T:
+def derive(base: T, where: str, **changes: object) -> T:
     """``base`` with ``changes`` (a dialog step's own timeout, say), validated like a call's."""
     try:
         return dataclasses.replace(base, **changes)  # type: ignore[type-var]
