@@ -15,8 +15,8 @@ from typing_extensions import TypedDict  # pydantic validates it on Python 3.11 
 
 from serial_mcp import messages
 from serial_mcp.core.lend_watch import DEFAULT_LEND_MS
-from serial_mcp.core.pace import PaceArg
-from serial_mcp.core.reconnect import ReconnectArg
+from serial_mcp.core.pace import PaceArg, PaceSpec
+from serial_mcp.core.reconnect import ReconnectArg, ReconnectSpec
 from serial_mcp.core.unknown_keys import Keyed, keyed, reject_unknown_keys
 from serial_mcp.errors import InvalidArgument, Short
 from serial_mcp.serial.reader import MAX_TIMEOUT_MS
@@ -217,7 +217,41 @@ OptionalConnection = Annotated[str | None, Field(description=messages.P_CONNECTI
 Revision = Annotated[Int | None, Field(description=messages.P_EXPECTED_REVISION)]
 ToRevision = Annotated[Int, Field(description=messages.P_TO_REVISION)]
 Overwrite = Annotated[bool, Field(description=messages.P_OVERWRITE)]
-Defaults = Annotated[dict[str, Any], Field(description=messages.P_DEFAULTS)]
+Table = dict[str, object]  # a framing or parser object (checked by the codecs' own code)
+
+
+class SettingsSpec(TypedDict, total=False):
+    """``configure``'s ``defaults``: a profile's settings, or a live connection's (the UART
+    settings, ``respond``, ``elf``, ``mirror``). Typed for ``mypy``; the values are checked by the
+    profile and settings code with their own texts (``invalid_config`` …), not here."""
+
+    baud_rate: int
+    data_bits: int
+    parity: str
+    stop_bits: float
+    flow_control: str
+    protocol: str | None
+    rx_framing: Table | None
+    tx_framing: Table | None
+    rx_parser: Table | None
+    rx_buffer_size: int
+    reconnect: bool | ReconnectSpec | None
+    pace: PaceSpec | None
+    rs485: Rs485Spec | None
+    low_latency: bool
+    respond: Standing
+    elf: str | None
+    mirror: str | None
+
+
+def _as_given(value: object, handler: ValidatorFunctionWrapHandler) -> object:
+    """An object, passed on as given: its keys and values are the profile code's to judge."""
+    return value if isinstance(value, dict) else handler(value)
+
+
+Defaults = Annotated[
+    SettingsSpec, Keyed(_as_given, wire=dict[str, Any]), Field(description=messages.P_DEFAULTS)
+]
 LogLimit = Annotated[Int, Field(description=messages.P_LOG_LIMIT)]
 LogSince = Annotated[Int | None, Field(description=messages.P_LOG_SINCE)]
 LogPayloads = Annotated[bool, Field(description=messages.P_LOG_PAYLOADS)]

@@ -35,6 +35,8 @@ def blocking() -> None:
         eng.open_profile("bench", mode="x")
         conn.write("x", pace={"inter_byte_uss": 5})
         eng.open("sim://modem", reconnect={"max_atempts": 3}, pace={"inter_line_ms": 5})
+        eng.configure({"baud_rat": 9600}, profile="bench")
+        eng.configure({"baud_rate": 9600, "respond": ["terminal"]}, profile="bench")
 '''
 
 
@@ -65,3 +67,5 @@ def test_mypy_rejects_a_misspelt_option_and_a_wrong_type(tmp_path: Path) -> None
     assert any(':22: error: Argument "pace"' in e for e in errors), out
     assert any(':23: error: Argument "reconnect"' in e for e in errors), out
     assert not any(':23: error: Argument "pace"' in e for e in errors), out  # a right one type-checks
+    assert any(":24: error:" in e and "baud_rat" in e for e in errors), out  # configure's defaults too
+    assert not any(":25:" in e for e in errors), out
