@@ -145,12 +145,42 @@ SummaryFields = Annotated[list[str] | None, Field(description=messages.P_FIELDS)
 Reply = Annotated[str | None, Field(description=messages.P_REPLY)]
 Verbose = Annotated[bool, Field(description=messages.P_VERBOSE)]
 
+
+def _as_given(value: object, handler: ValidatorFunctionWrapHandler) -> object:
+    """An object passed on as given: the code that uses it judges its keys and values, with its texts."""
+    return value if isinstance(value, dict) else handler(value)
+
+
+class TxFramingSpec(TypedDict, total=False):
+    """``tx_framing``: how a write is framed. Which keys a ``type`` takes, and the forms of their
+    values, are checked by the framing code (``core.framing.config``) with its own texts."""
+
+    type: Required[str]
+    ending: str
+    delimiter: object
+    encoding: str
+    checksum: object
+    prefix_size: int
+    endianness: str
+    header_offset: int
+    max_length: int
+    start: object
+    end: object
+    sync: object
+    length: object
+    header_length: int
+
+
 # --- writing -----------------------------------------------------------------------------------
 Data = Annotated[str, Field(description=messages.P_DATA)]
 EncIn = Annotated[Enc | None, Field(description=messages.P_ENCODING_IN)]
 EncBoth = Annotated[Enc | None, Field(description=messages.P_ENCODING_BOTH)]
 ReadEncoding = Annotated[Enc | None, Field(description=messages.P_READ_ENCODING)]
-TxFraming = Annotated[dict[str, Any] | None, Field(description=messages.P_TX_FRAMING)]
+TxFraming = Annotated[
+    TxFramingSpec | None,
+    Keyed(_as_given, wire=dict[str, Any] | None),
+    Field(description=messages.P_TX_FRAMING),
+]
 Pace = Annotated[PaceArg, Field(description=messages.P_PACE)]
 Keys = Annotated[list[str] | None, Field(description=messages.P_KEYS)]
 WriteTimeout = Annotated[Int | None, Field(description=messages.P_WRITE_TIMEOUT_MS)]
@@ -232,7 +262,7 @@ class SettingsSpec(TypedDict, total=False):
     flow_control: str
     protocol: str | None
     rx_framing: Table | None
-    tx_framing: Table | None
+    tx_framing: TxFramingSpec | None
     rx_parser: Table | None
     rx_buffer_size: int
     reconnect: bool | ReconnectSpec | None
@@ -242,11 +272,6 @@ class SettingsSpec(TypedDict, total=False):
     respond: Standing
     elf: str | None
     mirror: str | None
-
-
-def _as_given(value: object, handler: ValidatorFunctionWrapHandler) -> object:
-    """An object, passed on as given: its keys and values are the profile code's to judge."""
-    return value if isinstance(value, dict) else handler(value)
 
 
 Defaults = Annotated[
