@@ -85,20 +85,12 @@ def _signature(op: Operation[Any, Any, Any], first: str) -> inspect.Signature:
             f.name,
             inspect.Parameter.KEYWORD_ONLY if f.kw_only else inspect.Parameter.POSITIONAL_OR_KEYWORD,
             annotation=f.type,
-            default=_default(f),
+            default=inspect.Parameter.empty if f.default is dataclasses.MISSING else f.default,
         )
         for f in fields
     ]
     me = inspect.Parameter(first, inspect.Parameter.POSITIONAL_ONLY)
     return inspect.Signature([me, *params], return_annotation=inspect.signature(op.run).return_annotation)
-
-
-def _default(field: dataclasses.Field[Any]) -> Any:
-    if field.default is not dataclasses.MISSING:
-        return field.default
-    if field.default_factory is not dataclasses.MISSING:
-        return field.default_factory()
-    return inspect.Parameter.empty
 
 
 def _describe(method: Any, op: Operation[Any, Any, Any], owner: str) -> None:
