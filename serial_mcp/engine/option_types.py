@@ -191,8 +191,26 @@ Steps = Annotated[
     Keyed(_check_steps, wire=list[dict[str, Any]] | None),
     Field(description=messages.P_STEPS),
 ]
+
+
+class ResetSpec(TypedDict, total=False):
+    """``capture_boot``'s reset: the lines ``{dtr, rts, hold_ms}``, ``{"kind": "1200bps_touch"}``, or
+    on a labgrid place ``{power: "cycle", off_ms, name}`` / ``{digital_output, hold_ms}``. Which keys
+    go together, and their values, are checked by ``io_ops.parse_reset`` and ``lab_reset.parse``."""
+
+    dtr: bool | None
+    rts: bool | None
+    hold_ms: int
+    kind: Literal["lines", "1200bps_touch"]
+    power: Literal["cycle"]
+    off_ms: int
+    name: str | None
+    digital_output: str | bool
+
+
 Reset = Annotated[
-    dict[str, Any] | None,
+    ResetSpec | None,
+    Keyed(_as_given, wire=dict[str, Any] | None),
     Field(description=f"{messages.P_RESET}{messages.P_RESET_TOUCH} {messages.P_RESET_LAB}"),
 ]
 BootSend = Annotated[str | None, Field(description=messages.P_BOOT_SEND)]
