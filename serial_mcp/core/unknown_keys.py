@@ -70,15 +70,13 @@ def keyed(
     allowed = tuple(spec.__annotations__)
 
     def check(value: object, handler: ValidatorFunctionWrapHandler) -> object:
-        try:
-            if not isinstance(value, Mapping):
-                try:
-                    return handler(value)
-                except ValidationError:
-                    raise InvalidArgument(bad) from None
+        if isinstance(value, Mapping):
             reject_unknown_keys(value, allowed, field)
+        try:
             return handler(value)
         except ValidationError as exc:
+            if not isinstance(value, Mapping):
+                raise InvalidArgument(bad) from None
             ranged = any(e["type"] in RANGE_ERRORS for e in exc.errors(include_url=False))
             raise InvalidArgument((wrong if ranged else typed or wrong) or bad) from None
 

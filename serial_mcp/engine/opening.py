@@ -13,7 +13,7 @@ from typing import Any
 import anyio
 
 from serial_mcp import messages
-from serial_mcp.core.connection_options import ConnectionOptions
+from serial_mcp.core.connection_options import CODEC_FIELDS, ConnectionOptions
 from serial_mcp.core.esp_ports import esptool_hint
 from serial_mcp.core.framing.config import check_tx_framing
 from serial_mcp.core.identity import OpenPlan, can_follow, generated_selector, identity_of, plan_bare_open
@@ -26,6 +26,7 @@ from serial_mcp.engine import mirroring, responding
 from serial_mcp.engine.access import Caller
 from serial_mcp.engine.log_ops import start_recording
 from serial_mcp.engine.option_types import Share, Standing
+from serial_mcp.engine.options import SERIAL_FIELDS
 from serial_mcp.engine.services import Services
 from serial_mcp.errors import ErrorCode, InvalidArgument, SerialMcpError
 from serial_mcp.serial import reader
@@ -36,11 +37,8 @@ from serial_mcp.serial.ports import PortInfo
 from serial_mcp.store.captures import validate_name
 from serial_mcp.store.profiles import Profile
 
-SETTING_FIELDS = ("baud_rate", "data_bits", "parity", "stop_bits", "flow_control")
+SETTING_FIELDS = SERIAL_FIELDS  # the UART settings: live, and in a profile
 OPEN_ONLY_FIELDS = ("rs485", "low_latency")
-CODEC_FIELDS = ("protocol", "rx_framing", "tx_framing", "rx_parser")
-OTHER_FIELDS = ("rx_buffer_size", "reconnect", "pace")
-ALL_FIELDS = SETTING_FIELDS + CODEC_FIELDS + OTHER_FIELDS
 
 
 @dataclass
