@@ -41,8 +41,7 @@ async def transact(
         return await exchange.transact(svc, caller, connection_id, opts)
     if opts.data or opts.keys:
         raise InvalidArgument(messages.STEPS_WITH_DATA)
-    svc.policy.require_writable("transact")
-    svc.connection(caller, connection_id, "write")
+    svc.writing(caller, connection_id, "transact", "write")
     return await run_steps(svc, caller, connection_id, opts)
 
 

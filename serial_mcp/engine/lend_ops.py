@@ -61,8 +61,7 @@ async def lend(svc: Services, caller: Caller, connection_id: str, opts: LendOpti
         if opts.timeout_ms is not None:
             raise InvalidArgument(messages.LEND_TIMEOUT_NOT_RELEASE)
         return _result(conn)
-    svc.policy.require_writable("lend")
-    conn = svc.connection(caller, connection_id, "control")
+    conn = svc.writing(caller, connection_id, "lend")
     if opts.action == "release":
         timeout_s = _timeout_s(opts.timeout_ms)
         if conn.state != "open":

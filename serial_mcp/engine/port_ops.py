@@ -115,8 +115,7 @@ def get_status(svc: Services, caller: Caller, connection_id: str) -> results.Sta
 async def reconnect(
     svc: Services, caller: Caller, connection_id: str, opts: NoOptions
 ) -> results.ReconnectResult:
-    svc.policy.require_writable("reconnect")
-    conn = svc.connection(caller, connection_id, "control")
+    conn = svc.writing(caller, connection_id, "reconnect")
     await conn.reconnect_now()
     return results.ReconnectResult(
         connection_id=conn.id,
