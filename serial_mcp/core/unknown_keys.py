@@ -62,11 +62,13 @@ def keyed(
     wrong: str | None = None,
     typed: str | None = None,
     wire: Any = dict[str, Any] | None,
+    texts: Mapping[str, str] | None = None,
 ) -> Keyed:
     """The validator of an option whose object form is ``spec`` (a ``TypedDict`` whose fields declare
     their types and ranges): an object's unknown key is named with the closest known one, a value out
     of range is ``wrong`` (default ``bad``), of the wrong type ``typed`` (default ``wrong``); what is
-    no object and not what the option's other forms take (None, ``true`` …) is ``bad``."""
+    no object and not what the option's other forms take (None, ``true`` …) is ``bad``; ``texts``
+    gives a field its own text for any fault of its value."""
     allowed = tuple(spec.__annotations__)
 
     def check(value: object, handler: ValidatorFunctionWrapHandler) -> object:
@@ -77,7 +79,9 @@ def keyed(
         except ValidationError as exc:
             if not isinstance(value, Mapping):
                 raise InvalidArgument(bad) from None
-            ranged = any(e["type"] in RANGE_ERRORS for e in exc.errors(include_url=False))
-            raise InvalidArgument((wrong if ranged else typed or wrong) or bad) from None
+            errors = exc.errors(include_url=False)
+            own = (texts or {}).get(str(errors[0]["loc"][0]) if errors[0]["loc"] else "")
+            ranged = any(e["type"] in RANGE_ERRORS for e in errors)
+            raise InvalidArgument(own or (wrong if ranged else typed or wrong) or bad) from None
 
     return Keyed(check, wire=wire)
