@@ -46,20 +46,18 @@ class RuleSpec(TypedDict, total=False):
     times: Annotated[int, Strict(), Field(ge=1, le=MAX_RESPOND_TIMES)]
 
 
-RuleArg = Annotated[
-    RuleSpec | None,
-    keyed(
-        RuleSpec,
-        "respond",
-        messages.RESPOND_BAD,
-        wrong=messages.RESPOND_TIMES.format(max=MAX_RESPOND_TIMES),
-        typed=messages.RESPOND_BAD,
-    ),
-]
+RULE_CHECK = keyed(
+    RuleSpec,
+    "respond",
+    messages.RESPOND_BAD,
+    wrong=messages.RESPOND_TIMES.format(max=MAX_RESPOND_TIMES),
+    typed=messages.RESPOND_BAD,
+)
+RuleArg = Annotated[RuleSpec | None, RULE_CHECK]
 MAX_STANDING = 16
-TERMINAL = "terminal"  # the shorthand rule: answer ESC[6n (cursor position query) with ESC[24;80R
+TERMINAL: Literal["terminal"] = "terminal"  # the shorthand rule: answer ESC[6n with ESC[24;80R
 Standing = list[RuleSpec | Literal["terminal"]]
-_RULE: TypeAdapter[RuleSpec | None] | None = None
+_RULE: TypeAdapter[RuleSpec] | None = None
 
 
 def standing_rules(value: object) -> Standing:
@@ -70,8 +68,8 @@ def standing_rules(value: object) -> Standing:
     rules = [value] if isinstance(value, Mapping) else value
     if not isinstance(rules, list) or len(rules) > MAX_STANDING:
         raise InvalidArgument(messages.RESPOND_LIST_BAD.format(max=MAX_STANDING))
-    _RULE = _RULE or TypeAdapter(RuleArg)  # built on first use: start-up stays light
-    return [TERMINAL if rule == TERMINAL else _RULE.validate_python(rule) or {} for rule in rules]  # type: ignore[misc]
+    _RULE = _RULE or TypeAdapter(Annotated[RuleSpec, RULE_CHECK])  # built on first use: start-up stays light
+    return [TERMINAL if rule == TERMINAL else _RULE.validate_python(rule) for rule in rules]
 
 
 # --- issue 28.5: a dialog step's fields, typed -------------------------------------------------------
