@@ -22,7 +22,7 @@ import weakref
 from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Concatenate, ParamSpec, Protocol, Self, TypeVar
+from typing import Any, Concatenate, ParamSpec, Protocol, Self, TypedDict, TypeVar, Unpack
 
 from serial_mcp import messages
 from serial_mcp.engine import event_reports, port_ops, results
@@ -85,20 +85,12 @@ def _signature(op: Operation[Any, Any, Any], first: str) -> inspect.Signature:
             f.name,
             inspect.Parameter.KEYWORD_ONLY if f.kw_only else inspect.Parameter.POSITIONAL_OR_KEYWORD,
             annotation=f.type,
-            default=_default(f),
+            default=inspect.Parameter.empty if f.default is dataclasses.MISSING else f.default,
         )
         for f in fields
     ]
     me = inspect.Parameter(first, inspect.Parameter.POSITIONAL_ONLY)
     return inspect.Signature([me, *params], return_annotation=inspect.signature(op.run).return_annotation)
-
-
-def _default(field: dataclasses.Field[Any]) -> Any:
-    if field.default is not dataclasses.MISSING:
-        return field.default
-    if field.default_factory is not dataclasses.MISSING:
-        return field.default_factory()
-    return inspect.Parameter.empty
 
 
 def _describe(method: Any, op: Operation[Any, Any, Any], owner: str) -> None:
@@ -216,6 +208,21 @@ class EngineConnection:
             await self.close()
 
 
+class EngineOptions(TypedDict, total=False):
+    """``Engine``'s (and ``SyncEngine``'s) keywords, declared once so both are typed alike."""
+
+    opener: Opener | None
+    capture_dir: Path | str | None
+    port_lister: Callable[[], list[PortInfo]]
+    read_only: bool
+    allowlist: Sequence[str] | None
+    enable_url_schemes: Sequence[str]
+    capture_quotas: Quotas | None
+    profiles: Path | str | None
+    firmware_dirs: Sequence[Path | str]
+    labgrid_coordinator: str | None
+
+
 class Engine:
     """Ports, buffers and stores for one program: a method per tool that takes no
     ``connection_id`` (the rest are ``EngineConnection``'s). ``opener`` decides where bytes come
@@ -228,33 +235,28 @@ class Engine:
     the named pyserial URL schemes through (``["spy"]``). They are built into the opener exactly
     as the server builds its own (``serial.policy.policy_opener``); ``policy`` is the result."""
 
-    def __init__(
-        self,
-        *,
-        opener: Opener | None = None,
-        capture_dir: Path | str | None = None,
-        port_lister: Callable[[], list[PortInfo]] = list_system_ports,
-        read_only: bool = False,
-        allowlist: Sequence[str] | None = None,
-        enable_url_schemes: Sequence[str] = (),
-        capture_quotas: Quotas | None = None,
-        profiles: Path | str | None = None,
-        firmware_dirs: Sequence[Path | str] = (),
-        labgrid_coordinator: str | None = None,
-    ) -> None:
+    def __init__(self, **options: Unpack[EngineOptions]) -> None:
+        o = options
+        unknown = sorted(set(o) - set(EngineOptions.__annotations__))
+        if unknown:  # what mypy rejects, refused at run time too (never dropped in silence)
+            raise TypeError(f"Engine() got an unexpected keyword argument {unknown[0]!r}")
         self.policy = PortPolicy.of(
-            read_only=read_only,
-            allowlist=allowlist,
-            enable_url_schemes=enable_url_schemes,
-            capture_dir=capture_dir,
-            firmware_dirs=firmware_dirs,
-            labgrid_coordinator=labgrid_coordinator,  # labgrid://PLACE (issue 25); None: LG_COORDINATOR
+            read_only=o.get("read_only", False),
+            allowlist=o.get("allowlist"),
+            enable_url_schemes=o.get("enable_url_schemes", ()),
+            capture_dir=o.get("capture_dir"),
+            firmware_dirs=o.get("firmware_dirs", ()),
+            labgrid_coordinator=o.get(
+                "labgrid_coordinator"
+            ),  # labgrid://PLACE (issue 25); None: LG_COORDINATOR
         )
+        lister = o.get("port_lister", list_system_ports)
+        profiles = o.get("profiles")
         self.services = Services(
-            ConnectionManager(policy_opener(self.policy, port_lister, opener)),
-            CaptureStore(self.policy.capture_dir, capture_quotas),
+            ConnectionManager(policy_opener(self.policy, lister, o.get("opener"))),
+            CaptureStore(self.policy.capture_dir, o.get("capture_quotas")),
             ProfileStore(Path(profiles)) if profiles is not None else None,
-            port_lister,
+            lister,
             AccessPolicy(read_only=self.policy.read_only),
             self.policy.elf_scope(),
         )
@@ -355,6 +357,20 @@ async def _call(fn: Callable[[], T]) -> T:
     return fn()
 
 
+def opened(
+    method: Callable[Concatenate[Engine, P], Coroutine[Any, Any, EngineConnection]],
+) -> Callable[Concatenate[SyncEngine, P], SyncConnection]:
+    """``Engine.open`` / ``open_profile``, blocking: a ``SyncConnection``, typed as the async one."""
+
+    def run(self: SyncEngine, /, *args: P.args, **kwargs: P.kwargs) -> SyncConnection:
+        return SyncConnection(self, self.run(method(self.engine, *args, **kwargs)))
+
+    run.__name__ = method.__name__
+    run.__doc__ = method.__doc__
+    run.__signature__ = inspect.signature(method)  # type: ignore[attr-defined]
+    return run
+
+
 class SyncEngine:
     """A blocking ``Engine`` for scripts and plain tests: ``with SyncEngine() as eng: …``. Takes
     ``Engine``'s keywords; every ``Engine`` method, blocking (``open`` gives a ``SyncConnection``).
@@ -363,7 +379,7 @@ class SyncEngine:
     without it is finalized when it is collected (or at exit): its ports are closed and its threads
     end, with a ``ResourceWarning`` as for an unclosed file."""
 
-    def __init__(self, **options: Any) -> None:
+    def __init__(self, **options: Unpack[EngineOptions]) -> None:
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="serial-mcp-engine", daemon=True)
         self._thread.start()
@@ -382,13 +398,8 @@ class SyncEngine:
     def run(self, coro: Coroutine[Any, Any, T]) -> T:
         return asyncio.run_coroutine_threadsafe(coro, self._loop).result()
 
-    def open(self, port: str, /, **options: Any) -> SyncConnection:
-        """``Engine.open``, blocking; returns a ``SyncConnection``."""
-        return SyncConnection(self, self.run(self.engine.open(port, **options)))
-
-    def open_profile(self, name: str) -> SyncConnection:
-        """``Engine.open_profile``, blocking; returns a ``SyncConnection``."""
-        return SyncConnection(self, self.run(self.engine.open_profile(name)))
+    open = opened(Engine.open)
+    open_profile = opened(Engine.open_profile)
 
     list_ports = blocking(Engine.list_ports, "engine")
     list_connections = blocking(Engine.list_connections, "engine")
@@ -453,5 +464,5 @@ def _wind_down(
             loop.close()
 
 
-async def _make(options: dict[str, Any]) -> Engine:
+async def _make(options: EngineOptions) -> Engine:
     return Engine(**options)  # built on the engine's loop: the manager binds to it

@@ -657,7 +657,6 @@ CHECKSUM_NOT_A_NAME = "algorithm must be a string such as 'crc16_modbus', not {t
 
 # --- Callers, sessions and read-only mode (engine/access.py) ---------------------------------------
 CURSOR_EMPTY = "cursor must be a non-empty name such as 'logger' (omit it for your default cursor)."
-SHARE_BAD = "share is {value!r}; use one of: {allowed}."
 NOT_OWNER = (
     "connection {id} was opened by another session; it may be read here (with your own cursor) but "
     "not {action}. The session that opened it can allow this with open(share='write')."

@@ -7,15 +7,28 @@ after each; ``TxSession`` does the writing and sleeping.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated
+
+from pydantic import Field, Strict, TypeAdapter
+from typing_extensions import TypedDict  # pydantic validates it on Python 3.11 too
 
 from serial_mcp import messages
-from serial_mcp.core.unknown_keys import reject_unknown_keys
-from serial_mcp.errors import InvalidArgument
+from serial_mcp.core.unknown_keys import keyed
 
-PACE_KEYS = ("inter_byte_us", "inter_line_ms")
 MAX_INTER_BYTE_US = 1_000_000
 MAX_INTER_LINE_MS = 60_000
+
+
+class PaceSpec(TypedDict, total=False):
+    """``pace`` as a caller gives it: ``{"inter_byte_us": 500}`` and/or ``{"inter_line_ms": 20}``."""
+
+    inter_byte_us: Annotated[int, Strict(), Field(ge=0, le=MAX_INTER_BYTE_US)]
+    inter_line_ms: Annotated[int, Strict(), Field(ge=0, le=MAX_INTER_LINE_MS)]
+
+
+RANGE = messages.PACE_RANGE.format(byte=MAX_INTER_BYTE_US, line=MAX_INTER_LINE_MS)
+PaceArg = Annotated[PaceSpec | None, keyed(PaceSpec, "pace", messages.PACE_BAD, RANGE)]
+_CHECK: TypeAdapter[PaceSpec | None] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,20 +42,15 @@ class Pace:
         return {"inter_byte_us": self.inter_byte_us, "inter_line_ms": self.inter_line_ms}
 
 
-def parse_pace(spec: Any) -> Pace | None:
-    """``{"inter_byte_us": 500, "inter_line_ms": 20}`` (either key); None/empty/zero means no pacing."""
+def parse_pace(spec: object) -> Pace | None:
+    """``spec`` (a call's, a profile's) checked as ``PaceSpec``; None/empty/zero means no pacing."""
+    global _CHECK
     if spec is None:
         return None
-    if not isinstance(spec, dict):
-        raise InvalidArgument(messages.PACE_BAD)
-    reject_unknown_keys(spec, PACE_KEYS, "pace")
-    byte_us = spec.get("inter_byte_us", 0)
-    line_ms = spec.get("inter_line_ms", 0)
-    for value, top in ((byte_us, MAX_INTER_BYTE_US), (line_ms, MAX_INTER_LINE_MS)):
-        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= top:
-            raise InvalidArgument(messages.PACE_RANGE.format(byte=MAX_INTER_BYTE_US, line=MAX_INTER_LINE_MS))
-    pace = Pace(byte_us, line_ms)
-    return pace if (byte_us or line_ms) else None
+    _CHECK = _CHECK or TypeAdapter(PaceArg)  # built on first use: start-up stays light
+    given = _CHECK.validate_python(spec) or {}
+    pace = Pace(given.get("inter_byte_us", 0), given.get("inter_line_ms", 0))
+    return pace if (pace.inter_byte_us or pace.inter_line_ms) else None
 
 
 def pace_chunks(data: bytes, pace: Pace) -> list[tuple[bytes, float]]:

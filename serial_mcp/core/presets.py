@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Final, Literal
 
 from serial_mcp import messages
@@ -43,6 +43,13 @@ class Preset:
 
 _LINES = {"type": "line", "ending": "auto", "skip_empty": True}
 _RAW = {"type": "raw"}
+_JSON_LINES = Preset(
+    "json_lines",
+    "One JSON value per line; non-JSON lines come back as raw text.",
+    _LINES,
+    {"type": "line", "ending": "lf"},
+    {"type": "json_lines"},
+)
 
 PRESETS: Final[Mapping[str, Preset]] = {
     p.name: p
@@ -55,20 +62,8 @@ PRESETS: Final[Mapping[str, Preset]] = {
             {"type": "at_command"},
         ),
         Preset("slip", "SLIP packets (RFC 1055) both ways.", {"type": "slip"}, {"type": "slip"}, _RAW),
-        Preset(
-            "json_lines",
-            "One JSON value per line; non-JSON lines come back as raw text.",
-            _LINES,
-            {"type": "line", "ending": "lf"},
-            {"type": "json_lines"},
-        ),
-        Preset(
-            "ndjson",
-            "Newline-delimited JSON (same as json_lines).",
-            _LINES,
-            {"type": "line", "ending": "lf"},
-            {"type": "json_lines"},
-        ),
+        _JSON_LINES,
+        replace(_JSON_LINES, name="ndjson", description="Newline-delimited JSON (same as json_lines)."),
         Preset("cobs", "COBS frames delimited by 0x00 both ways.", {"type": "cobs"}, {"type": "cobs"}, _RAW),
         Preset(
             "nmea0183",

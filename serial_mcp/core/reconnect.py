@@ -3,13 +3,40 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import Field, Strict, TypeAdapter
+from typing_extensions import TypedDict  # pydantic validates it on Python 3.11 too
 
 from serial_mcp import messages
-from serial_mcp.core.unknown_keys import reject_unknown_keys
+from serial_mcp.core.unknown_keys import keyed
 from serial_mcp.errors import InvalidArgument
 
-POLICY_KEYS = ("enabled", "max_attempts", "initial_delay_ms", "max_delay_ms", "backoff")
+Ms = Annotated[int, Strict(), Field(ge=1, le=600_000)]
+
+
+class ReconnectSpec(TypedDict, total=False):
+    """``reconnect`` as an object: the ``ReconnectPolicy`` fields to change."""
+
+    enabled: Annotated[bool, Strict()]
+    max_attempts: Annotated[int, Strict(), Field(ge=0, le=10_000)]
+    initial_delay_ms: Ms
+    max_delay_ms: Ms
+    backoff: Annotated[float, Strict(), Field(ge=1.0, le=10.0)]
+
+
+ReconnectArg = Annotated[
+    Annotated[bool, Strict()] | ReconnectSpec | None,
+    keyed(
+        ReconnectSpec,
+        "reconnect",
+        messages.RECONNECT_BAD,
+        wrong=messages.RECONNECT_RANGE,
+        typed=messages.RECONNECT_BAD,
+        wire=bool | dict[str, Any] | None,
+    ),
+]
+_CHECK: TypeAdapter[bool | ReconnectSpec | None] | None = None
 # A reconnected port that stays up this long is back for real: only then do the attempts and the
 # backoff start over. What it received meanwhile does not count: a ser2net whose device is gone
 # accepts every connection, prints "Device open failure" and closes, again and again.
@@ -36,25 +63,15 @@ class ReconnectPolicy:
         return asdict(self)
 
 
-def parse_policy(spec: Any) -> ReconnectPolicy | None:
-    """``true``/``false`` or an object with the policy fields; None when disabled."""
+def parse_policy(spec: object) -> ReconnectPolicy | None:
+    """``true``/``false`` or an object with the policy fields (checked as ``ReconnectSpec``); None
+    when disabled."""
+    global _CHECK
     if spec is None or spec is False:
         return None
-    if spec is True:
-        return ReconnectPolicy()
-    if not isinstance(spec, dict):
-        raise InvalidArgument(messages.RECONNECT_BAD)
-    reject_unknown_keys(spec, POLICY_KEYS, "reconnect")
-    policy = ReconnectPolicy(**spec)
-    ints = (policy.max_attempts, policy.initial_delay_ms, policy.max_delay_ms)
-    if any(isinstance(v, bool) or not isinstance(v, int) for v in ints) or not isinstance(
-        policy.backoff, int | float
-    ):
-        raise InvalidArgument(messages.RECONNECT_BAD)
-    if not (
-        0 <= policy.max_attempts <= 10_000 and 1 <= policy.initial_delay_ms <= policy.max_delay_ms <= 600_000
-    ):
+    _CHECK = _CHECK or TypeAdapter(ReconnectArg)  # built on first use
+    given = _CHECK.validate_python(spec)
+    policy = ReconnectPolicy(**given) if isinstance(given, dict) else ReconnectPolicy()
+    if policy.initial_delay_ms > policy.max_delay_ms:
         raise InvalidArgument(messages.RECONNECT_RANGE)
-    if not 1.0 <= policy.backoff <= 10.0:
-        raise InvalidArgument(messages.RECONNECT_RANGE)
-    return policy if policy.enabled else None
+    return policy if policy.enabled and given is not False else None

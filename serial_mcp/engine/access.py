@@ -42,7 +42,6 @@ NOBODY = "nobody"  # the owner of a shared connection whose opener is gone (no c
 SETTLE_S = 3.0  # how long a departed caller's cancelled calls may take to end before its release
 LATE_SETTLE_S = 120.0  # then how long one stuck in a thread is waited for, to release once more
 Share = Literal["read", "write"]
-SHARE_MODES: tuple[Share, ...] = ("read", "write")
 Need = Literal["read", "write", "control", "close"]
 _DEFAULT_SEP = "@"  # never valid in a user's cursor name, so a session's default cannot collide
 
@@ -147,15 +146,6 @@ class AccessPolicy:
             raise AccessError(
                 ErrorCode.READ_ONLY_MODE, messages.READ_ONLY_ARG.format(tool=tool, arg=arg, why=why)
             )
-
-
-def check_share(value: object) -> Share:
-    if value is None:
-        return "read"
-    if value not in SHARE_MODES:
-        allowed = ", ".join(SHARE_MODES)
-        raise InvalidArgument(messages.SHARE_BAD.format(value=str(value)[:80], allowed=allowed))
-    return "write" if value == "write" else "read"
 
 
 def require_access(caller: Caller, owner: str, share: Share, need: Need, conn_id: str) -> None:

@@ -28,9 +28,8 @@ async def detect_baud(
 ) -> results.BaudResult:
     """Listen at each candidate rate for ``window_ms`` (optionally after a probe), rank what was
     heard, and always restore the original settings."""
-    svc.policy.require_writable("detect_baud")
+    conn = svc.writing(caller, connection_id, "detect_baud")
     candidates, window_ms, probe = opts.candidates, opts.window_ms, opts.probe
-    conn = svc.connection(caller, connection_id, "control")
     rates = list(candidates or COMMON_RATES)
     if not 1 <= len(rates) <= MAX_CANDIDATES or isinstance(window_ms, bool) or not 50 <= window_ms <= 10_000:
         raise InvalidArgument(messages.BAUD_ARGS.format(max=MAX_CANDIDATES))
@@ -67,10 +66,9 @@ async def file_transfer(
     svc: Services, caller: Caller, connection_id: str, opts: TransferOptions
 ) -> results.TransferResultModel:
     """Send or receive a file with XMODEM (checksum, CRC, 1K) or YMODEM batch."""
-    svc.policy.require_writable("file_transfer")
+    conn = svc.writing(caller, connection_id, "file_transfer", "write")
     direction, protocol, data, encoding = opts.direction, opts.protocol, opts.data, opts.encoding
     filename = opts.filename
-    conn = svc.connection(caller, connection_id, "write")
     mode: Literal["checksum", "crc", "1k"] = {"xmodem": "checksum", "xmodem_crc": "crc"}.get(  # type: ignore[assignment]
         protocol, "1k"
     )
@@ -109,12 +107,7 @@ async def file_transfer(
     conn.record("marker", label=f"{protocol} {direction}", ok=result.ok, bytes=result.bytes)
     received = b"".join(f.data for f in result.files if f.data is not None) if direction == "receive" else b""
     return results.TransferResultModel(
-        ok=result.ok,
-        bytes=result.bytes,
-        blocks=result.blocks,
-        retries=result.retries,
-        cancelled=result.cancelled,
-        error=result.error,
+        **{k: getattr(result, k) for k in ("ok", "bytes", "blocks", "retries", "cancelled", "error")},
         files=[{"name": f.name, "size": f.size} for f in result.files],
         data=base64.b64encode(received).decode() if received else None,
     )

@@ -8,31 +8,24 @@ nothing; the dialog stops at the first step whose ``expect`` did not arrive.
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
-
-from pydantic import ValidationError
 
 from serial_mcp import messages
 from serial_mcp.core.encoding import encode_output
 from serial_mcp.core.keys import encode_keys
-from serial_mcp.core.unknown_keys import reject_unknown_keys
 from serial_mcp.engine import exchange, micropython_run, results, shaping
 from serial_mcp.engine.access import Caller
+from serial_mcp.engine.option_types import StepSpec
 from serial_mcp.engine.options import (
     READ_WINDOW,
-    DialogStep,
     ReadOptions,
     TransactOptions,
     build,
     derive,
-    invalid,
 )
 from serial_mcp.engine.services import Services
 from serial_mcp.errors import ErrorCode, InvalidArgument, OperationTimeout
 
-MAX_STEPS = 32
-STEP_KEYS = tuple(f.name for f in dataclasses.fields(DialogStep))
 MPY_TIMEOUT_MS = 10_000
 
 
@@ -43,59 +36,34 @@ async def transact(
     dialog (``data`` and ``keys`` then empty)."""
     if opts.steps is None:
         if opts.keys:
-            data, encoding = _step_bytes({"send": opts.data, "keys": opts.keys, "encoding": opts.encoding})
+            data, encoding = _step_bytes(opts.data, opts.keys, opts.encoding)
             opts = derive(opts, "keys", data=data, encoding=encoding, keys=None)
         return await exchange.transact(svc, caller, connection_id, opts)
     if opts.data or opts.keys:
         raise InvalidArgument(messages.STEPS_WITH_DATA)
-    svc.policy.require_writable("transact")
-    svc.connection(caller, connection_id, "write")
+    svc.writing(caller, connection_id, "transact", "write")
     return await run_steps(svc, caller, connection_id, opts)
 
 
-def parse_steps(steps: Any) -> list[dict[str, Any]]:
-    """Validate every step before anything is sent (a bad step 5 must not leave steps 1-4 done)."""
-    if not isinstance(steps, list) or not 1 <= len(steps) <= MAX_STEPS:
-        raise InvalidArgument(messages.STEPS_BAD.format(max=MAX_STEPS))
-    out = []
+def parse_steps(steps: list[StepSpec]) -> list[StepSpec]:
+    """What the step's types cannot say (``StepSpec`` checked the rest as the options were built),
+    before anything is sent: a bad step 5 must not leave steps 1-4 done."""
     for i, step in enumerate(steps):
-        if not isinstance(step, dict):
-            raise InvalidArgument(messages.STEP_BAD.format(i=i, problem="not an object"))
-        reject_unknown_keys(step, STEP_KEYS, f"steps[{i}]")
-        send, keys = step.get("send"), step.get("keys")
-        if send is not None and not isinstance(send, str):
-            raise InvalidArgument(messages.STEP_BAD.format(i=i, problem="send must be a string"))
-        if keys is not None and not (isinstance(keys, list) and all(isinstance(k, str) for k in keys)):
-            raise InvalidArgument(messages.STEP_BAD.format(i=i, problem="keys must be a list of key names"))
-        try:
-            DialogStep(**step)
-        except ValidationError as exc:
-            raise invalid(exc, f"steps[{i}]") from None
         code = step.get("micropython")
         if code is not None:
-            if (
-                not isinstance(code, str)
-                or not code.strip()
-                or send
-                or keys
-                or step.get("expect") is not None
-            ):
+            if not code.strip() or step.get("send") or step.get("keys") or step.get("expect") is not None:
                 raise InvalidArgument(messages.STEP_BAD.format(i=i, problem=messages.MPY_STEP_ALONE))
             if step.get("timeout_ms") == 0:
                 raise InvalidArgument(messages.STEP_BAD.format(i=i, problem=messages.MPY_STEP_TIMEOUT))
-            out.append(step)
-            continue
-        if not send and not keys and step.get("expect") is None:
+        elif not step.get("send") and not step.get("keys") and step.get("expect") is None:
             raise InvalidArgument(messages.STEP_BAD.format(i=i, problem="give send, keys or expect"))
-        out.append(step)
-    return out
+    return steps
 
 
-def _step_bytes(step: dict[str, Any]) -> tuple[str, str | None]:
+def _step_bytes(send: str | None, keys: list[str] | None, encoding: str | None) -> tuple[str, str | None]:
     """A step's payload as (data, encoding) for ``transact``: text as given, keys appended."""
-    send, keys, encoding = step.get("send") or "", step.get("keys"), step.get("encoding")
     if not keys:
-        return send, encoding
+        return send or "", encoding
     from serial_mcp.core.encoding import decode_input
 
     raw = (decode_input(send, encoding or "utf8") if send else b"") + encode_keys(keys)
@@ -107,22 +75,23 @@ async def run_steps(
 ) -> results.TransactResult:
     """Run ``common.steps``; the transact's own read options (cursor, protocol, encoding,
     strip_ansi, frames …) apply to every step unless the step overrides timeout/idle."""
-    parsed = parse_steps(common.steps)
+    parsed = parse_steps(common.steps or [])
     for step in parsed:  # validate payloads and keys before the first byte goes out
         if step.get("micropython") is None:
-            _step_bytes(step)
+            _step_bytes(step.get("send"), step.get("keys"), step.get("encoding"))
     done: list[results.StepResult] = []
     total_written = 0
     last: results.TransactResult | None = None
     mark: int | None = None
     found: list[dict[str, Any]] = []  # detected events new to the caller, listed once on the dialog
     for i, step in enumerate(parsed):
+        own = {
+            "reply": step.get("reply"),
+            "timeout_ms": step.get("timeout_ms"),
+            "idle_ms": step.get("idle_ms"),
+        }
         overrides: dict[str, Any] = {"match": step.get("expect"), "respond": step.get("respond")}
-        if step.get("reply") is not None:
-            overrides["reply"] = step["reply"]
-        for key in ("timeout_ms", "idle_ms"):
-            if step.get(key) is not None:
-                overrides[key] = step[key]
+        overrides.update((k, v) for k, v in own.items() if v is not None)
         if step.get("micropython") is not None:
             result = await _micropython_step(svc, caller, connection_id, i, step)
             total_written += result.bytes_written
@@ -130,7 +99,9 @@ async def run_steps(
             if not result.ok:
                 break
             continue
-        data, encoding = _step_bytes({**step, "encoding": step.get("encoding") or common.encoding})
+        data, encoding = _step_bytes(
+            step.get("send"), step.get("keys"), step.get("encoding") or common.encoding
+        )
         if data:
             one = derive(
                 common, f"steps[{i}]", steps=None, keys=None, data=data, encoding=encoding, **overrides
@@ -185,7 +156,7 @@ def final_connection(last: results.TransactResult | None, connection_id: str) ->
 
 
 async def _micropython_step(
-    svc: Services, caller: Caller, connection_id: str, index: int, step: dict[str, Any]
+    svc: Services, caller: Caller, connection_id: str, index: int, step: StepSpec
 ) -> results.StepResult:
     """Run a script through the raw REPL (``micropython_run``); ok when it raised nothing."""
     conn = svc.connection(caller, connection_id, "write")
@@ -201,7 +172,7 @@ async def _micropython_step(
             )
         return out.bytes_written
 
-    code = step["micropython"].encode()
+    code = (step.get("micropython") or "").encode()
     async with conn.tx.turn():
         outcome = await micropython_run.run_script(
             conn, code, timeout_s=timeout_ms / 1000, interrupt=interrupt, write=send

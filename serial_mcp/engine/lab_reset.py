@@ -10,12 +10,15 @@ on a worker thread; a port that is not a labgrid place is refused before anythin
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import Annotated, Any, Literal, Required
 
 import anyio
+from pydantic import Field, Strict, TypeAdapter
+from typing_extensions import TypedDict  # pydantic validates it on Python 3.11 too
 
 from serial_mcp import messages
-from serial_mcp.core.unknown_keys import reject_unknown_keys
+from serial_mcp.core.unknown_keys import keyed
 from serial_mcp.errors import DeviceError, ErrorCode, InvalidArgument
 from serial_mcp.serial.connection import Connection
 from serial_mcp.serial.handle import LabControls
@@ -23,34 +26,51 @@ from serial_mcp.serial.handle import LabControls
 MAX_OFF_MS = 60_000
 DEFAULT_OFF_MS = 1000
 MAX_HOLD_MS = 10_000
-POWER_KEYS = ("power", "off_ms", "name")
-OUTPUT_KEYS = ("digital_output", "hold_ms")
+NonEmpty = Annotated[str, Strict(), Field(min_length=1)]
 
 
-def is_lab(reset: dict[str, Any] | None) -> bool:
+class PowerCycle(TypedDict, total=False):
+    """``{"power": "cycle", "off_ms": 1000, "name": SWITCH}``: off, wait, arm the capture, on."""
+
+    power: Required[Literal["cycle"]]
+    off_ms: Annotated[int, Strict(), Field(ge=0, le=MAX_OFF_MS)]
+    name: NonEmpty | None
+
+
+class OutputPulse(TypedDict, total=False):
+    """``{"digital_output": NAME | true, "hold_ms": 100}``: the reset line, held after the mark."""
+
+    digital_output: Required[Annotated[bool, Strict()] | NonEmpty]  # true: the place's only output
+    hold_ms: Annotated[int, Strict(), Field(ge=1, le=MAX_HOLD_MS)]
+
+
+TEXTS = {
+    "power": messages.LAB_RESET_POWER,
+    "off_ms": messages.LAB_RESET_OFF_MS.format(max=MAX_OFF_MS),
+    "name": messages.LAB_RESET_NAME,
+    "digital_output": messages.LAB_RESET_OUTPUT,
+    "hold_ms": messages.RESET_HOLD.format(max=MAX_HOLD_MS),
+}
+_CHECKS: dict[type[Any], TypeAdapter[Any]] = {}
+
+
+def is_lab(reset: Mapping[str, object] | None) -> bool:
     return reset is not None and ("power" in reset or "digital_output" in reset)
 
 
-def parse(reset: dict[str, Any]) -> dict[str, Any]:
+def parse(reset: Mapping[str, object]) -> dict[str, Any]:
     """The checked lab reset (``invalid_argument`` naming what is wrong; nothing is switched)."""
-    if "power" in reset:
-        reject_unknown_keys(reset, POWER_KEYS, "reset")
-        off = reset.get("off_ms", DEFAULT_OFF_MS)
-        name = reset.get("name")
-        if reset["power"] != "cycle":
-            raise InvalidArgument(messages.LAB_RESET_POWER)
-        if isinstance(off, bool) or not isinstance(off, int) or not 0 <= off <= MAX_OFF_MS:
-            raise InvalidArgument(messages.LAB_RESET_OFF_MS.format(max=MAX_OFF_MS))
-        if name is not None and (not isinstance(name, str) or not name):
-            raise InvalidArgument(messages.LAB_RESET_NAME)
-        return {"power": "cycle", "off_ms": off, "name": name}
-    reject_unknown_keys(reset, OUTPUT_KEYS, "reset")
-    output, hold = reset["digital_output"], reset.get("hold_ms", 100)
-    if output is not True and (not isinstance(output, str) or not output):
-        raise InvalidArgument(messages.LAB_RESET_OUTPUT)
-    if isinstance(hold, bool) or not isinstance(hold, int) or not 1 <= hold <= MAX_HOLD_MS:
-        raise InvalidArgument(messages.RESET_HOLD.format(max=MAX_HOLD_MS))
-    return {"digital_output": None if output is True else output, "hold_ms": hold}
+    spec = PowerCycle if "power" in reset else OutputPulse
+    check = _CHECKS.get(spec) or _CHECKS.setdefault(
+        spec, TypeAdapter(Annotated[spec, keyed(spec, "reset", messages.RESET_BAD, texts=TEXTS)])
+    )
+    given = check.validate_python(reset)
+    if spec is PowerCycle:
+        return {"power": "cycle", "off_ms": given.get("off_ms", DEFAULT_OFF_MS), "name": given.get("name")}
+    output = given["digital_output"]
+    if output is False:
+        raise InvalidArgument(TEXTS["digital_output"])
+    return {"digital_output": None if output is True else output, "hold_ms": given.get("hold_ms", 100)}
 
 
 def controls(conn: Connection) -> LabControls:

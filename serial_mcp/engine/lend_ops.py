@@ -44,10 +44,10 @@ class LendResult(BaseModel):
         )
 
 
-def _timeout_s(value: Any) -> float:
+def _timeout_s(value: int | None) -> float:
     if value is None:
         return DEFAULT_LEND_MS / 1000
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_LEND_MS:
+    if not 1 <= value <= MAX_LEND_MS:  # a whole number: LendOptions is typed
         raise InvalidArgument(
             messages.LEND_TIMEOUT_BAD.format(value=Short(value), max=MAX_LEND_MS, default=DEFAULT_LEND_MS)
         )
@@ -61,8 +61,7 @@ async def lend(svc: Services, caller: Caller, connection_id: str, opts: LendOpti
         if opts.timeout_ms is not None:
             raise InvalidArgument(messages.LEND_TIMEOUT_NOT_RELEASE)
         return _result(conn)
-    svc.policy.require_writable("lend")
-    conn = svc.connection(caller, connection_id, "control")
+    conn = svc.writing(caller, connection_id, "lend")
     if opts.action == "release":
         timeout_s = _timeout_s(opts.timeout_ms)
         if conn.state != "open":

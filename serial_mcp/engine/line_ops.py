@@ -23,9 +23,8 @@ MAX_BREAK_MS = 60_000
 async def set_dtr_rts(
     svc: Services, caller: Caller, connection_id: str, opts: LinesOptions
 ) -> results.LinesResult:
-    svc.policy.require_writable("set_dtr_rts")
+    conn = svc.writing(caller, connection_id, "set_dtr_rts")
     dtr, rts = opts.dtr, opts.rts
-    conn = svc.connection(caller, connection_id, "control")
     if dtr is None and rts is None:
         raise InvalidArgument(messages.LINES_NONE)
     shaping.require_open(conn)
@@ -37,9 +36,8 @@ async def set_dtr_rts(
 async def send_break(
     svc: Services, caller: Caller, connection_id: str, opts: BreakOptions
 ) -> results.BreakResult:
-    svc.policy.require_writable("send_break")
+    conn = svc.writing(caller, connection_id, "send_break")
     duration_ms = opts.duration_ms
-    conn = svc.connection(caller, connection_id, "control")
     if isinstance(duration_ms, bool) or not 1 <= duration_ms <= MAX_BREAK_MS:
         raise InvalidArgument(messages.BREAK_RANGE.format(max=MAX_BREAK_MS))
     shaping.require_open(conn)
@@ -60,9 +58,8 @@ async def send_break(
 async def set_flow_control(
     svc: Services, caller: Caller, connection_id: str, opts: FlowOptions
 ) -> results.ReconfigureResult:
-    svc.policy.require_writable("set_flow_control")
+    conn = svc.writing(caller, connection_id, "set_flow_control")
     flow_control = opts.flow_control
-    conn = svc.connection(caller, connection_id, "control")
     result = await apply_settings(conn, conn.settings.updated(flow_control=flow_control))
     result.profile_persistence = await Opener(svc).persist(conn, {"flow_control": flow_control})
     return result
@@ -71,8 +68,7 @@ async def set_flow_control(
 async def reconfigure(
     svc: Services, caller: Caller, connection_id: str, opts: ReconfigureOptions
 ) -> results.ReconfigureResult:
-    svc.policy.require_writable("reconfigure")
-    conn = svc.connection(caller, connection_id, "control")
+    conn = svc.writing(caller, connection_id, "reconfigure")
     new = conn.settings.updated(**opts.settings())  # validated before the port is touched
     result = await apply_settings(conn, new)
     changed = {k: v for k, v in new.as_dict().items() if result.previous.get(k) != v}

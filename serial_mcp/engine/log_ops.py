@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import weakref
 from typing import TYPE_CHECKING, Any
 
@@ -204,18 +205,7 @@ async def list_captures(
     store = svc.captures
     if not store.enabled:
         raise AccessError(ErrorCode.CAPTURE_DISABLED, messages.CAPTURE_DISABLED)
-    items = [
-        results.CaptureItem(
-            name=i.name,
-            size=i.size,
-            created=i.created,
-            port=i.port,
-            duration=i.duration,
-            events=i.events,
-            error=i.error,
-        )
-        for i in store.list()
-    ]
+    items = [results.CaptureItem(**dataclasses.asdict(i)) for i in store.list()]  # the same fields
     return results.CapturesResult(directory=str(store.directory), captures=items)
 
 

@@ -5,8 +5,6 @@ Reading stays open; standing responders are held by the connection itself while 
 
 from __future__ import annotations
 
-from typing import Any
-
 from serial_mcp import messages
 from serial_mcp.core.settings import SerialSettings
 from serial_mcp.errors import Conflict, ErrorCode, SerialMcpError
@@ -24,7 +22,7 @@ UNFORCEABLE_WHILE_LENT = frozenset({"lend", "reconnect"})
 _SETTING_KEYS = frozenset(SerialSettings().as_dict())
 
 
-def refuse_if_lent(manager: ConnectionManager, name: str, target: str | None, opts: Any) -> None:
+def refuse_if_lent(manager: ConnectionManager, name: str, target: str | None, opts: object) -> None:
     """Raise ``port_lent`` if operation ``name`` would write to a lent connection without ``force``."""
     hint = messages.PORT_LENT_FORCE
     if name in UNFORCEABLE_WHILE_LENT:  # closing the handle under a flashing client: never

@@ -13,7 +13,7 @@ from typing import Any
 import anyio
 
 from serial_mcp import messages
-from serial_mcp.core.connection_options import ConnectionOptions
+from serial_mcp.core.connection_options import CODEC_FIELDS, ConnectionOptions
 from serial_mcp.core.esp_ports import esptool_hint
 from serial_mcp.core.framing.config import check_tx_framing
 from serial_mcp.core.identity import OpenPlan, can_follow, generated_selector, identity_of, plan_bare_open
@@ -23,8 +23,10 @@ from serial_mcp.core.presets import effective
 from serial_mcp.core.reconnect import parse_policy
 from serial_mcp.core.settings import SerialSettings
 from serial_mcp.engine import mirroring, responding
-from serial_mcp.engine.access import Caller, check_share
+from serial_mcp.engine.access import Caller
 from serial_mcp.engine.log_ops import start_recording
+from serial_mcp.engine.option_types import Share, Standing
+from serial_mcp.engine.options import SERIAL_FIELDS
 from serial_mcp.engine.services import Services
 from serial_mcp.errors import AccessError, ErrorCode, InvalidArgument, SerialMcpError
 from serial_mcp.serial import reader
@@ -35,11 +37,8 @@ from serial_mcp.serial.ports import PortInfo
 from serial_mcp.store.captures import validate_name
 from serial_mcp.store.profiles import Profile
 
-SETTING_FIELDS = ("baud_rate", "data_bits", "parity", "stop_bits", "flow_control")
+SETTING_FIELDS = SERIAL_FIELDS  # the UART settings: live, and in a profile
 OPEN_ONLY_FIELDS = ("rs485", "low_latency")
-CODEC_FIELDS = ("protocol", "rx_framing", "tx_framing", "rx_parser")
-OTHER_FIELDS = ("rx_buffer_size", "reconnect", "pace")
-ALL_FIELDS = SETTING_FIELDS + CODEC_FIELDS + OTHER_FIELDS
 
 
 @dataclass
@@ -105,8 +104,8 @@ class Opener:
         record: str | None = None,
         mirror: str | None = None,
         caller: Caller | None = None,
-        share: Any = None,
-        respond: Any = None,
+        share: Share | None = None,
+        respond: Standing | None = None,
     ) -> Opened:
         """Open ``port`` with the call's ``fields`` (None = not given) over the profile's defaults.
 
@@ -116,7 +115,6 @@ class Opener:
         if not isinstance(port, str) or not port.strip():
             raise InvalidArgument(messages.OPEN_NO_PORT)
         check_text(port)  # a NUL or a lone surrogate: invalid_argument before any path lookup
-        share_mode = check_share(share)
         standing = responding.parse_standing(respond) if respond is not None else []
         if standing:
             self.svc.policy.refuse_argument("open", "respond", messages.READ_ONLY_WHY_RESPOND)
@@ -154,7 +152,7 @@ class Opener:
             port, settings, merged.get("rx_buffer_size"), options, reconnect=policy, follow=follow
         )
         conn.owner = (caller or Caller.local()).key
-        conn.share = share_mode
+        conn.share = share or "read"  # typed (OpenOptions): read or write
         try:
             name, action = await self._bind(conn, plan, profile)
             if record is not None:

@@ -7,12 +7,19 @@ number is expected is ``invalid_argument``, never silently 1 or 0.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from collections.abc import Mapping
+from typing import Annotated, Any, Literal, Required
 
-from pydantic import Field, Strict
+from pydantic import Field, Strict, TypeAdapter, ValidationError, ValidatorFunctionWrapHandler
+from typing_extensions import TypedDict  # pydantic validates it on Python 3.11 too
 
 from serial_mcp import messages
 from serial_mcp.core.lend_watch import DEFAULT_LEND_MS
+from serial_mcp.core.pace import PaceArg, PaceSpec
+from serial_mcp.core.reconnect import ReconnectArg, ReconnectSpec
+from serial_mcp.core.unknown_keys import Keyed, keyed, reject_unknown_keys
+from serial_mcp.errors import InvalidArgument, Short
+from serial_mcp.serial.reader import MAX_TIMEOUT_MS
 
 Int = Annotated[int, Strict()]
 Number = Annotated[float, Strict()]
@@ -27,7 +34,87 @@ Share = Literal["read", "write"]
 Direction = Literal["send", "receive"]
 XProtocol = Literal["xmodem", "xmodem_crc", "xmodem_1k", "ymodem"]
 ByteOrder = Literal["big", "little"]
-Rule = dict[str, Any] | str  # a standing respond rule, or "terminal"
+MAX_RESPOND_TIMES = 100
+
+
+class RuleSpec(TypedDict, total=False):
+    """A respond rule: when ``on`` (a match) arrives, send ``send`` (``times`` times at most)."""
+
+    on: Required[str | dict[str, object]]
+    send: Required[str]
+    encoding: str  # checked where ``send`` is decoded, with its own text
+    times: Annotated[int, Strict(), Field(ge=1, le=MAX_RESPOND_TIMES)]
+
+
+RULE_CHECK = keyed(
+    RuleSpec,
+    "respond",
+    messages.RESPOND_BAD,
+    wrong=messages.RESPOND_TIMES.format(max=MAX_RESPOND_TIMES),
+    typed=messages.RESPOND_BAD,
+)
+RuleArg = Annotated[RuleSpec | None, RULE_CHECK]
+MAX_STANDING = 16
+TERMINAL: Literal["terminal"] = "terminal"  # the shorthand rule: answer ESC[6n with ESC[24;80R
+Standing = list[RuleSpec | Literal["terminal"]]
+_RULE: TypeAdapter[RuleSpec] | None = None
+
+
+def standing_rules(value: object) -> Standing:
+    """Up to ``MAX_STANDING`` rules (one rule alone is taken as a list of one), each a ``RuleSpec``
+    or ``"terminal"`` (checked with the rule's texts): a connection's standing rules, as ``open``
+    and ``configure`` take them."""
+    global _RULE
+    rules = [value] if isinstance(value, Mapping) else value
+    if not isinstance(rules, list) or len(rules) > MAX_STANDING:
+        raise InvalidArgument(messages.RESPOND_LIST_BAD.format(max=MAX_STANDING))
+    _RULE = _RULE or TypeAdapter(Annotated[RuleSpec, RULE_CHECK])  # built on first use: start-up stays light
+    return [TERMINAL if rule == TERMINAL else _RULE.validate_python(rule) for rule in rules]
+
+
+# --- issue 28.5: a dialog step's fields, typed -------------------------------------------------------
+StepMs = Annotated[int, Strict(), Field(ge=0, le=MAX_TIMEOUT_MS)]
+MAX_STEPS = 32
+
+
+class StepSpec(TypedDict, total=False):
+    """One object of ``transact(steps=[...])``, each field typed: every step is checked before the
+    first byte goes out. The published schema keeps ``steps`` a list of objects (``P_STEPS``)."""
+
+    send: str | None
+    keys: list[str] | None
+    encoding: Enc | None
+    expect: str | dict[str, object] | None  # a match, as transact's
+    timeout_ms: StepMs | None
+    idle_ms: StepMs | None
+    respond: RuleArg
+    micropython: str | None
+    interrupt: Annotated[bool, Strict()] | None
+    reply: str | None  # issue 26: as transact's reply, for this step's expect
+
+
+STEP_KEYS = tuple(StepSpec.__annotations__)
+
+
+def _check_steps(value: object, handler: ValidatorFunctionWrapHandler) -> object:
+    """1 to ``MAX_STEPS`` objects; a step's unknown key named with the closest one, its faults with
+    its index (``step 1: timeout_ms: …``)."""
+    if value is None:
+        return None
+    if not isinstance(value, list) or not 1 <= len(value) <= MAX_STEPS:
+        raise InvalidArgument(messages.STEPS_BAD.format(max=MAX_STEPS))
+    for i, step in enumerate(value):
+        if not isinstance(step, Mapping):
+            raise InvalidArgument(messages.STEP_BAD.format(i=i, problem="not an object"))
+        reject_unknown_keys(step, STEP_KEYS, f"steps[{i}]")
+    try:
+        return handler(value)
+    except ValidationError as exc:
+        err = exc.errors(include_url=False)[0]
+        index, *where = err["loc"]
+        problem = f"{'.'.join(map(str, where))}: {err['msg']} (got {Short(err['input'])})"
+        raise InvalidArgument(messages.STEP_BAD.format(i=index, problem=problem)) from None
+
 
 # --- reading -----------------------------------------------------------------------------------
 From = Annotated[Int | str | dict[str, Any] | None, Field(description=messages.P_FROM)]
@@ -43,7 +130,7 @@ RxFraming = Annotated[dict[str, Any] | None, Field(description=messages.P_RX_FRA
 RxParser = Annotated[
     dict[str, Any] | None, Field(description=f"{messages.P_RX_PARSER} {messages.P_VALIDATE_DEFAULT}")
 ]
-Respond = Annotated[dict[str, Any] | None, Field(description=messages.P_RESPOND)]
+Respond = Annotated[RuleArg, Field(description=messages.P_RESPOND)]
 StripAnsi = Annotated[bool, Field(description=messages.P_STRIP_ANSI)]
 Screen = Annotated[dict[str, Int] | None, Field(description=messages.P_SCREEN)]
 Frames = Annotated[FramesView | None, Field(description=messages.P_FRAMES_VIEW)]
@@ -56,20 +143,72 @@ SummaryFields = Annotated[list[str] | None, Field(description=messages.P_FIELDS)
 Reply = Annotated[str | None, Field(description=messages.P_REPLY)]
 Verbose = Annotated[bool, Field(description=messages.P_VERBOSE)]
 
+
+def _as_given(value: object, handler: ValidatorFunctionWrapHandler) -> object:
+    """An object passed on as given: the code that uses it judges its keys and values, with its texts."""
+    return value if isinstance(value, dict) else handler(value)
+
+
+class TxFramingSpec(TypedDict, total=False):
+    """``tx_framing``: how a write is framed. Which keys a ``type`` takes, and the forms of their
+    values, are checked by the framing code (``core.framing.config``) with its own texts."""
+
+    type: Required[str]
+    ending: str
+    delimiter: object
+    encoding: str
+    checksum: object
+    prefix_size: int
+    endianness: str
+    header_offset: int
+    max_length: int
+    start: object
+    end: object
+    sync: object
+    length: object
+    header_length: int
+
+
 # --- writing -----------------------------------------------------------------------------------
 Data = Annotated[str, Field(description=messages.P_DATA)]
 EncIn = Annotated[Enc | None, Field(description=messages.P_ENCODING_IN)]
 EncBoth = Annotated[Enc | None, Field(description=messages.P_ENCODING_BOTH)]
 ReadEncoding = Annotated[Enc | None, Field(description=messages.P_READ_ENCODING)]
-TxFraming = Annotated[dict[str, Any] | None, Field(description=messages.P_TX_FRAMING)]
-Pace = Annotated[dict[str, Int] | None, Field(description=messages.P_PACE)]
+TxFraming = Annotated[
+    TxFramingSpec | None,
+    Keyed(_as_given, wire=dict[str, Any] | None),
+    Field(description=messages.P_TX_FRAMING),
+]
+Pace = Annotated[PaceArg, Field(description=messages.P_PACE)]
 Keys = Annotated[list[str] | None, Field(description=messages.P_KEYS)]
 WriteTimeout = Annotated[Int | None, Field(description=messages.P_WRITE_TIMEOUT_MS)]
 WriteStall = Annotated[Int | None, Field(description=messages.P_WRITE_STALL_MS)]  # issue 28.6
 ReadEcho = Annotated[bool, Field(description=messages.P_READ_ECHO)]
-Steps = Annotated[list[dict[str, Any]] | None, Field(description=messages.P_STEPS)]
+Steps = Annotated[
+    list[StepSpec] | None,
+    Keyed(_check_steps, wire=list[dict[str, Any]] | None),
+    Field(description=messages.P_STEPS),
+]
+
+
+class ResetSpec(TypedDict, total=False):
+    """``capture_boot``'s reset: the lines ``{dtr, rts, hold_ms}``, ``{"kind": "1200bps_touch"}``, or
+    on a labgrid place ``{power: "cycle", off_ms, name}`` / ``{digital_output, hold_ms}``. Which keys
+    go together, and their values, are checked by ``io_ops.parse_reset`` and ``lab_reset.parse``."""
+
+    dtr: bool | None
+    rts: bool | None
+    hold_ms: int
+    kind: Literal["lines", "1200bps_touch"]
+    power: Literal["cycle"]
+    off_ms: int
+    name: str | None
+    digital_output: str | bool
+
+
 Reset = Annotated[
-    dict[str, Any] | None,
+    ResetSpec | None,
+    Keyed(_as_given, wire=dict[str, Any] | None),
     Field(description=f"{messages.P_RESET}{messages.P_RESET_TOUCH} {messages.P_RESET_LAB}"),
 ]
 BootSend = Annotated[str | None, Field(description=messages.P_BOOT_SEND)]
@@ -83,14 +222,33 @@ Parity = Annotated[Literal["none", "even", "odd", "mark", "space"] | None, Field
 StopBits = Number | None
 FlowControl = Annotated[FlowControlMode | None, Field()]
 RxBuffer = Annotated[Int | None, Field(description=messages.P_RX_BUFFER)]
-Reconnect = Annotated[bool | dict[str, Any] | None, Field(description=messages.P_RECONNECT)]
+Reconnect = Annotated[ReconnectArg, Field(description=messages.P_RECONNECT)]
 RecordOnOpen = Annotated[str | None, Field(description=messages.P_RECORD_OPEN)]
 ProfileMode = Annotated[str, Field(description=messages.P_PROFILE_MODE)]
 Mirror = Annotated[str | None, Field(description=messages.P_MIRROR_KINDS)]
-Rs485 = Annotated[dict[str, Any] | None, Field(description=messages.P_RS485)]
+StrictBool = Annotated[bool, Strict()]
+Delay = Annotated[float, Strict(), Field(ge=0, le=1)] | None  # seconds
+
+
+class Rs485Spec(TypedDict, total=False):
+    """RS-485 transceiver control, as pyserial's ``RS485Settings`` takes it."""
+
+    rts_level_for_tx: StrictBool
+    rts_level_for_rx: StrictBool
+    loopback: StrictBool
+    delay_before_tx: Delay
+    delay_before_rx: Delay
+
+
+RS485_BAD = messages.BAD_RS485.format(allowed=", ".join(Rs485Spec.__annotations__))
+Rs485 = Annotated[Rs485Spec | None, keyed(Rs485Spec, "rs485", RS485_BAD), Field(description=messages.P_RS485)]
 LowLatency = Annotated[bool | None, Field(description=messages.P_LOW_LATENCY)]
 ShareMode = Annotated[Share | None, Field(description=messages.P_SHARE)]
-StandingRules = Annotated[list[Rule] | None, Field(description=messages.P_RESPOND_OPEN)]
+StandingRules = Annotated[
+    Standing | None,
+    Keyed(lambda v, _: None if v is None else standing_rules(v), wire=list[dict[str, Any] | str] | None),
+    Field(description=messages.P_RESPOND_OPEN),
+]
 Dtr = Annotated[bool | None, Field(description=messages.P_DTR)]
 Force = Annotated[bool, Strict()]  # issue 23.1: act although an RFC 2217 client holds the port (port_lent)
 Rts = Annotated[bool | None, Field(description=messages.P_RTS)]
@@ -105,7 +263,36 @@ OptionalConnection = Annotated[str | None, Field(description=messages.P_CONNECTI
 Revision = Annotated[Int | None, Field(description=messages.P_EXPECTED_REVISION)]
 ToRevision = Annotated[Int, Field(description=messages.P_TO_REVISION)]
 Overwrite = Annotated[bool, Field(description=messages.P_OVERWRITE)]
-Defaults = Annotated[dict[str, Any], Field(description=messages.P_DEFAULTS)]
+Table = dict[str, object]  # a framing or parser object (checked by the codecs' own code)
+
+
+class SettingsSpec(TypedDict, total=False):
+    """``configure``'s ``defaults``: a profile's settings, or a live connection's (the UART
+    settings, ``respond``, ``elf``, ``mirror``). Typed for ``mypy``; the values are checked by the
+    profile and settings code with their own texts (``invalid_config`` …), not here."""
+
+    baud_rate: int
+    data_bits: int
+    parity: str
+    stop_bits: float
+    flow_control: str
+    protocol: str | None
+    rx_framing: Table | None
+    tx_framing: TxFramingSpec | None
+    rx_parser: Table | None
+    rx_buffer_size: int
+    reconnect: bool | ReconnectSpec | None
+    pace: PaceSpec | None
+    rs485: Rs485Spec | None
+    low_latency: bool
+    respond: Standing
+    elf: str | None
+    mirror: str | None
+
+
+Defaults = Annotated[
+    SettingsSpec, Keyed(_as_given, wire=dict[str, Any]), Field(description=messages.P_DEFAULTS)
+]
 LogLimit = Annotated[Int, Field(description=messages.P_LOG_LIMIT)]
 LogSince = Annotated[Int | None, Field(description=messages.P_LOG_SINCE)]
 LogPayloads = Annotated[bool, Field(description=messages.P_LOG_PAYLOADS)]

@@ -16,6 +16,14 @@ Options that several operations share are declared in one base and inherited: th
 by ``open`` and ``reconfigure``. An option named after a Python keyword is spelt with a trailing
 underscore (``from_``) and published under its keyword (``from``).
 
+A nested option (``pace``, ``reconnect``, ``respond``, ``steps``, ``rs485`` …) is a ``TypedDict``
+declared once (``option_types.py``, or ``core/pace.py`` and ``core/reconnect.py`` where the core
+uses it too) with its fields' types and ranges: ``mypy`` checks a dict literal against it in the
+Python API, and its validator (``core.unknown_keys.keyed``) refuses a bad one as the options are
+built, with the option's own texts (an unknown key named with the closest known one). Its tool
+publishes a plain object (the validator's ``wire`` type) with the option's description, which
+keeps ``tools/list`` small.
+
 A field's description is published once, on the operation that owns it: the read window's fields
 are described on ``read`` and appear without a description on ``transact`` and ``capture_boot``
 (their tool descriptions say "read options as in read"), which keeps ``tools/list`` small.
@@ -26,15 +34,14 @@ from __future__ import annotations
 import dataclasses
 import difflib
 from collections.abc import Callable, Mapping
-from typing import Annotated, Any, ClassVar, TypeVar
+from typing import Any, ClassVar, TypeVar
 
-from pydantic import ConfigDict, Field, Strict, ValidationError
+from pydantic import ConfigDict, ValidationError
 from pydantic.dataclasses import dataclass
 
 from serial_mcp import messages
 from serial_mcp.engine import option_types as t
 from serial_mcp.errors import InvalidArgument, Short
-from serial_mcp.serial.reader import MAX_TIMEOUT_MS
 
 CONFIG = ConfigDict(extra="forbid", defer_build=True)
 T = TypeVar("T")
@@ -62,7 +69,7 @@ def _names(model: type[Any]) -> tuple[tuple[str, ...], frozenset[str]]:
     return known
 
 
-def check_names(model: type[Any], given: Mapping[str, Any], operation: str) -> None:
+def check_names(model: type[Any], given: Mapping[str, object], operation: str) -> None:
     """Refuse an option ``model`` does not have, naming the closest one (``baud_rat`` →
     ``baud_rate``): a typo is never dropped in silence, in the Python API as in the tools."""
     known, known_set = _names(model)
@@ -90,7 +97,7 @@ def invalid(exc: ValidationError, where: str = "") -> InvalidArgument:
     return InvalidArgument(messages.ARGUMENT_REJECTED.format(detail="; ".join(items)))
 
 
-def build(model: Callable[..., T], operation: str, /, *args: Any, **values: Any) -> T:
+def build(model: Callable[..., T], operation: str, /, *args: object, **values: object) -> T:
     """``model(*args, **values)`` with every fault an ``invalid_argument`` a caller can act on."""
     check_names(model, values, operation)  # type: ignore[arg-type]  # model is an options class
     try:
@@ -101,7 +108,7 @@ def build(model: Callable[..., T], operation: str, /, *args: Any, **values: Any)
         raise InvalidArgument(messages.ARGUMENT_REJECTED.format(detail=str(exc))) from None
 
 
-def derive(base: T, where: str, **changes: Any) -> T:
+def derive(base: T, where: str, **changes: object) -> T:
     """``base`` with ``changes`` (a dialog step's own timeout, say), validated like a call's."""
     try:
         return dataclasses.replace(base, **changes)  # type: ignore[type-var]
@@ -201,28 +208,6 @@ class TransactOptions(CursorView, Forcing):
     write_timeout_ms: t.WriteTimeout = None
     steps: t.Steps = None
     keys: t.Keys = None
-
-
-# --- issue 28.5: a dialog step's fields, typed -------------------------------------------------------
-StepMs = Annotated[int, Strict(), Field(ge=0, le=MAX_TIMEOUT_MS)]
-
-
-@dataclass(frozen=True, kw_only=True, config=CONFIG)
-class DialogStep(NoOptions):
-    """What one object of ``transact(steps=[...])`` may hold, each field typed: every step is
-    checked before the first byte goes out (``timeout_ms: "abc"`` is ``invalid_argument``). The
-    published schema keeps ``steps`` a list of objects (``P_STEPS`` says what they hold)."""
-
-    send: str | None = None
-    keys: list[str] | None = None
-    encoding: t.Enc | None = None
-    expect: dict[str, Any] | str | None = None
-    timeout_ms: StepMs | None = None
-    idle_ms: StepMs | None = None
-    respond: dict[str, Any] | None = None
-    micropython: str | None = None
-    interrupt: Annotated[bool, Strict()] | None = None
-    reply: str | None = None  # issue 26: as transact's reply, for this step's expect
 
 
 @dataclass(frozen=True, kw_only=True, config=CONFIG)
@@ -336,14 +321,12 @@ class ProfileNameOptions(NoOptions):
 
 
 @dataclass(frozen=True, kw_only=True, config=CONFIG)
-class SaveProfileOptions(NoOptions):
-    name: t.ProfileName = dataclasses.field(kw_only=False)
+class SaveProfileOptions(ProfileNameOptions):
     overwrite: t.Overwrite = False
 
 
 @dataclass(frozen=True, kw_only=True, config=CONFIG)
-class DeleteProfileOptions(NoOptions):
-    name: t.ProfileName = dataclasses.field(kw_only=False)
+class DeleteProfileOptions(ProfileNameOptions):
     expected_revision: t.Revision = None
 
 
@@ -356,10 +339,8 @@ class ConfigureOptions(NoOptions):
 
 
 @dataclass(frozen=True, kw_only=True, config=CONFIG)
-class RollbackOptions(NoOptions):
-    name: t.ProfileName = dataclasses.field(kw_only=False)
+class RollbackOptions(DeleteProfileOptions):
     to_revision: t.ToRevision = dataclasses.field(kw_only=False)
-    expected_revision: t.Revision = None
 
 
 # --- logs and captures ---------------------------------------------------------------------------

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import anyio
@@ -26,21 +27,8 @@ async def ports(svc: Services) -> results.ListPortsResult:
     """The ports as ``list_ports`` shows them (the ``serial://ports`` resource too)."""
     open_by_port = {c.port: c.id for c in svc.manager.list()}
     infos = await anyio.to_thread.run_sync(svc.port_lister)
-    ports = [
-        results.Port(
-            name=p.name,
-            description=p.description,
-            vid=p.vid,
-            pid=p.pid,
-            serial_number=p.serial_number,
-            manufacturer=p.manufacturer,
-            product=p.product,
-            interface=p.interface,
-            location=p.location,
-            transport=p.transport,
-            open_as=open_by_port.get(p.name),
-        )
-        for p in infos
+    ports = [  # PortInfo's fields but hwid (a result model ignores what it does not declare)
+        results.Port(**dataclasses.asdict(p), open_as=open_by_port.get(p.name)) for p in infos
     ]
     listed = {p.name for p in infos}
     ports += [  # open sim://, replay://, socket:// … connections are ports too, shown as such
@@ -127,8 +115,7 @@ def get_status(svc: Services, caller: Caller, connection_id: str) -> results.Sta
 async def reconnect(
     svc: Services, caller: Caller, connection_id: str, opts: NoOptions
 ) -> results.ReconnectResult:
-    svc.policy.require_writable("reconnect")
-    conn = svc.connection(caller, connection_id, "control")
+    conn = svc.writing(caller, connection_id, "reconnect")
     await conn.reconnect_now()
     return results.ReconnectResult(
         connection_id=conn.id,

@@ -71,8 +71,7 @@ async def save_profile(
     svc: Services, caller: Caller, connection_id: str, opts: SaveProfileOptions
 ) -> results.ProfileResult:
     name, overwrite = opts.name, opts.overwrite
-    svc.policy.require_writable("save_profile")
-    conn = svc.connection(caller, connection_id, "control")  # it binds the connection to the profile
+    conn = svc.writing(caller, connection_id, "save_profile")  # it binds the connection to the profile
     store = _store(svc)
     ports = await anyio.to_thread.run_sync(svc.port_lister)
     identity = identity_of(port_info_for(conn.port, ports))

@@ -18,18 +18,16 @@ from typing import Any
 from serial_mcp import messages
 from serial_mcp.core.match import Matcher
 from serial_mcp.engine.access import Caller
+from serial_mcp.engine.option_types import TERMINAL, RuleSpec, standing_rules
 from serial_mcp.engine.services import Services
-from serial_mcp.errors import InvalidArgument
 from serial_mcp.serial.connection import Connection
 from serial_mcp.serial.responder import Responder, answer, disarm, prime
 
-MAX_STANDING = 16
-TERMINAL = "terminal"  # the shorthand rule: answer ESC[6n (cursor position query) with ESC[24;80R
 CURSOR_REPORT = b"\x1b[24;80R"
 UNLIMITED = 1 << 30
 
 
-def check(svc: Services, tool: str, spec: Any) -> None:
+def check(svc: Services, tool: str, spec: RuleSpec | None) -> None:
     """Validate a call's rule (and refuse it in read-only mode) before anything is touched."""
     if spec is not None:
         svc.policy.refuse_argument(tool, "respond", messages.READ_ONLY_WHY_RESPOND)
@@ -38,7 +36,7 @@ def check(svc: Services, tool: str, spec: Any) -> None:
 
 @asynccontextmanager
 async def armed(
-    svc: Services, tool: str, conn: Connection, spec: Any, start: int | None
+    svc: Services, tool: str, conn: Connection, spec: RuleSpec | None, start: int | None
 ) -> AsyncIterator[Responder | None]:
     """Arm ``spec`` for the duration of one call; ``start`` is where the call's reading begins."""
     if spec is None:
@@ -54,15 +52,11 @@ async def armed(
         disarm(conn, responder)
 
 
-def parse_standing(spec: Any) -> list[Responder]:
-    """A list of ``{on, send, encoding, times}`` rules (one rule alone is accepted too)."""
-    rules = [spec] if isinstance(spec, dict) else spec
-    if not isinstance(rules, list):
-        raise InvalidArgument(messages.RESPOND_LIST_BAD.format(max=MAX_STANDING))
-    if len(rules) > MAX_STANDING:
-        raise InvalidArgument(messages.RESPOND_LIST_BAD.format(max=MAX_STANDING))
+def parse_standing(spec: object) -> list[Responder]:
+    """Standing rules (``option_types.standing_rules``: a list of ``{on, send, encoding, times}``
+    or ``"terminal"``; one rule alone is accepted too) as armed responders."""
     out = []
-    for rule in rules:
+    for rule in standing_rules(spec):
         if rule == TERMINAL:  # answer terminal queries: shells that ask for the cursor get a reply
             r = Responder(Matcher(b"\x1b[6n"), CURSOR_REPORT, times=UNLIMITED, standing=True, on="ESC[6n")
         else:
@@ -86,7 +80,7 @@ async def _answer(conn: Connection, responder: Responder, hits: int) -> None:
 
 
 async def replace_standing(
-    svc: Services, caller: Caller, connection_id: str, spec: Any
+    svc: Services, caller: Caller, connection_id: str, spec: object
 ) -> list[dict[str, Any]]:
     """Replace the connection's standing rules with ``spec`` (``[]`` removes them all)."""
     svc.policy.refuse_argument("configure", "respond", messages.READ_ONLY_WHY_RESPOND)

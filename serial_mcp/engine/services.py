@@ -46,6 +46,11 @@ class Services:
     policy: AccessPolicy = field(default_factory=AccessPolicy)
     elf_scope: ElfScope = field(default_factory=ElfScope)  # where open(elf=...) may read (issue 24)
 
+    def writing(self, caller: Caller, connection_id: str, tool: str, need: Need = "control") -> Connection:
+        """The connection ``tool`` writes to or drives: refused in read-only mode, then as ``connection``."""
+        self.policy.require_writable(tool)
+        return self.connection(caller, connection_id, need)
+
     def connection(self, caller: Caller, connection_id: str, need: Need = "read") -> Connection:
         """The connection ``connection_id`` (id or port name), if ``caller`` may do ``need`` on it."""
         conn = self.manager.get(connection_id)

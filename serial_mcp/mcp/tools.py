@@ -25,6 +25,7 @@ from pydantic import Field, ValidationError
 from pydantic.dataclasses import rebuild_dataclass
 from pydantic.fields import FieldInfo
 
+from serial_mcp.core.unknown_keys import Keyed
 from serial_mcp.engine.operations import OPERATIONS, Operation, invoke
 from serial_mcp.engine.options import invalid, wire_name
 from serial_mcp.engine.services import Progress, Services, progress_reporter
@@ -153,6 +154,9 @@ def _published(hint: Any, name: str, *, described: bool) -> Any:
     base, *metadata = typing.get_args(hint)
     out: list[Any] = []
     for meta in metadata:
+        if isinstance(meta, Keyed):  # a nested option: the tool takes an object, the options model checks it
+            base = meta.wire
+            continue
         if isinstance(meta, FieldInfo):
             meta = Field(
                 description=meta.description if described else None,

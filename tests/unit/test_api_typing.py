@@ -13,7 +13,7 @@ import pytest
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]  # runs mypy
 
 SNIPPET = '''
-from serial_mcp import Engine
+from serial_mcp import Engine, SyncEngine
 
 
 async def main() -> None:
@@ -23,6 +23,20 @@ async def main() -> None:
         await conn.transact("AT", mtch="OK")
         await conn.transact("AT", timeout_ms="fast")
         await eng.open("sim://modem", baud_rat=9600)
+
+
+def blocking() -> None:
+    with SyncEngine(read_only=False) as eng:
+        conn = eng.open("sim://modem", baud_rate=9600)
+        conn.transact("AT", match="OK")
+        eng.open("sim://modem", baud_rat=9600)
+        conn.transact("AT", mtch="OK")
+        SyncEngine(read_onl=True)
+        eng.open_profile("bench", mode="x")
+        conn.write("x", pace={"inter_byte_uss": 5})
+        eng.open("sim://modem", reconnect={"max_atempts": 3}, pace={"inter_line_ms": 5})
+        eng.configure({"baud_rat": 9600}, profile="bench")
+        eng.configure({"baud_rate": 9600, "respond": ["terminal"]}, profile="bench")
 '''
 
 
@@ -43,3 +57,15 @@ def test_mypy_rejects_a_misspelt_option_and_a_wrong_type(tmp_path: Path) -> None
     assert any(":10: error:" in e and '"timeout_ms"' in e for e in errors), out
     assert any(':11: error: Unexpected keyword argument "baud_rat"' in e for e in errors), out
     assert not any(":8:" in e or ":7:" in e for e in errors), out  # the right calls type-check
+    # the blocking API is as typed as the async one (issue 41.1)
+    assert any(':18: error: Unexpected keyword argument "baud_rat"' in e for e in errors), out
+    assert any(':19: error: Unexpected keyword argument "mtch"' in e for e in errors), out
+    assert any(':20: error: Unexpected keyword argument "read_onl"' in e for e in errors), out
+    assert any(':21: error: Unexpected keyword argument "mode"' in e for e in errors), out
+    assert not any(f":{n}:" in e for e in errors for n in (15, 16, 17)), out
+    # and so are the nested options (typed dicts): a misspelt key of pace or reconnect is a mypy error
+    assert any(':22: error: Argument "pace"' in e for e in errors), out
+    assert any(':23: error: Argument "reconnect"' in e for e in errors), out
+    assert not any(':23: error: Argument "pace"' in e for e in errors), out  # a right one type-checks
+    assert any(":24: error:" in e and "baud_rat" in e for e in errors), out  # configure's defaults too
+    assert not any(":25:" in e for e in errors), out

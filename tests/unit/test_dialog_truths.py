@@ -4,19 +4,17 @@ since the port opened named as such (with the likely cause), an AT preset's fina
 
 from __future__ import annotations
 
-import dataclasses
-from typing import Any
-
 import pydantic
 import pytest
 
 from serial_mcp import Engine
-from serial_mcp.engine.options import DialogStep, TransactOptions
+from serial_mcp.engine.option_types import StepSpec
+from serial_mcp.engine.options import TransactOptions
 from serial_mcp.serial.fake import FakeOpener
 
 pytestmark = pytest.mark.anyio
 
-LOGIN: list[dict[str, Any]] = [
+LOGIN: list[StepSpec] = [
     {"send": "root", "expect": "Password:", "timeout_ms": 100},  # no newline: the console waits for one
     {"send": "secret\n", "expect": "# "},
     {"send": "uname -a\n", "expect": "# "},
@@ -79,5 +77,5 @@ def test_every_key_a_step_takes_is_in_the_steps_schema() -> None:
     """The transact tool's input schema is made from TransactOptions (mcp/tools.py): its ``steps``."""
     schema = pydantic.TypeAdapter(TransactOptions).json_schema()
     described = schema["properties"]["steps"]["description"]
-    missing = [f.name for f in dataclasses.fields(DialogStep) if f.name not in described]
+    missing = [name for name in StepSpec.__annotations__ if name not in described]
     assert not missing, f"steps accept {missing} but the schema does not say so: {described}"

@@ -9,12 +9,13 @@ import pytest
 
 from serial_mcp import Engine
 from serial_mcp.core.esp_app_image import build_app_image
+from serial_mcp.engine.option_types import ResetSpec
 from serial_mcp.serial.sim.esp32_rom import APP_OFFSET, PANIC_MARK
 
 pytestmark = pytest.mark.anyio
 
 CODE_LOAD = 0x400D0020  # where build_app_image maps the code segment
-RESET = {"dtr": False, "rts": True, "hold_ms": 50}  # EN low through the auto-program circuit
+RESET: ResetSpec = {"dtr": False, "rts": True, "hold_ms": 50}  # EN low through the auto-program circuit
 
 
 async def test_a_panicking_app_is_a_crash_per_boot_then_a_boot_loop() -> None:

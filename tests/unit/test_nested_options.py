@@ -1,0 +1,95 @@
+"""Nested options are typed models declared once (issue 41.1): the options object refuses a bad one
+as it is built, before any port is touched, with the option's own texts (the contract)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from serial_mcp.engine.options import OpenOptions, ReadOptions, TransactOptions, WriteOptions, build
+from serial_mcp.errors import InvalidArgument
+
+CASES: list[tuple[type[Any], dict[str, Any], str]] = [
+    (
+        WriteOptions,
+        {"pace": {"inter_byte_uss": 1}},
+        "pace has an unknown key 'inter_byte_uss'. Did you mean 'inter_byte_us'?",
+    ),
+    (WriteOptions, {"pace": {"inter_line_ms": 60_001}}, "pace values must be whole numbers"),
+    (WriteOptions, {"pace": {"inter_line_ms": True}}, "pace values must be whole numbers"),
+    (
+        OpenOptions,
+        {"reconnect": {"max_atempts": 3}},
+        "reconnect has an unknown key 'max_atempts'. Did you mean 'max_attempts'?",
+    ),
+    (OpenOptions, {"reconnect": {"max_attempts": -1}}, "reconnect values out of range"),
+    (OpenOptions, {"reconnect": {"backoff": "fast"}}, "reconnect must be true, false, or an object"),
+    (OpenOptions, {"reconnect": 3}, "reconnect must be true, false, or an object"),
+    (
+        OpenOptions,
+        {"rs485": {"rts_for_tx": True}},
+        "rs485 has an unknown key 'rts_for_tx'. Did you mean 'rts_level_for_tx'?",
+    ),
+    (OpenOptions, {"rs485": {"delay_before_tx": 2}}, "rs485 must be an object with any of"),
+    (
+        OpenOptions,
+        {"respond": [{"on": "x", "sned": "y"}]},
+        "respond has an unknown key 'sned'. Did you mean 'send'?",
+    ),
+    (OpenOptions, {"respond": ["terminal", "other"]}, "respond must be an object like"),
+    (OpenOptions, {"respond": [{"on": "x", "send": "y"}] * 17}, "respond must be a list of at most 16 rules"),
+    (
+        ReadOptions,
+        {"respond": {"on": "x", "send": "y", "times": 0}},
+        "respond.times must be a whole number from 1 to 100.",
+    ),
+    (ReadOptions, {"respond": {"on": "x"}}, "respond must be an object like"),
+    (TransactOptions, {"steps": []}, "steps must be a list of 1 to 32 steps"),
+    (TransactOptions, {"steps": [{"sned": "x"}]}, "steps[0] has an unknown key 'sned'. Did you mean 'send'?"),
+    (TransactOptions, {"steps": [{"send": "x"}, {"send": "y", "timeout_ms": "abc"}]}, "step 1: timeout_ms:"),
+    (
+        TransactOptions,
+        {"steps": [{"send": "x", "respond": {"on": "a", "sendd": "b"}}]},
+        "Did you mean 'send'?",
+    ),
+]
+
+
+@pytest.mark.parametrize(("model", "given", "text"), CASES)
+def test_a_bad_nested_option_is_refused_as_the_options_are_built(
+    model: type[Any], given: dict[str, Any], text: str
+) -> None:
+    args = ("dev",) if model is OpenOptions else ()
+    with pytest.raises(InvalidArgument) as info:
+        build(model, model.__name__, *args, **given)
+    assert text in info.value.message
+
+
+def test_good_nested_options_come_through_as_given() -> None:
+    opts = build(
+        OpenOptions,
+        "open",
+        "dev",
+        pace={"inter_line_ms": 5},
+        reconnect={"max_attempts": 3},
+        rs485={"rts_level_for_tx": True},
+        respond=[{"on": "login:", "send": "root\n"}, "terminal"],
+    )
+    assert opts.pace == {"inter_line_ms": 5} and opts.reconnect == {"max_attempts": 3}
+    assert opts.respond == [{"on": "login:", "send": "root\n"}, "terminal"]
+    steps = build(
+        TransactOptions, "transact", steps=[{"send": "AT", "expect": "OK", "timeout_ms": 100}]
+    ).steps
+    assert steps == [{"send": "AT", "expect": "OK", "timeout_ms": 100}]
+
+
+def test_the_declared_keys_match_the_checks_still_kept_beside_them() -> None:
+    """Until the respond and rs485 checks in serial/ and core/ read the declared types, the two
+    must name the same keys and bounds (a key declared but refused there would be a trap)."""
+    from serial_mcp.core.settings import RS485_KEYS
+    from serial_mcp.engine import option_types as t
+    from serial_mcp.serial.responder import MAX_TIMES, RESPOND_KEYS
+
+    assert tuple(t.Rs485Spec.__annotations__) == RS485_KEYS
+    assert tuple(t.RuleSpec.__annotations__) == RESPOND_KEYS and t.MAX_RESPOND_TIMES == MAX_TIMES
