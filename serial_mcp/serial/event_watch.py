@@ -165,6 +165,10 @@ class EventWatch:
         self._now.set()
         self._wake.set()
 
+    def use_elf(self, elf: LoadedElf | None) -> None:
+        """Name crash backtraces' functions and lines from ``elf`` from now on (None: no more)."""
+        self.elf = elf
+
     def end_of_stream(self) -> None:
         """The port was lost: complete what is open once everything received is scanned."""
         self._flush_pending = True

@@ -55,7 +55,7 @@ def decoder_at_start(
     decoder at the start. Returns ``(cursor or None, decoder, pending, fed, from_offset)``."""
     if on_cursor:
         with conn.thread_lock:
-            cur = conn.cursors.get(req.cursor, conn.ring.start_offset)
+            cur = conn.rx.cursor(req.cursor)
             if cur.decoder is None or cur.decoder_key != spec.key:
                 cur.drop_decoder()
                 cur.decoder, cur.decoder_key = spec.new_decoder(cur.offset), spec.key
@@ -69,7 +69,7 @@ def resolve_start(conn: Connection, req: ReadRequest) -> int:
     snap = conn.snapshot()
     if req.from_ == "cursor":
         with conn.thread_lock:
-            return conn.cursors.get(req.cursor, snap.start_offset).offset
+            return conn.rx.cursor(req.cursor).offset
     if req.from_ == "now":
         return snap.end_offset
     if req.from_ == "buffer_start":

@@ -75,7 +75,7 @@ async def read(conn: Connection, req: ReadRequest, start: int | None = None) -> 
     req = await pin_event_start(conn, req)  # from "last_boot" / {"event": N}: that event's offset
     if req.from_ != "cursor":
         return await _read(conn, req, start)
-    async with conn.reading(req.cursor, req.timeout_ms / 1000):
+    async with conn.rx.reading(req.cursor, req.timeout_ms / 1000):
         return await _read(conn, req, start)
 
 
@@ -88,7 +88,7 @@ async def _read(conn: Connection, req: ReadRequest, start: int | None) -> ReadOu
         return await _read_framed(conn, req, req.decode, start)
     if req.from_ == "cursor" and start is None:
         with conn.thread_lock:
-            cur = conn.cursors.get(req.cursor, conn.ring.start_offset)
+            cur = conn.rx.cursor(req.cursor)
             if cur.decoder is not None:
                 cur.drop_decoder()  # a raw read after framed ones starts at the consumed position
     begin = resolve_start(conn, req) if start is None else start
@@ -174,7 +174,7 @@ def _advance_cursor(conn: Connection, req: ReadRequest, start: int | None, next_
     if req.from_ != "cursor":
         return None
     with conn.thread_lock:
-        cur = conn.cursors.get(req.cursor, conn.ring.start_offset)
+        cur = conn.rx.cursor(req.cursor)
         if start is None:
             cur.offset = next_offset
         elif next_offset > cur.offset:

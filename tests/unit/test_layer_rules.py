@@ -51,7 +51,8 @@ def connection_insides_touched(source: str) -> list[str]:
         if not isinstance(node, ast.Attribute) or not _is_connection(node.value, names):
             continue
         private = node.attr.startswith("_") and not node.attr.startswith("__")
-        if node.attr in CONNECTION_INSIDES or private:
+        assigned = isinstance(node.ctx, ast.Store)  # issue 41.3: its fields change by named operations
+        if node.attr in CONNECTION_INSIDES or private or assigned:
             found.append(f"{ast.unparse(node)} line {node.lineno}")
     return found
 
@@ -67,8 +68,10 @@ def test_the_rule_sees_what_it_forbids() -> None:
         "    conn._waiters\n"
         "    status.cursors.get('default')\n"
         "    self.cursors\n"
+        "    conn.owner = 'x'\n"
+        "    status.owner = 'you'\n"
     )
-    assert len(connection_insides_touched(src)) == 5
+    assert len(connection_insides_touched(src)) == 6
 
 
 @pytest.mark.parametrize("path", ENGINE, ids=lambda p: p.name)
