@@ -23,8 +23,8 @@ import zlib
 from dataclasses import dataclass, field
 from typing import Final
 
-from serial_mcp.core import esp_rom_protocol as p
-from serial_mcp.core.esp_spi_flash import SpiFlashChip, SpiPeripheral
+from serial_mcp.serial.sim import esp_rom_protocol as p
+from serial_mcp.serial.sim.esp_spi_flash import SpiFlashChip, SpiPeripheral
 
 FLASH_SIZE: Final = 4 * 1024 * 1024
 SECTOR: Final = 0x1000
