@@ -21,7 +21,7 @@ import threading
 import time
 import weakref
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import Any, Generic, NamedTuple, Never, TypeVar, cast
 
 import anyio
 
@@ -42,6 +42,7 @@ from serial_mcp.serial.rx_view import RxView
 from serial_mcp.serial.tx import TxSession, WriteOutcome
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 # A listener sees every event as it happens, with the rx/tx bytes; it must not block (enqueue only).
 Listener = Callable[[LogEvent, bytes | None], None]
@@ -55,6 +56,19 @@ class Snapshot(NamedTuple):
     end_offset: int
     state: State
     last_rx_time: float | None
+
+
+class Field(Generic[T]):
+    """A field read in public and changed only through a named operation; kept as ``_<name>``."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self._private = "_" + name
+
+    def __get__(self, conn: object, kind: type | None = None) -> T:
+        return cast(T, getattr(conn, self._private))
+
+    def __set__(self, conn: object, value: Never) -> None:  # mypy and Python refuse an assignment
+        raise AttributeError(f"{self._private[1:]} is changed by a named operation")
 
 
 class Connection(PortLifecycle, PortControls):
@@ -146,40 +160,13 @@ class Connection(PortLifecycle, PortControls):
 
     # --- who holds it and how it is set: read here, changed by the named operations below ---------
 
-    @property
-    def owner(self) -> str:
-        """The caller (``engine.access.Caller.key``) that holds it."""
-        return self._owner
-
-    @property
-    def share(self) -> str:
-        """What other callers may do: "read" | "write"."""
-        return self._share
-
-    @property
-    def settings(self) -> SerialSettings:
-        """The serial settings in force."""
-        return self._settings
-
-    @property
-    def dtr(self) -> bool | None:
-        """The DTR level last set (None: untouched since open)."""
-        return self._dtr
-
-    @property
-    def rts(self) -> bool | None:
-        """The RTS level last set."""
-        return self._rts
-
-    @property
-    def mirror(self) -> Any:
-        """Its PTY mirror (``serial.mirror.PtyMirror``), or None."""
-        return self._mirror
-
-    @property
-    def rfc2217(self) -> Any:
-        """Its RFC 2217 mirror (``serial.rfc2217_mirror.Rfc2217Mirror``), or None."""
-        return self._rfc2217
+    owner = Field[str]()  # the caller (``engine.access.Caller.key``) that holds it
+    share = Field[str]()  # what other callers may do: "read" | "write"
+    settings = Field[SerialSettings]()  # the serial settings in force
+    dtr = Field[bool | None]()  # the DTR level last set (None: untouched since open)
+    rts = Field[bool | None]()  # the RTS level last set
+    mirror = Field[Any]()  # its PTY mirror (``serial.mirror.PtyMirror``), or None
+    rfc2217 = Field[Any]()  # its RFC 2217 mirror (``serial.rfc2217_mirror.Rfc2217Mirror``), or None
 
     def hold_for(self, owner: str, share: str | None = None) -> None:
         """``owner`` holds the port now (``NOBODY``: handed on); ``share``, if given: what others may do."""
