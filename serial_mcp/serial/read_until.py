@@ -14,7 +14,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from serial_mcp import messages
-from serial_mcp.errors import InvalidArgument, Short
+from serial_mcp.errors import InvalidArgument
 
 if TYPE_CHECKING:
     from serial_mcp.core.cursors import Cursor
@@ -28,23 +28,8 @@ __all__ = [
     "resolve_start",
     "silence_due",
     "until_cut",
-    "until_kinds",
     "wait_or_stop",
 ]
-
-
-def until_kinds(until: Any) -> frozenset[str] | None:
-    """``until``'s event kinds, checked (the typed options check them too; this guards other callers)."""
-    if until is None:
-        return None
-    from serial_mcp.core.events import KINDS  # the detector's package: loaded by the first port opened
-
-    if isinstance(until, str) or not all(isinstance(k, str) and k in KINDS for k in until):
-        raise InvalidArgument(messages.READ_BAD_UNTIL.format(value=Short(until), allowed=", ".join(KINDS)))
-    kinds = set(until)
-    if "reset" in kinds:  # a reset nobody announced (watchdog, brownout, the button) shows as the next boot
-        kinds.add("boot")
-    return frozenset(kinds) or None
 
 
 def decoder_at_start(

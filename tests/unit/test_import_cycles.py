@@ -96,3 +96,12 @@ def test_no_import_cycle() -> None:
     cycles = [c for c in import_cycles(graph) if c not in ALLOWED_CYCLES]
     listed = "\n".join(" <-> ".join(sorted(c)) for c in cycles)
     assert not cycles, f"import circles in serial_mcp:\n{listed}"
+
+
+def test_no_type_only_import_cycle_outside_mcp() -> None:
+    """Imports under ``if TYPE_CHECKING:`` make no circle either (a part names what it needs of its
+    owner as a Protocol: ``serial.event_text.Watched``); mcp/ is checked by the test above."""
+    graph = grimp.build_graph("serial_mcp", cache_dir=None)
+    cycles = [c for c in import_cycles(graph) if any(not m.startswith("serial_mcp.mcp.") for m in c)]
+    listed = "\n".join(" <-> ".join(sorted(c)) for c in cycles)
+    assert not cycles, f"import circles through TYPE_CHECKING imports:\n{listed}"
