@@ -258,14 +258,14 @@ def _from(value: Any) -> From:
 class ReadOutcome(NamedTuple):
     """The raw result of a read; the MCP layer renders it."""
 
-    data: bytes
     from_offset: int
     next_offset: int
     bytes_lost: int
     stop_reason: StopReason
     buffered_remaining: int
-    match: Span | None  # relative to ``data``
     cursor: str | None  # the cursor that was advanced, if any
+    data: bytes = b""  # a raw read's bytes
+    match: Span | None = None  # relative to ``data``
     frames: list[DecodedFrame] | None = None  # framed reads only
     frame_times: list[float | None] | None = None  # arrival time of each frame's last byte
     frames_dropped: int | None = None

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from serial_mcp import messages
 from serial_mcp.errors import InvalidArgument
+from serial_mcp.serial.read_request import ReadOutcome
 
 if TYPE_CHECKING:
     from serial_mcp.core.cursors import Cursor
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "decoder_at_start",
+    "outcome",
     "past_line_end",
     "resolve_start",
     "silence_due",
@@ -104,6 +106,15 @@ def silence_due(
         return None
     last = conn.snapshot().last_rx_time
     return silence - (0.0 if last is None else time.time() - last)
+
+
+def outcome(
+    conn: Connection, begin: int, end: int, lost: int, stop: StopReason, cursor: str | None
+) -> ReadOutcome:
+    """A read's result over ``[begin, end)`` after ``lost`` bytes (counted on the connection too);
+    the callers add what their kind of read returns (``_replace``)."""
+    conn.bytes_lost_total += lost
+    return ReadOutcome(begin, end, lost, stop, max(0, conn.rx_end() - end), cursor)
 
 
 async def until_cut(conn: Connection, req: ReadRequest, begin: int, seq0: int, have: int) -> int | None:

@@ -36,6 +36,7 @@ from serial_mcp.serial.read_request import (
 )
 from serial_mcp.serial.read_until import (
     decoder_at_start,
+    outcome,
     past_line_end,
     resolve_start,
     silence_due,
@@ -141,7 +142,6 @@ async def _read(conn: Connection, req: ReadRequest, start: int | None) -> ReadOu
         have = bool(buf) if watch is None else watch.see(buf)  # a transact's echo is not its reply
         stop = await wait_or_stop(conn, from_offset + len(buf), deadline, idle, have)
 
-    conn.bytes_lost_total += lost
     data = bytes(buf)
     if req.encoding == "utf8" and stop not in ("match", "event", "disconnected", "closed"):
         data = data[: utf8_complete_length(data)]  # a torn character stays buffered for the next read
@@ -156,17 +156,8 @@ async def _read(conn: Connection, req: ReadRequest, start: int | None) -> ReadOu
                 data, skipped = data[1:], skipped + 1  # never start inside a character
         if span is not None:
             span = Span(span.start - skipped, span.end - skipped)
-    return ReadOutcome(
-        data=data,
-        from_offset=from_offset + skipped,
-        next_offset=next_offset,
-        bytes_lost=lost,
-        stop_reason=stop,
-        buffered_remaining=max(0, conn.rx_end() - next_offset),
-        match=span,
-        cursor=advanced,
-        bytes_skipped=skipped or None,
-    )
+    result = outcome(conn, from_offset + skipped, next_offset, lost, stop, advanced)
+    return result._replace(data=data, match=span, bytes_skipped=skipped or None)
 
 
 def _advance_cursor(conn: Connection, req: ReadRequest, start: int | None, next_offset: int) -> str | None:
@@ -283,7 +274,6 @@ async def _read_framed(
         with conn.thread_lock:
             cur.offset, cur.fed, cur.pending = next_offset, fed, pending
     advanced = _advance_cursor(conn, req, start, next_offset) if not on_cursor else req.cursor
-    conn.bytes_lost_total += lost
     frames_skipped = 0
     if req.reply is not None and req.matcher is not None and frames:  # only the match (and N bytes before)
         frames_skipped = _reply_cut(frames, match_index, req.reply)
@@ -291,15 +281,7 @@ async def _read_framed(
         if match_index is not None:
             match_index -= frames_skipped
     times = [conn.time_at(f.end - 1) for f in frames]
-    return ReadOutcome(
-        data=b"",
-        from_offset=from_offset,
-        next_offset=next_offset,
-        bytes_lost=lost,
-        stop_reason=stop,
-        buffered_remaining=max(0, conn.rx_end() - next_offset),
-        match=None,
-        cursor=advanced,
+    return outcome(conn, from_offset, next_offset, lost, stop, advanced)._replace(
         frames=frames,
         frame_times=times,
         frames_dropped=decoder.frames_dropped - dropped_before,

@@ -29,7 +29,14 @@ from serial_mcp.core.summary import StreamSummary, check_fields
 from serial_mcp.errors import InvalidArgument
 from serial_mcp.serial import decode_feed
 from serial_mcp.serial.read_request import FEED_CHUNK, DecodeSpec, ReadOutcome, ReadRequest, StopReason
-from serial_mcp.serial.read_until import decoder_at_start, past_line_end, silence_due, until_cut, wait_or_stop
+from serial_mcp.serial.read_until import (
+    decoder_at_start,
+    outcome,
+    past_line_end,
+    silence_due,
+    until_cut,
+    wait_or_stop,
+)
 
 if TYPE_CHECKING:
     from serial_mcp.serial.connection import Connection
@@ -105,16 +112,7 @@ async def read_summary(
     if cur is not None:
         with conn.thread_lock:
             cur.offset, cur.fed, cur.pending = next_offset, fed, []
-    conn.bytes_lost_total += lost
-    return ReadOutcome(
-        data=b"",
-        from_offset=from_offset,
-        next_offset=next_offset,
-        bytes_lost=lost,
-        stop_reason=stop,
-        buffered_remaining=max(0, conn.rx_end() - next_offset),
-        match=None,
-        cursor=req.cursor if on_cursor else None,
+    return outcome(conn, from_offset, next_offset, lost, stop, req.cursor if on_cursor else None)._replace(
         summary=_timed(conn, summary.as_dict(decoder.bytes_skipped - skipped_before)),
         frames_filtered=decoder.frames_filtered - filtered_before,  # lines a print filter hid, not counted
     )
