@@ -65,7 +65,7 @@ class Field(Generic[T]):
         self._private = "_" + name
 
     def __get__(self, conn: object, kind: type | None = None) -> T:
-        return cast(T, getattr(conn, self._private))
+        return cast(T, self if conn is None else getattr(conn, self._private))  # on the class: itself
 
     def __set__(self, conn: object, value: Never) -> None:  # mypy and Python refuse an assignment
         raise AttributeError(f"{self._private[1:]} is changed by a named operation")
