@@ -18,11 +18,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol, cast, runtime_checkable
 
 from serial_mcp.core.framing.base import Frame, FrameEvent, FramingError
 from serial_mcp.core.framing.config import build_decoder
 from serial_mcp.core.framing.gnss import NmeaLineDecoder
+from serial_mcp.core.framing.scan import declares
 from serial_mcp.core.parsers.base import Parser
 from serial_mcp.core.parsers.config import build_parser
 from serial_mcp.core.parsers.nmea import NmeaParser, parse_lines
@@ -60,11 +61,61 @@ def combine_validity(framing: bool | None, parser: bool | None) -> bool | None:
     return None
 
 
+# What a framing or parser may offer beyond ``FrameDecoder`` / ``Parser``: declared, never probed for.
+@runtime_checkable
+class Skips(Protocol):
+    """A framing that skips bytes belonging to no frame (scan-based, start_end, nmea)."""
+
+    @property
+    def bytes_skipped(self) -> int: ...
+
+
+@runtime_checkable
+class EndsAtSilence(Protocol):
+    """A framing that ends a frame when the line goes quiet (scan-based: Modbus RTU, gnss, binary)."""
+
+    def silence(self) -> list[FrameEvent]: ...
+
+
+@runtime_checkable
+class KnowsDamage(Protocol):
+    """A framing that can tell a waiting candidate already failed its check (Modbus RTU)."""
+
+    def damaged_pending(self) -> int | None: ...
+
+    def damaged_frame(self) -> Frame | None: ...
+
+    def pending_bytes(self) -> bytes: ...
+
+
+@runtime_checkable
+class HasTail(Protocol):
+    """A framing that shows its unterminated tail (separator-based: line, delimiter, slip, cobs)."""
+
+    def tail(self) -> bytes: ...
+
+
+@runtime_checkable
+class JudgesPrompt(Protocol):
+    """A parser that recognises a console's prompt in an unterminated tail (shell_prompt)."""
+
+    def is_prompt(self, tail: bytes) -> bool: ...
+
+
+@runtime_checkable
+class ParsesFields(Protocol):
+    """A parser with ``parse_fields(payload) -> (fields, checksum_valid)`` (never final): the same
+    verdict as ``parse`` without a ``Parsed`` per frame (NMEA: the hot path)."""
+
+    def parse_fields(self, payload: bytes) -> tuple[dict[str, Any], bool | None]: ...
+
+
 class StreamDecoder:
     """Frame decoder + parser for one stream position; feed bytes, get decoded frames."""
 
     __slots__ = (
-        "_decoder", "_lines_of", "_parser", "frames_dropped", "frames_filtered", "rejected", "validate",
+        "_decoder", "_fields", "_lines_of", "_parser", "frames_dropped", "frames_filtered", "rejected",
+        "validate",
     )  # fmt: skip
 
     def __init__(self, rx_framing: object, rx_parser: object | None = None, offset: int = 0) -> None:
@@ -77,6 +128,8 @@ class StreamDecoder:
         # bad), so a read can name its bad frames and a summary count them by type; the reader
         # drains it. None (the default) costs nothing.
         self.rejected: list[DecodedFrame] | None = None
+        parser = self._parser
+        self._fields = cast(ParsesFields, parser).parse_fields if declares(parser, ParsesFields) else None
         decoder = self._decoder
         self._lines_of: Callable[[bytes], tuple[list[bytes], int, list[FramingError]] | None] | None = (
             decoder.feed_lines
@@ -88,8 +141,8 @@ class StreamDecoder:
     def bytes_skipped(self) -> int:
         """Bytes so far that went into no frame (garbage, false syncs, bytes before an NMEA ``$``);
         0 for framings that never skip (line, delimiter, length_prefixed, slip, cobs)."""
-        skipped = getattr(self._decoder, "bytes_skipped", 0)
-        return skipped if isinstance(skipped, int) else 0
+        decoder = self._decoder
+        return cast(Skips, decoder).bytes_skipped if declares(decoder, Skips) else 0
 
     @property
     def pending_start(self) -> int:
@@ -99,14 +152,14 @@ class StreamDecoder:
     def damaged_pending(self) -> int | None:
         """The offset of a waiting candidate that already failed its check at a shorter shape
         (Modbus RTU: a damaged reply, or a request still arriving), else None."""
-        damaged = getattr(self._decoder, "damaged_pending", None)
-        return damaged() if callable(damaged) else None
+        decoder = self._decoder
+        return cast(KnowsDamage, decoder).damaged_pending() if declares(decoder, KnowsDamage) else None
 
     def damaged_frame(self) -> DecodedFrame | None:
         """The candidate of :meth:`damaged_pending` as a bad frame (parsed), for a summary to count."""
-        damaged = getattr(self._decoder, "damaged_frame", None)
-        frame = damaged() if callable(damaged) else None
-        if not isinstance(frame, Frame):
+        decoder = self._decoder
+        frame = cast(KnowsDamage, decoder).damaged_frame() if declares(decoder, KnowsDamage) else None
+        if frame is None:
             return None
         parsed = self._parser.parse(frame.data).fields if self._parser is not None else None
         return DecodedFrame(frame.data, frame.start, frame.end, False, parsed, detail=frame.detail)
@@ -115,10 +168,9 @@ class StreamDecoder:
         """End of stream with a damaged frame waiting (:meth:`damaged_frame`): that frame, bad, then
         what the bytes after it hold; nothing if none waits. Then :meth:`flush` as usual."""
         frame = self.damaged_frame()
-        pending = getattr(self._decoder, "pending_bytes", None)
-        if frame is None or not callable(pending):
+        if frame is None:  # only a KnowsDamage framing has one
             return []
-        rest = pending()[frame.end - frame.start :]
+        rest = cast(KnowsDamage, self._decoder).pending_bytes()[frame.end - frame.start :]
         self._decoder.reset(frame.end)
         return [frame, *self.feed(rest)]
 
@@ -158,16 +210,14 @@ class StreamDecoder:
     def silence(self) -> list[DecodedEvent]:
         """The line went quiet (Modbus RTU: 3.5 characters, see ``modbus_rtu.silence_seconds``):
         framings that end frames at a silence do so; the others ignore it."""
-        silence = getattr(self._decoder, "silence", None)
-        if callable(silence):
-            return self._process(silence())
+        decoder, parser = self._decoder, self._parser
+        if declares(decoder, EndsAtSilence):
+            return self._process(cast(EndsAtSilence, decoder).silence())
         # A console's prompt is the unterminated tail: when the parser recognises it, it is a frame.
-        judge = getattr(self._parser, "is_prompt", None)
-        tail_of = getattr(self._decoder, "tail", None)
-        if callable(judge) and callable(tail_of):
-            tail = tail_of()
-            if tail and judge(tail):
-                return self._process(self._decoder.flush())
+        if declares(parser, JudgesPrompt) and declares(decoder, HasTail):
+            tail = cast(HasTail, decoder).tail()
+            if tail and cast(JudgesPrompt, parser).is_prompt(tail):
+                return self._process(decoder.flush())
         return []
 
     def flush(self) -> list[DecodedEvent]:
@@ -186,11 +236,8 @@ class StreamDecoder:
                 else:
                     out.append(event)
             return out
-        # A parser may offer ``parse_fields(payload) -> (fields, checksum_valid)`` (never final):
-        # the same verdict without building a Parsed per frame (NMEA: the hot path).
-        parse_fields = getattr(parser, "parse_fields", None)
-        if callable(parse_fields):
-            return self._process_fields(events, parse_fields, out)
+        if self._fields is not None:  # a ParsesFields parser: the same verdict, faster
+            return self._process_fields(events, self._fields, out)
         validate = self.validate
         for event in events:
             if not isinstance(event, Frame):

@@ -186,7 +186,7 @@ async def _let_go(manager: ConnectionManager, caller: Caller) -> tuple[list[str]
         if conn.owner != caller.key:
             continue
         if conn.share == "write":
-            conn.owner = NOBODY
+            conn.hold_for(NOBODY)
             handed.append(conn.id)
             continue
         try:

@@ -27,7 +27,7 @@ async def load(svc: Services, name: str) -> LoadedElf:
 
 async def set_elf(svc: Services, conn: Connection, name: str | None) -> None:
     """``configure(..., {"elf": name})``: decode this connection's next events with ``name`` (None: stop)."""
-    conn.events.elf = None if name is None else await load(svc, name)
+    conn.events.use_elf(None if name is None else await load(svc, name))
 
 
 async def new_events(conn: Connection, key: str, offset: int, since: int = 0) -> list[dict[str, Any]] | None:

@@ -73,7 +73,7 @@ async def flush(svc: Services, caller: Caller, connection_id: str, opts: FlushOp
     if opts.target in ("output", "both"):
         await anyio.to_thread.run_sync(conn.reset_output_blocking)
     if opts.target in ("input", "both"):
-        discarded = conn.flush_cursor(name, await conn.purge_and_mark())
+        discarded = conn.rx.flush_cursor(name, await conn.purge_and_mark())
     return results.FlushResult(connection_id=conn.id, target=opts.target, bytes_discarded=discarded)
 
 
@@ -104,7 +104,7 @@ async def capture_boot(
             )
             conn.record("marker", label="capture_boot", offset=mark)
             conn.events.expect_reset(messages.EVENT_RESET_CAPTURE_BOOT, 15.0, mark)  # no boot-loop boot
-            before = conn.unread_before(caller.cursor(None), mark)
+            before = conn.rx.unread_before(caller.cursor(None), mark)
             if pulse is not None and pulse.get("kind") == "1200bps_touch":
                 await touch_1200(conn)  # the board re-enumerates; the read waits for it to come back
             elif lab is not None and pulse is not None:

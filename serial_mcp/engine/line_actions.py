@@ -31,8 +31,7 @@ async def apply_settings(conn: Connection, new: SerialSettings) -> results.Recon
             raise DeviceError(
                 ErrorCode.SETTINGS_REJECTED, messages.SETTINGS_REJECTED.format(error=exc)
             ) from exc
-    conn.settings = new
-    conn.record("config", settings=new.as_dict())
+    conn.use_settings(new)
     return results.ReconfigureResult(connection_id=conn.id, settings=new.as_dict(), previous=old.as_dict())
 
 
@@ -54,8 +53,5 @@ async def pulse_lines(conn: Connection, pulse: dict[str, Any]) -> None:
 async def set_lines(conn: Connection, dtr: bool | None, rts: bool | None) -> None:
     """Set DTR and/or RTS (None = leave alone), record it, remember the levels."""
     await anyio.to_thread.run_sync(conn.set_lines_blocking, dtr, rts)
-    if dtr is not None:
-        conn.dtr = dtr
-    if rts is not None:
-        conn.rts = rts
+    conn.lines_set(dtr, rts)
     conn.record("control", dtr=dtr, rts=rts)

@@ -215,7 +215,7 @@ def _record_from(conn: Connection, value: int | str | None) -> Start:
         return None
     if value == BUFFER_START:
         return BUFFER_START
-    end = conn.rx_status().end_offset
+    end = conn.rx.status().end_offset
     if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= end:
         raise InvalidArgument(messages.RECORD_BAD_FROM.format(value=value, end=end))
     return value

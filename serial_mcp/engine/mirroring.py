@@ -39,19 +39,15 @@ def start_rfc2217(conn: Connection, read_only: bool, kind: str = "rfc2217") -> R
     from serial_mcp.serial.rfc2217_mirror import Rfc2217Mirror  # the first mirror loads it (issue 27)
 
     mirror = Rfc2217Mirror(conn, read_only=read_only, esp_reset=kind == "rfc2217+esp-reset")
-    conn.rfc2217 = mirror
-    conn.closers.append(mirror.close)
+    conn.attach_mirror(mirror, rfc2217=True)
     return mirror
 
 
 async def stop_rfc2217(conn: Connection) -> None:
     """End the mirror (its client is let go, the connection's settings come back)."""
-    mirror = conn.rfc2217
+    mirror = conn.detach_rfc2217()
     if mirror is None:
         return
-    conn.rfc2217 = None
-    if mirror.close in conn.closers:
-        conn.closers.remove(mirror.close)
     await anyio.to_thread.run_sync(mirror.close)
 
 

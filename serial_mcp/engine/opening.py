@@ -151,8 +151,7 @@ class Opener:
         conn = await self.manager.open(
             port, settings, merged.get("rx_buffer_size"), options, reconnect=policy, follow=follow
         )
-        conn.owner = (caller or Caller.local()).key
-        conn.share = share or "read"  # typed (OpenOptions): read or write
+        conn.hold_for((caller or Caller.local()).key, share or "read")  # typed (OpenOptions): read or write
         try:
             name, action = await self._bind(conn, plan, profile)
             if record is not None:
@@ -160,8 +159,7 @@ class Opener:
             if mirror in mirroring.RFC2217_KINDS:  # receive-only in read-only mode
                 mirroring.start_rfc2217(conn, self.read_only, mirror)
             elif mirror is not None:
-                conn.mirror = PtyMirror(conn, mirror)  # type: ignore[arg-type]
-                conn.closers.append(conn.mirror.close)
+                conn.attach_mirror(PtyMirror(conn, mirror))  # type: ignore[arg-type]
             if standing:  # from the very first byte, whenever the agent gets to its first read
                 await responding.arm_standing(conn, standing, conn.snapshot().start_offset)
         except BaseException:
@@ -176,7 +174,7 @@ class Opener:
         if store is None:
             return None, "none"
         if profile is not None:
-            conn.options.profile = profile.name
+            conn.bind_profile(profile.name)
             if not self.read_only:
                 await anyio.to_thread.run_sync(store.touch_used, profile.name)
             return profile.name, "reuse" if plan is not None else "profile"
@@ -193,7 +191,7 @@ class Opener:
                     return None, "transient"
                 if exc.code != ErrorCode.PROFILE_EXISTS:  # another process created it first: use theirs
                     raise
-            conn.options.profile = plan.profile
+            conn.bind_profile(plan.profile)
             await anyio.to_thread.run_sync(store.touch_used, plan.profile)
             return plan.profile, "generate"
         return None, "transient"

@@ -73,7 +73,7 @@ async def open_port(svc: Services, caller: Caller, target: None, opts: OpenOptio
         share=opts.share,
         respond=opts.respond,
     )
-    opened.conn.events.elf = elf
+    opened.conn.events.use_elf(elf)
     return results.open_result(opened.conn, opened.profile, opened.action, opened.hint)
 
 

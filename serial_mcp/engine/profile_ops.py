@@ -79,7 +79,7 @@ async def save_profile(
     saved = await anyio.to_thread.run_sync(
         lambda: store.save(name, selector, connection_defaults(conn), overwrite)
     )
-    conn.options.profile = saved.name
+    conn.bind_profile(saved.name)
     return _result(saved)
 
 
@@ -126,7 +126,7 @@ async def configure(
     elf = defaults.get("elf")
     loaded = await event_reports.load(svc, elf) if elf is not None else None  # a bad ELF changes nothing
     if "elf" in defaults:  # the firmware ELF belongs to the connection, not to its profile (issue 24)
-        conn.events.elf = loaded
+        conn.events.use_elf(loaded)
     if settings:
         await apply_settings(conn, new)
     if "respond" in defaults:  # standing rules belong to the connection, not to its profile

@@ -89,7 +89,7 @@ async def replace_standing(
     for r in conn.armed_responders():
         if getattr(r, "standing", False):
             disarm(conn, r)
-    start = conn.cursor_offset(caller.cursor(None))
+    start = conn.rx.cursor_offset(caller.cursor(None))
     await arm_standing(conn, rules, start)
     return [r.status() for r in rules]
 

@@ -249,7 +249,7 @@ def status(conn: Connection, caller: Caller | None = None) -> models.StatusResul
     """The connection as ``caller`` sees it: its own default cursor as ``default``, other sessions'
     defaults left out."""
     caller = caller or Caller.local()
-    start, end, evicted, positions = conn.rx_status()
+    start, end, evicted, positions = conn.rx.status()
     cursors = {
         shown: models.CursorStatus(
             offset=offset, unread=max(0, end - max(offset, start)), lost=max(0, start - offset)
@@ -437,4 +437,4 @@ def screen_for(conn: Connection, cursor: str, spec: dict[str, int]) -> TerminalS
     unknown = sorted(set(spec) - {"cols", "rows"})
     if unknown:
         raise InvalidArgument(messages.SCREEN_SIZE.format(cols=MAX_COLS, rows=MAX_ROWS, min=MIN_SIZE))
-    return conn.cursor_screen(cursor, spec.get("cols", 80), spec.get("rows", 24))
+    return conn.rx.cursor_screen(cursor, spec.get("cols", 80), spec.get("rows", 24))

@@ -5,9 +5,11 @@ under ``thread_lock`` and schedule work on the event loop); respond answers are 
 connection's ``AnswerWriter`` on a thread of its own, never by the pump. Everything else runs on the
 loop. Waiters are woken with ``loop.call_soon_threadsafe``; bursts are coalesced into one wake-up.
 
-The engine uses the named operations (``rx_status``, ``flush_cursor``, ``unread_before``, ``send``,
-``tx.turn`` ...), never the lock, ring or cursor table. The lifecycle (loss, reconnect, lend and
-take back) is ``serial.port_lifecycle.PortLifecycle``, a base of ``Connection``.
+Its parts: the RX side (``rx``: ring, cursors and their lock, ``serial.rx_view.RxView``), the TX
+session (``tx``), the event watch (``events``). The engine uses the named operations
+(``rx.status``, ``rx.flush_cursor``, ``send``, ``tx.turn``, ``hold_for``, ``use_settings`` ...),
+never the lock, ring or cursor table, and assigns none of its fields. The lifecycle (loss, reconnect,
+lend and take back) is ``serial.port_lifecycle.PortLifecycle``, a base of ``Connection``.
 """
 
 from __future__ import annotations
@@ -19,20 +21,15 @@ import threading
 import time
 import weakref
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import Any, Generic, NamedTuple, Never, TypeVar, cast
 
 import anyio
 
-from serial_mcp import messages
 from serial_mcp.core.connection_options import ConnectionOptions
-from serial_mcp.core.cursors import CursorTable
 from serial_mcp.core.eventlog import EventLog, LogEvent
 from serial_mcp.core.pace import Pace
 from serial_mcp.core.reconnect import ReconnectPolicy
-from serial_mcp.core.ring import RingRead, RxRing
-from serial_mcp.core.screen import TerminalScreen
 from serial_mcp.core.settings import SerialSettings
-from serial_mcp.errors import ErrorCode, OperationTimeout
 from serial_mcp.serial.event_text import SeenEvent
 from serial_mcp.serial.event_watch import EventWatch
 from serial_mcp.serial.handle import PortHandle
@@ -41,9 +38,11 @@ from serial_mcp.serial.port_lifecycle import PortLifecycle
 from serial_mcp.serial.port_lifecycle import State as State  # re-exported: connection.State, as before
 from serial_mcp.serial.pump import RxPump
 from serial_mcp.serial.responder import AnswerWriter
-from serial_mcp.serial.tx import TxSession, WriteOutcome, acquire_within
+from serial_mcp.serial.rx_view import RxView
+from serial_mcp.serial.tx import TxSession, WriteOutcome
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 # A listener sees every event as it happens, with the rx/tx bytes; it must not block (enqueue only).
 Listener = Callable[[LogEvent, bytes | None], None]
@@ -59,13 +58,17 @@ class Snapshot(NamedTuple):
     last_rx_time: float | None
 
 
-class RxStatus(NamedTuple):
-    """The RX side at one instant (``Connection.rx_status``)."""
+class Field(Generic[T]):
+    """A field read in public and changed only through a named operation; kept as ``_<name>``."""
 
-    start_offset: int  # the oldest byte the ring still holds
-    end_offset: int  # one past the newest
-    bytes_evicted: int  # dropped by the ring over the connection's life
-    cursors: tuple[tuple[str, int], ...]  # (name, offset) of every cursor
+    def __set_name__(self, owner: type, name: str) -> None:
+        self._private = "_" + name
+
+    def __get__(self, conn: object, kind: type | None = None) -> T:
+        return cast(T, self if conn is None else getattr(conn, self._private))  # on the class: itself
+
+    def __set__(self, conn: object, value: Never) -> None:  # mypy and Python refuse an assignment
+        raise AttributeError(f"{self._private[1:]} is changed by a named operation")
 
 
 class Connection(PortLifecycle, PortControls):
@@ -87,16 +90,17 @@ class Connection(PortLifecycle, PortControls):
         self.id = connection_id
         self.port = port
         self.handle = handle
-        self.settings = settings
+        self._settings = settings
         self.options = options or ConnectionOptions()  # default codecs, pacing, bound profile
         self.loop = loop
-        self._lock = threading.Lock()  # ring, cursors, log, listeners, responders (see thread_lock)
-        self.ring = RxRing(rx_buffer_size)
-        self.cursors = CursorTable(0)
+        self.rx = rx = RxView(rx_buffer_size, connection_id)  # ring, cursors and their lock
+        self._lock = rx.lock  # also over the log, listeners and responders (see thread_lock)
+        self.ring = rx.ring  # the pump appends to it; serial/'s readers read it under the lock
+        self.rx_end, self.read_ring, self.time_at = rx.end, rx.read, rx.time_at
         self.tx = TxSession(handle)
         self.line_lock = asyncio.Lock()  # set_dtr_rts, send_break and capture_boot's pulse never interleave
-        self.dtr: bool | None = None  # last level we set (None: untouched since open)
-        self.rts: bool | None = None
+        self._dtr: bool | None = None  # last level we set (None: untouched since open)
+        self._rts: bool | None = None
         self.state: State = "open"
         self.last_error: str | None = None
         self.bytes_lost_total = 0  # bytes that reads were told they lost (ring overrun before they read)
@@ -111,13 +115,12 @@ class Connection(PortLifecycle, PortControls):
         self.responders: list[Any] = []  # serial.responder.Responder rules armed by a running call
         self.answers = AnswerWriter(self)  # their answers, written off the pump thread
         self.closers: list[Callable[[], None]] = []  # blocking clean-ups run (off the loop) on close
-        self.mirror: Any = None  # a serial.mirror.PtyMirror when open(mirror=...)
+        self._mirror: Any = None  # a serial.mirror.PtyMirror when open(mirror=...)
         self.lend: Any = None  # a serial.lending.Lend while the port is lent (state "released")
-        self.rfc2217: Any = None  # a serial.rfc2217_mirror.Rfc2217Mirror when open(mirror="rfc2217")
+        self._rfc2217: Any = None  # a serial.rfc2217_mirror.Rfc2217Mirror when open(mirror="rfc2217")
         self.lent_to: str | None = None  # the RFC 2217 client that writes to the port now (responders held)
-        self.owner = "local"  # the caller (engine.access.Caller.key) that opened it
-        self.share = "read"  # what other callers may do: "read" | "write"
-        self._cursor_locks: dict[str, asyncio.Lock] = {}
+        self._owner = "local"  # the caller (engine.access.Caller.key) that opened it
+        self._share = "read"  # what other callers may do: "read" | "write"
         self._reopen = reopen
         self._reconnect_task: asyncio.Task[None] | None = None
         self._last_rx_time: float | None = None
@@ -151,9 +154,56 @@ class Connection(PortLifecycle, PortControls):
             # read waited for: the next command's read would have to poke the pump out of it first.
             if conn is None or conn._waiters or conn._served or conn.responders:
                 return False
-            return conn.recorder is None and conn.mirror is None and conn.rfc2217 is None
+            return conn.recorder is None and conn._mirror is None and conn._rfc2217 is None
 
         return RxPump(handle, on_data, on_stop, name=f"rx-pump-{self.id}", may_linger=may_linger)
+
+    # --- who holds it and how it is set: read here, changed by the named operations below ---------
+
+    owner = Field[str]()  # the caller (``engine.access.Caller.key``) that holds it
+    share = Field[str]()  # what other callers may do: "read" | "write"
+    settings = Field[SerialSettings]()  # the serial settings in force
+    dtr = Field[bool | None]()  # the DTR level last set (None: untouched since open)
+    rts = Field[bool | None]()  # the RTS level last set
+    mirror = Field[Any]()  # its PTY mirror (``serial.mirror.PtyMirror``), or None
+    rfc2217 = Field[Any]()  # its RFC 2217 mirror (``serial.rfc2217_mirror.Rfc2217Mirror``), or None
+
+    def hold_for(self, owner: str, share: str | None = None) -> None:
+        """``owner`` holds the port now (``NOBODY``: handed on); ``share``, if given: what others may do."""
+        self._owner = owner
+        if share is not None:
+            self._share = share
+
+    def bind_profile(self, name: str | None) -> None:
+        """The device profile this connection is bound to now (its settings are written through)."""
+        self.options.profile = name
+
+    def use_settings(self, settings: SerialSettings) -> None:
+        """The port was reconfigured to ``settings`` (applied already): remember and log them."""
+        self._settings = settings
+        self.record("config", settings=settings.as_dict())
+
+    def lines_set(self, dtr: bool | None = None, rts: bool | None = None) -> None:
+        """DTR and/or RTS were set to these levels (None: that line was left alone)."""
+        if dtr is not None:
+            self._dtr = dtr
+        if rts is not None:
+            self._rts = rts
+
+    def attach_mirror(self, mirror: Any, rfc2217: bool = False) -> None:
+        """Serve the port through ``mirror`` (a PTY, or RFC 2217 when ``rfc2217``), closed with the port."""
+        if rfc2217:
+            self._rfc2217 = mirror
+        else:
+            self._mirror = mirror
+        self.closers.append(mirror.close)
+
+    def detach_rfc2217(self) -> Any:
+        """Stop serving over RFC 2217: the mirror (None if there was none), no longer closed with the port."""
+        mirror, self._rfc2217 = self._rfc2217, None
+        if mirror is not None and mirror.close in self.closers:
+            self.closers.remove(mirror.close)
+        return mirror
 
     def start(self) -> None:
         self.record("open", port=self.port, settings=self.settings.as_dict())  # before any rx
@@ -240,12 +290,6 @@ class Connection(PortLifecycle, PortControls):
             if not fut.done():
                 fut.set_result(None)
 
-    def reading(self, cursor: str, timeout: float) -> CursorHold:
-        """Hold ``cursor`` for one read: reads on one cursor run one at a time, so two concurrent
-        readers never get the same bytes twice (nor lose any). Waiting longer than ``timeout`` is
-        ``cursor_busy``."""
-        return CursorHold(self, cursor, timeout)
-
     def current_state(self) -> State:
         """The state now (after an await, another task may have changed it)."""
         return self.state
@@ -253,11 +297,6 @@ class Connection(PortLifecycle, PortControls):
     def snapshot(self) -> Snapshot:
         with self._lock:
             return Snapshot(self.ring.start_offset, self.ring.end_offset, self.state, self._last_rx_time)
-
-    def rx_end(self) -> int:
-        """The RX live edge: one past the newest byte received."""
-        with self._lock:
-            return self.ring.end_offset
 
     @property
     def thread_lock(self) -> threading.Lock:
@@ -271,46 +310,6 @@ class Connection(PortLifecycle, PortControls):
     def rx_buffer_size(self) -> int:
         """The RX ring's capacity in bytes."""
         return self.ring.capacity
-
-    def rx_status(self) -> RxStatus:
-        """The ring's edges, its evictions and every cursor's position, in one consistent view."""
-        with self._lock:
-            return RxStatus(
-                self.ring.start_offset,
-                self.ring.end_offset,
-                self.ring.dropped_total,
-                tuple((c.name, c.offset) for c in self.cursors),
-            )
-
-    def cursor_offset(self, name: str) -> int:
-        """Where cursor ``name`` stands (a new one starts at the oldest retained byte)."""
-        with self._lock:
-            return self.cursors.get(name, self.ring.start_offset).offset
-
-    def flush_cursor(self, name: str, end: int) -> int:
-        """Move cursor ``name`` to ``end`` (a mark from ``purge_and_mark``), forgetting its framed-read
-        state; returns how many bytes it skipped unread."""
-        with self._lock:
-            cur = self.cursors.get(name, self.ring.start_offset)
-            skipped = max(0, end - cur.offset)
-            cur.offset = end
-            cur.drop_decoder()
-        return skipped
-
-    def unread_before(self, name: str, mark: int) -> int:
-        """Retained bytes before ``mark`` that cursor ``name`` has not read."""
-        with self._lock:
-            cur = self.cursors.get(name, self.ring.start_offset)
-            return max(0, mark - max(cur.offset, self.ring.start_offset))
-
-    def cursor_screen(self, name: str, cols: int, rows: int) -> TerminalScreen:
-        """The terminal screen kept with cursor ``name`` (a new size starts a new screen)."""
-        with self._lock:
-            cur = self.cursors.get(name, self.ring.start_offset)
-            if cur.screen is None or cur.screen.size != (cols, rows):
-                cur.screen = TerminalScreen(cols, rows)
-            screen: TerminalScreen = cur.screen
-        return screen
 
     def armed_responders(self) -> list[Any]:
         """The respond rules armed now (a copy: the pump may arm or drop one meanwhile)."""
@@ -336,14 +335,6 @@ class Connection(PortLifecycle, PortControls):
         write (``WriteStopped`` at the deadline)."""
         self.record("tx", data, **fields)
         return self.tx.write_now(data, timeout_s)
-
-    def read_ring(self, offset: int, max_bytes: int | None) -> RingRead:
-        with self._lock:
-            return self.ring.read(offset, max_bytes)
-
-    def time_at(self, offset: int) -> float | None:
-        with self._lock:
-            return self.ring.time_at(offset)
 
     async def purge_and_mark(self) -> int:
         """Drop unread OS input and return the RX live edge, exactly: done on the pump thread
@@ -422,18 +413,13 @@ class Connection(PortLifecycle, PortControls):
             self.listeners.clear()
             self.responders.clear()
         self.closers.clear()
-        self.mirror = None
-        self.rfc2217 = None
-        self._cursor_locks.clear()
+        self._mirror = self._rfc2217 = None
+        self.rx.forget_read_locks()
 
     def forget_cursor(self, name: str) -> None:
         """Drop cursor ``name`` and its read lock (the caller it belonged to is gone)."""
-        with self._lock:
-            self.cursors.remove(name)
+        self.rx.forget(name)
         self.events.forget(name)
-        lock = self._cursor_locks.get(name)
-        if lock is not None and not lock.locked():
-            del self._cursor_locks[name]
 
     def add_listener(self, listener: Listener) -> None:
         with self._lock:
@@ -472,27 +458,3 @@ def _wake_one(fut: asyncio.Future[None]) -> None:
     """A waiter's timeout: it wakes as if data came (the reader looks and sees why it woke)."""
     if not fut.done():
         fut.set_result(None)
-
-
-class CursorHold:
-    """``async with conn.reading(cursor, timeout)``: the cursor's lock, taken within ``timeout``
-    (a class, not a generator: it runs once per read)."""
-
-    __slots__ = ("_conn", "_cursor", "_lock", "_timeout")
-
-    def __init__(self, conn: Connection, cursor: str, timeout: float) -> None:
-        self._conn, self._cursor, self._timeout = conn, cursor, timeout
-        self._lock = conn._cursor_locks.setdefault(cursor, asyncio.Lock())
-
-    async def __aenter__(self) -> None:
-        if not await acquire_within(self._lock, max(self._timeout, 0.05)):
-            raise OperationTimeout(
-                ErrorCode.CURSOR_BUSY,
-                messages.CURSOR_BUSY.format(
-                    cursor=self._cursor, id=self._conn.id, ms=int(self._timeout * 1000)
-                ),
-                connection_id=self._conn.id,
-            )
-
-    async def __aexit__(self, *exc: object) -> None:
-        self._lock.release()

@@ -7,20 +7,42 @@ is in one place; see docs/events.md, "Results".
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from serial_mcp import messages
 
 if TYPE_CHECKING:
+    import threading
+
+    from serial_mcp.core.eventlog import LogEvent
     from serial_mcp.core.events import Event
-    from serial_mcp.serial.connection import Connection
+    from serial_mcp.core.ring import RingRead, RxRing
 
 MAX_TEXT_LINES: Final = 5  # lines at the head of a result's text (every boot loop besides)
 MAX_WHERE_FRAMES: Final = 3  # frames of the decoded chain an event's text line names (then how many more)
 
 Frames = tuple[tuple[int, tuple[str, ...]], ...]  # (address, its frames innermost first), as LoadedElf.decode
+
+
+class Watched(Protocol):
+    """What the event watch reads of its connection (``serial.connection.Connection``, which owns it)."""
+
+    id: str
+    ring: RxRing
+    lent_to: str | None  # the RFC 2217 client that drives the port now
+
+    @property
+    def thread_lock(self) -> threading.Lock: ...
+
+    def add_listener(self, listener: Callable[[LogEvent, bytes | None], None]) -> None: ...
+
+    def read_ring(self, offset: int, max_bytes: int | None) -> RingRead: ...
+
+    def record_event(self, item: SeenEvent) -> None: ...
+
+    def wake_waiters(self) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,7 +87,7 @@ class SeenEvent:
         return messages.EVENT_LINE.format(mark=mark, summary=e.summary()[:200], where=where)
 
 
-def line_change_cause(conn: Connection | None, fields: Any) -> str:
+def line_change_cause(conn: Watched | None, fields: Any) -> str:
     """What a DTR/RTS change that may reset the board is reported as: whose it was."""
     if fields.get("source") == "rfc2217":
         client = conn.lent_to if conn is not None and conn.lent_to else messages.EVENT_RESET_MIRROR_CLIENT

@@ -34,11 +34,10 @@ from collections import deque
 from typing import TYPE_CHECKING, Any, Final
 
 from serial_mcp import messages
-from serial_mcp.serial.event_text import Frames, SeenEvent, line_change_cause, rank
+from serial_mcp.serial.event_text import Frames, SeenEvent, Watched, line_change_cause, rank
 
 if TYPE_CHECKING:
     from serial_mcp.core.events import Event, EventDetector
-    from serial_mcp.serial.connection import Connection
     from serial_mcp.serial.firmware_elf import LoadedElf
 
 log = logging.getLogger(__name__)
@@ -69,7 +68,7 @@ EXPECT_WINDOW_S: Final = 5.0  # a reset the user caused explains the first boot 
 class EventWatch:
     """The detector of one connection, its thread and what it found; see the module docstring."""
 
-    def __init__(self, conn: Connection, detector: EventDetector | None = None) -> None:
+    def __init__(self, conn: Watched, detector: EventDetector | None = None) -> None:
         self._conn = weakref.ref(conn)
         self._name = f"events-{conn.id}"
         if detector is None:  # its signatures and prefilter are built by the first open, not at start-up
@@ -164,6 +163,10 @@ class EventWatch:
     def _ask_now(self) -> None:
         self._now.set()
         self._wake.set()
+
+    def use_elf(self, elf: LoadedElf | None) -> None:
+        """Name crash backtraces' functions and lines from ``elf`` from now on (None: no more)."""
+        self.elf = elf
 
     def end_of_stream(self) -> None:
         """The port was lost: complete what is open once everything received is scanned."""
@@ -302,7 +305,7 @@ class EventWatch:
         with self._lock:
             self._settles = [s for s in self._settles if s[1] is not fut]
 
-    def _may_emit(self, conn: Connection, offset: int) -> bool:
+    def _may_emit(self, conn: Watched, offset: int) -> bool:
         """Whether the bytes the watch has yet to scan up to ``offset`` could make an event. A "no" is
         remembered (``_clear_to``) while the watch has not moved: the next result's question (a read loop
         asks one per call) only searches the bytes that came since, plus a trigger's length before them."""
@@ -379,7 +382,7 @@ class EventWatch:
             self._failure = f"{type(exc).__name__}: {exc}"[:200]
             return False
 
-    def _scan(self, conn: Connection, budget: int | None) -> None:
+    def _scan(self, conn: Watched, budget: int | None) -> None:
         """Feed everything new to the detector, piece by piece (or ``budget`` bytes, then skip)."""
         detector = self.detector
         scanned = 0
@@ -444,7 +447,7 @@ class EventWatch:
             else:
                 self._skipped.append((self.skips, lo, hi))
 
-    def _publish(self, conn: Connection, found: list[Event]) -> None:
+    def _publish(self, conn: Watched, found: list[Event]) -> None:
         elf = self.elf  # decoded here, outside the lock: a first lookup may read a whole compile unit
         decoded = [self._decode(elf, e) if elf is not None else () for e in found]
         seen: list[SeenEvent] = []

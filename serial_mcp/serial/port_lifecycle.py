@@ -51,7 +51,10 @@ class PortLifecycle:
         id: str
         port: str
         handle: PortHandle
-        settings: SerialSettings
+
+        @property
+        def settings(self) -> SerialSettings: ...
+
         loop: asyncio.AbstractEventLoop
         ring: RxRing
         tx: TxSession

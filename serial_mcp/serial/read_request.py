@@ -15,7 +15,6 @@ from serial_mcp.core.decode import DecodedFrame, StreamDecoder
 from serial_mcp.core.encoding import ENCODINGS
 from serial_mcp.core.match import Matcher, Span
 from serial_mcp.errors import InvalidArgument, Short
-from serial_mcp.serial.read_until import until_kinds
 from serial_mcp.serial.reply_wait import REPLY_QUIET_MS, ReplyWatch
 
 DEFAULT_TIMEOUT_MS = 1000
@@ -203,7 +202,7 @@ def build_read_request(
         decode = build_decode_spec(DEFAULT_RX_FRAMING, None)  # frames asked of a raw stream: its lines
     if matcher is not None and decode is not None and decode.line_frames:
         matcher = matcher.for_lines()  # a line frame holds no line end: "OK\r\n" is looked for as "OK"
-    kinds = until_kinds(until)
+    kinds = _until_kinds(until)
     return ReadRequest(
         from_,
         cursor or DEFAULT_CURSOR,
@@ -220,6 +219,20 @@ def build_read_request(
         reply,
         frames_asked=max_frames is not None,
     )
+
+
+def _until_kinds(until: Any) -> frozenset[str] | None:
+    """``until``'s event kinds, checked (the typed options check them too; this guards other callers)."""
+    if until is None:
+        return None
+    from serial_mcp.core.events import KINDS  # the detector's package: loaded by the first port opened
+
+    if isinstance(until, str) or not all(isinstance(k, str) and k in KINDS for k in until):
+        raise InvalidArgument(messages.READ_BAD_UNTIL.format(value=Short(until), allowed=", ".join(KINDS)))
+    kinds = set(until)
+    if "reset" in kinds:  # a reset nobody announced (watchdog, brownout, the button) shows as the next boot
+        kinds.add("boot")
+    return frozenset(kinds) or None
 
 
 def _from(value: Any) -> From:
@@ -245,14 +258,14 @@ def _from(value: Any) -> From:
 class ReadOutcome(NamedTuple):
     """The raw result of a read; the MCP layer renders it."""
 
-    data: bytes
     from_offset: int
     next_offset: int
     bytes_lost: int
     stop_reason: StopReason
     buffered_remaining: int
-    match: Span | None  # relative to ``data``
     cursor: str | None  # the cursor that was advanced, if any
+    data: bytes = b""  # a raw read's bytes
+    match: Span | None = None  # relative to ``data``
     frames: list[DecodedFrame] | None = None  # framed reads only
     frame_times: list[float | None] | None = None  # arrival time of each frame's last byte
     frames_dropped: int | None = None

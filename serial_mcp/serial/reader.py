@@ -9,135 +9,55 @@ always one contiguous run ``[from_offset, next_offset)`` plus the bytes lost bef
 from __future__ import annotations
 
 import time
-from typing import Any
 
 from serial_mcp import messages
-from serial_mcp.core.cursors import Cursor
-from serial_mcp.core.decode import DecodedFrame, StreamDecoder
+from serial_mcp.core.decode import DecodedFrame
 from serial_mcp.core.encoding import utf8_complete_length
 from serial_mcp.core.framing.base import FramingError
 from serial_mcp.core.match import Span
-from serial_mcp.errors import ErrorCode, InvalidArgument, PortError
+from serial_mcp.errors import ErrorCode, PortError
 from serial_mcp.serial import decode_feed
 from serial_mcp.serial.connection import Connection
 from serial_mcp.serial.event_start import pin_event_start
 from serial_mcp.serial.lending import released_error
 from serial_mcp.serial.pattern_search import search_in_worker, search_inline
 from serial_mcp.serial.read_request import (
-    DEFAULT_IDLE_MS,
-    DEFAULT_MAX_BYTES,
-    DEFAULT_MAX_FRAMES,
     DEFAULT_RX_FRAMING,
-    DEFAULT_TIMEOUT_MS,
     FEED_CHUNK,
-    FINAL_AWARE_PARSERS,
     MAX_MAX_BYTES,
-    MAX_MAX_FRAMES,
     MAX_TIMEOUT_MS,
-    MIN_SILENCE_S,
-    PROMPT_QUIET_S,
     REJECTED_KEPT,
     DecodeSpec,
-    From,
     ReadOutcome,
     ReadRequest,
     StopReason,
     build_decode_spec,
     build_read_request,
 )
-from serial_mcp.serial.read_until import past_line_end, until_cut
+from serial_mcp.serial.read_until import (
+    decoder_at_start,
+    outcome,
+    past_line_end,
+    resolve_start,
+    silence_due,
+    until_cut,
+    wait_or_stop,
+)
 from serial_mcp.serial.reply_window import reply_cut as _reply_cut
 from serial_mcp.serial.reply_window import reply_start as _reply_start
+from serial_mcp.serial.summary_read import read_summary
 
-__all__ = [  # the request side lives in read_request; imported from here as before
-    "DEFAULT_IDLE_MS",
-    "DEFAULT_MAX_BYTES",
-    "DEFAULT_MAX_FRAMES",
-    "DEFAULT_RX_FRAMING",
-    "DEFAULT_TIMEOUT_MS",
-    "FEED_CHUNK",
-    "FINAL_AWARE_PARSERS",
+__all__ = [  # the request side lives in read_request; these are imported from here as before
     "MAX_MAX_BYTES",
-    "MAX_MAX_FRAMES",
     "MAX_TIMEOUT_MS",
-    "MIN_SILENCE_S",
-    "PROMPT_QUIET_S",
-    "REJECTED_KEPT",
     "DecodeSpec",
-    "From",
     "ReadOutcome",
     "ReadRequest",
-    "StopReason",
     "build_decode_spec",
     "build_read_request",
-    "decoder_at_start",
     "read",
     "resolve_start",
-    "wait_or_stop",
 ]
-
-
-def decoder_at_start(
-    conn: Connection, req: ReadRequest, spec: DecodeSpec, on_cursor: bool, start: int | None
-) -> tuple[Cursor | None, StreamDecoder, list[Any], int, int]:
-    """Where a framed read starts and the decoder it feeds: on a cursor, the cursor's own decoder
-    (a new one if the framing changed), its pending bytes and how far it has fed; elsewhere a fresh
-    decoder at the start. Returns ``(cursor or None, decoder, pending, fed, from_offset)``."""
-    if on_cursor:
-        with conn.thread_lock:
-            cur = conn.cursors.get(req.cursor, conn.ring.start_offset)
-            if cur.decoder is None or cur.decoder_key != spec.key:
-                cur.drop_decoder()
-                cur.decoder, cur.decoder_key = spec.new_decoder(cur.offset), spec.key
-            return cur, cur.decoder, cur.pending, cur.fed, cur.offset
-    from_offset = resolve_start(conn, req) if start is None else start
-    return None, spec.new_decoder(from_offset), [], from_offset, from_offset
-
-
-def resolve_start(conn: Connection, req: ReadRequest) -> int:
-    """The absolute offset a read starts at (creates a named cursor on first use)."""
-    snap = conn.snapshot()
-    if req.from_ == "cursor":
-        with conn.thread_lock:
-            return conn.cursors.get(req.cursor, snap.start_offset).offset
-    if req.from_ == "now":
-        return snap.end_offset
-    if req.from_ == "buffer_start":
-        return snap.start_offset
-    assert isinstance(req.from_, int)
-    if req.from_ > snap.end_offset:
-        raise InvalidArgument(messages.READ_FROM_FUTURE.format(value=req.from_, end=snap.end_offset))
-    return req.from_
-
-
-async def _wait_or_stop(
-    conn: Connection,
-    seen_end: int,
-    deadline: float,
-    idle: int | None,
-    have: bool,
-    wake_in: float | None = None,
-) -> StopReason | None:
-    """Nothing new past ``seen_end``: say why the read ends, or sleep until something changes
-    (at most ``wake_in`` seconds: a silence the decoder must hear about)."""
-    snap = conn.snapshot()
-    if snap.end_offset > seen_end:
-        return None  # more arrived while we worked
-    if snap.state in ("closed", "disconnected"):
-        return snap.state
-    # "reconnecting": keep waiting; the timeout still holds and a reconnect wakes us
-    wait = deadline - time.monotonic()
-    if idle is not None and have and snap.last_rx_time is not None:
-        quiet = time.time() - snap.last_rx_time
-        if quiet * 1000 >= idle:
-            return "idle"
-        wait = min(wait, idle / 1000 - quiet)
-    if wait <= 0:
-        return "timeout"
-    if wake_in is not None:
-        wait = min(wait, max(wake_in, 0.001))
-    await conn.wait_change(wait, snap.end_offset)
-    return None
 
 
 def _require_not_closed(conn: Connection) -> None:
@@ -158,17 +78,12 @@ async def read(conn: Connection, req: ReadRequest, start: int | None = None) -> 
     req = await pin_event_start(conn, req)  # from "last_boot" / {"event": N}: that event's offset
     if req.from_ != "cursor":
         return await _read(conn, req, start)
-    async with conn.reading(req.cursor, req.timeout_ms / 1000):
+    async with conn.rx.reading(req.cursor, req.timeout_ms / 1000):
         return await _read(conn, req, start)
-
-
-wait_or_stop = _wait_or_stop  # for summary_read
 
 
 async def _read(conn: Connection, req: ReadRequest, start: int | None) -> ReadOutcome:
     if req.summary is not None:
-        from serial_mcp.serial.summary_read import read_summary
-
         spec = req.decode or build_decode_spec(DEFAULT_RX_FRAMING, None)
         assert spec is not None
         return await read_summary(conn, req, spec, start)
@@ -176,7 +91,7 @@ async def _read(conn: Connection, req: ReadRequest, start: int | None) -> ReadOu
         return await _read_framed(conn, req, req.decode, start)
     if req.from_ == "cursor" and start is None:
         with conn.thread_lock:
-            cur = conn.cursors.get(req.cursor, conn.ring.start_offset)
+            cur = conn.rx.cursor(req.cursor)
             if cur.decoder is not None:
                 cur.drop_decoder()  # a raw read after framed ones starts at the consumed position
     begin = resolve_start(conn, req) if start is None else start
@@ -227,9 +142,8 @@ async def _read(conn: Connection, req: ReadRequest, start: int | None) -> ReadOu
             stop = "max_bytes"
             break
         have = bool(buf) if watch is None else watch.see(buf)  # a transact's echo is not its reply
-        stop = await _wait_or_stop(conn, from_offset + len(buf), deadline, idle, have)
+        stop = await wait_or_stop(conn, from_offset + len(buf), deadline, idle, have)
 
-    conn.bytes_lost_total += lost
     data = bytes(buf)
     if req.encoding == "utf8" and stop not in ("match", "event", "disconnected", "closed"):
         data = data[: utf8_complete_length(data)]  # a torn character stays buffered for the next read
@@ -244,17 +158,8 @@ async def _read(conn: Connection, req: ReadRequest, start: int | None) -> ReadOu
                 data, skipped = data[1:], skipped + 1  # never start inside a character
         if span is not None:
             span = Span(span.start - skipped, span.end - skipped)
-    return ReadOutcome(
-        data=data,
-        from_offset=from_offset + skipped,
-        next_offset=next_offset,
-        bytes_lost=lost,
-        stop_reason=stop,
-        buffered_remaining=max(0, conn.rx_end() - next_offset),
-        match=span,
-        cursor=advanced,
-        bytes_skipped=skipped or None,
-    )
+    result = outcome(conn, from_offset + skipped, next_offset, lost, stop, advanced)
+    return result._replace(data=data, match=span, bytes_skipped=skipped or None)
 
 
 def _advance_cursor(conn: Connection, req: ReadRequest, start: int | None, next_offset: int) -> str | None:
@@ -262,7 +167,7 @@ def _advance_cursor(conn: Connection, req: ReadRequest, start: int | None, next_
     if req.from_ != "cursor":
         return None
     with conn.thread_lock:
-        cur = conn.cursors.get(req.cursor, conn.ring.start_offset)
+        cur = conn.rx.cursor(req.cursor)
         if start is None:
             cur.offset = next_offset
         elif next_offset > cur.offset:
@@ -347,20 +252,15 @@ async def _read_framed(
             decoded = True
         if rr.data or rr.bytes_lost:
             continue
-        wake_in: float | None = None
-        if silence is not None and decoder.pending_start < fed and told_quiet_at != fed:
-            last = conn.snapshot().last_rx_time
-            quiet = 0.0 if last is None else time.time() - last
-            if quiet >= silence:  # a frame that ends at a silence (RTU, a console's prompt) ends now
-                told_quiet_at = fed
-                events = decoder.silence()
-                if events:
-                    pending.extend(events)
-                    continue
-            else:
-                wake_in = silence - quiet
+        wake_in = silence_due(conn, silence, decoder, fed, told_quiet_at)
+        if wake_in is not None and wake_in <= 0:  # a frame that ends at a silence (RTU, a prompt) ends now
+            told_quiet_at, wake_in = fed, None
+            events = decoder.silence()
+            if events:
+                pending.extend(events)
+                continue
         have = bool(frames) and (watch is None or watch.see_ring(conn, from_offset, fed))
-        stop = await _wait_or_stop(conn, fed, deadline, idle, have, wake_in)
+        stop = await wait_or_stop(conn, fed, deadline, idle, have, wake_in)
         feeder.rested()
         del rejected[REJECTED_KEPT:]
     decoder.rejected = None
@@ -376,7 +276,6 @@ async def _read_framed(
         with conn.thread_lock:
             cur.offset, cur.fed, cur.pending = next_offset, fed, pending
     advanced = _advance_cursor(conn, req, start, next_offset) if not on_cursor else req.cursor
-    conn.bytes_lost_total += lost
     frames_skipped = 0
     if req.reply is not None and req.matcher is not None and frames:  # only the match (and N bytes before)
         frames_skipped = _reply_cut(frames, match_index, req.reply)
@@ -384,15 +283,7 @@ async def _read_framed(
         if match_index is not None:
             match_index -= frames_skipped
     times = [conn.time_at(f.end - 1) for f in frames]
-    return ReadOutcome(
-        data=b"",
-        from_offset=from_offset,
-        next_offset=next_offset,
-        bytes_lost=lost,
-        stop_reason=stop,
-        buffered_remaining=max(0, conn.rx_end() - next_offset),
-        match=None,
-        cursor=advanced,
+    return outcome(conn, from_offset, next_offset, lost, stop, advanced)._replace(
         frames=frames,
         frame_times=times,
         frames_dropped=decoder.frames_dropped - dropped_before,

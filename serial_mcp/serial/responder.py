@@ -116,7 +116,9 @@ class _Answering(Protocol):
     """What the writer needs of a connection."""
 
     id: str
-    settings: SerialSettings
+
+    @property
+    def settings(self) -> SerialSettings: ...
 
     def record(self, kind: str, data: bytes | None = None, **fields: Any) -> Any: ...
 

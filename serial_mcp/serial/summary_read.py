@@ -22,23 +22,24 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from serial_mcp import messages
 from serial_mcp.core.summary import StreamSummary, check_fields
 from serial_mcp.errors import InvalidArgument
 from serial_mcp.serial import decode_feed
-from serial_mcp.serial.connection import Connection
-from serial_mcp.serial.read_until import past_line_end, until_cut
-from serial_mcp.serial.reader import (
-    FEED_CHUNK,
-    DecodeSpec,
-    ReadOutcome,
-    ReadRequest,
-    StopReason,
+from serial_mcp.serial.read_request import FEED_CHUNK, DecodeSpec, ReadOutcome, ReadRequest, StopReason
+from serial_mcp.serial.read_until import (
     decoder_at_start,
+    outcome,
+    past_line_end,
+    silence_due,
+    until_cut,
     wait_or_stop,
 )
+
+if TYPE_CHECKING:
+    from serial_mcp.serial.connection import Connection
 
 __all__ = ["read_summary"]
 
@@ -97,15 +98,11 @@ async def read_summary(
                 continue
             if rr.bytes_lost:
                 continue
-            wake_in: float | None = None
-            if silence is not None and decoder.pending_start < fed and told_quiet_at != fed:
-                last = conn.snapshot().last_rx_time
-                quiet = 0.0 if last is None else time.time() - last
-                if quiet >= silence:
-                    told_quiet_at = fed
-                    decode_feed.fold(decoder, decoder.silence(), summary)
-                    continue
-                wake_in = silence - quiet
+            wake_in = silence_due(conn, silence, decoder, fed, told_quiet_at)
+            if wake_in is not None and wake_in <= 0:
+                told_quiet_at = fed
+                decode_feed.fold(decoder, decoder.silence(), summary)
+                continue
             stop = await wait_or_stop(conn, fed, deadline, req.idle_ms, summary.frames > 0, wake_in)
             feeder.rested()
         summary.add_pending(decoder.damaged_frame(), decoder.pending_start, fed - decoder.pending_start)
@@ -115,16 +112,7 @@ async def read_summary(
     if cur is not None:
         with conn.thread_lock:
             cur.offset, cur.fed, cur.pending = next_offset, fed, []
-    conn.bytes_lost_total += lost
-    return ReadOutcome(
-        data=b"",
-        from_offset=from_offset,
-        next_offset=next_offset,
-        bytes_lost=lost,
-        stop_reason=stop,
-        buffered_remaining=max(0, conn.rx_end() - next_offset),
-        match=None,
-        cursor=req.cursor if on_cursor else None,
+    return outcome(conn, from_offset, next_offset, lost, stop, req.cursor if on_cursor else None)._replace(
         summary=_timed(conn, summary.as_dict(decoder.bytes_skipped - skipped_before)),
         frames_filtered=decoder.frames_filtered - filtered_before,  # lines a print filter hid, not counted
     )

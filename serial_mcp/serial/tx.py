@@ -170,9 +170,7 @@ class TxSession:
         if isinstance(self.handle, BoundedWrite):
             self.handle.wake_writer()
 
-    def turn(
-        self, timeout_s: float | None = None, busy: Callable[[], BaseException] | None = None
-    ) -> TxTurn:
+    def turn(self, timeout_s: float | None = None, busy: Callable[[], BaseException] | None = None) -> TxTurn:
         """The TX turn (see ``TxTurn``), within ``timeout_s``: a write queued behind a stuck one
         times out too, instead of waiting for ever."""
         return TxTurn(self._lock, timeout_s, busy)
@@ -263,20 +261,13 @@ class TxSession:
             self.tx_bytes += written[0]
         return WriteOutcome(written[0], timed_out[0], closed[0], stalled[0])
 
-    async def write(
-        self,
-        data: bytes,
-        pace: Pace | None = None,
-        timeout_s: float | None = None,
-        stall_s: float | None = None,
-    ) -> WriteOutcome:
-        """Queue (FIFO) and write, all within one deadline (and the stall time, see ``write_locked``)."""
-        budget = write_budget_s(len(data), 115200, pace) if timeout_s is None else timeout_s
+    async def write(self, data: bytes, timeout_s: float | None = None) -> WriteOutcome:
+        """Queue (FIFO) for the turn and write, all within one deadline (default ``write_budget_s``;
+        unlogged: the engine writes through ``Connection.send``)."""
+        budget = write_budget_s(len(data), 115200, None) if timeout_s is None else timeout_s
         start = time.monotonic()
         try:
             async with self.turn(budget):
-                return await self.write_locked(
-                    data, pace, max(0.0, budget - (time.monotonic() - start)), stall_s
-                )
+                return await self.write_locked(data, None, max(0.0, budget - (time.monotonic() - start)))
         except TxBusy:
             return WriteOutcome(0, True)

@@ -175,7 +175,7 @@ async def test_seventy_short_sessions_do_not_fill_a_shared_connections_cursor_ta
             assert got["data"].startswith("line 0\n") and got["matched"]  # a new cursor, from the start
             status = await call(late, "get_status", {"connection_id": cid})
             assert set(status["cursors"]) == {"default"}
-        assert list(conn.cursors.positions()) == ["default"]  # only the local default is left
+        assert list(conn.rx.cursors.positions()) == ["default"]  # only the local default is left
 
 
 async def test_a_port_taken_by_a_call_that_outlived_its_session_is_released_too(
@@ -209,7 +209,7 @@ async def test_a_port_taken_by_a_call_that_outlived_its_session_is_released_too(
     async def stuck_open() -> None:
         with caller.call():
             await anyio.to_thread.run_sync(slow_port)
-            conn.owner = caller.key
+            conn.hold_for(caller.key)
 
     released: list[tuple[list[str], list[str]]] = []
 

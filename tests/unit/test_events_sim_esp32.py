@@ -8,9 +8,9 @@ from __future__ import annotations
 import pytest
 
 from serial_mcp import Engine
-from serial_mcp.core.esp_app_image import build_app_image
 from serial_mcp.engine.option_types import ResetSpec
 from serial_mcp.serial.sim.esp32_rom import APP_OFFSET, PANIC_MARK
+from serial_mcp.serial.sim.esp_app_image import build_app_image
 
 pytestmark = pytest.mark.anyio
 

@@ -138,7 +138,7 @@ async def test_rings_beyond_the_server_memory_bound_are_refused() -> None:
 
 
 async def test_a_ring_that_cannot_be_allocated_is_resource_limit(monkeypatch: pytest.MonkeyPatch) -> None:
-    import serial_mcp.serial.connection as connection
+    import serial_mcp.serial.rx_view as rx_view
 
     class NoMemory:
         def __init__(self, capacity: int) -> None:
@@ -147,7 +147,7 @@ async def test_a_ring_that_cannot_be_allocated_is_resource_limit(monkeypatch: py
     opener = FakeOpener()
     dev = opener.add("a")
     manager = ConnectionManager(opener, max_ring_memory=MAX_CAPACITY)
-    monkeypatch.setattr(connection, "RxRing", NoMemory)
+    monkeypatch.setattr(rx_view, "RxRing", NoMemory)
     with pytest.raises(SerialMcpError) as exc:
         await manager.open("a", rx_buffer_size=MAX_CAPACITY)
     assert exc.value.code == "resource_limit"

@@ -51,7 +51,8 @@ def connection_insides_touched(source: str) -> list[str]:
         if not isinstance(node, ast.Attribute) or not _is_connection(node.value, names):
             continue
         private = node.attr.startswith("_") and not node.attr.startswith("__")
-        if node.attr in CONNECTION_INSIDES or private:
+        assigned = isinstance(node.ctx, ast.Store)  # issue 41.3: its fields change by named operations
+        if node.attr in CONNECTION_INSIDES or private or assigned:
             found.append(f"{ast.unparse(node)} line {node.lineno}")
     return found
 
@@ -67,8 +68,10 @@ def test_the_rule_sees_what_it_forbids() -> None:
         "    conn._waiters\n"
         "    status.cursors.get('default')\n"
         "    self.cursors\n"
+        "    conn.owner = 'x'\n"
+        "    status.owner = 'you'\n"
     )
-    assert len(connection_insides_touched(src)) == 5
+    assert len(connection_insides_touched(src)) == 6
 
 
 @pytest.mark.parametrize("path", ENGINE, ids=lambda p: p.name)
@@ -131,3 +134,22 @@ def test_no_operation_module_imports_another(path: Path) -> None:
     (``shaping``, ``exchange``, ``line_actions``, ``responding`` ...)."""
     imported = ops_imported(path.read_text())
     assert not imported, f"{path.name} imports {imported}: move the shared part to a lower module"
+
+
+DECODER_USERS = [PACKAGE / "core" / "decode.py", PACKAGE / "core" / "framing" / "scan.py"]
+
+
+@pytest.mark.parametrize("path", DECODER_USERS, ids=lambda p: p.name)
+def test_decoders_declare_their_capabilities(path: Path) -> None:
+    """Issue 41.3: what a framing or parser can do beyond the basics (skip bytes, end a frame at a
+    silence, report a damaged candidate, judge a prompt, parse fields fast) is a declared Protocol,
+    not a ``getattr`` probe into its insides."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    probes = [
+        node.lineno
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id in ("getattr", "hasattr")
+    ]
+    assert not probes, f"{path.name}: getattr/hasattr probes at lines {probes}"

@@ -153,9 +153,9 @@ async def test_connection_lingers_only_when_nobody_needs_the_bytes() -> None:
         conn.recorder = object()
         assert not may()
         conn.recorder = None
-        conn.mirror = object()
+        conn._mirror = object()
         assert not may()
-        conn.mirror = None
+        conn._mirror = None
         conn.listeners.clear()
         conn.responders.append(object())
         assert not may()

@@ -6,6 +6,7 @@ import asyncio
 
 import pytest
 
+from serial_mcp.core.settings import SerialSettings
 from serial_mcp.errors import InvalidArgument, SerialMcpError
 from serial_mcp.serial import reader
 from serial_mcp.serial.connection import Connection
@@ -199,3 +200,23 @@ async def test_one_connection_per_port_and_missing_port() -> None:
 def test_read_arguments_are_validated(kw: dict[str, object]) -> None:
     with pytest.raises(InvalidArgument):
         reader.build_read_request(**kw)  # type: ignore[arg-type]
+
+
+async def test_fields_change_by_named_operations_only() -> None:
+    """Issue 41.3: owner, share, settings, dtr, rts and the mirrors are read in public and changed
+    through the connection's named operations; a plain assignment is refused."""
+    mgr, conn, _dev = await open_fake()
+    try:
+        with pytest.raises(AttributeError, match="named operation"):
+            conn.owner = "someone"  # type: ignore[assignment]
+        conn.hold_for("caller-1", "write")
+        conn.hold_for("caller-2")  # the share stays
+        conn.lines_set(dtr=True)
+        conn.lines_set(rts=False)
+        new = SerialSettings(baud_rate=9600)
+        conn.use_settings(new)
+        assert (conn.owner, conn.share, conn.settings) == ("caller-2", "write", new)
+        assert (conn.dtr, conn.rts) == (True, False)
+        assert conn.log.tail(1)[0].type == "config"
+    finally:
+        await mgr.close_all()

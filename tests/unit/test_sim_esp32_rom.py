@@ -12,7 +12,6 @@ from collections.abc import Callable, Iterator
 import pytest
 from mcp import Client
 
-from serial_mcp.core import esp_rom_protocol as p
 from serial_mcp.core.settings import SerialSettings
 from serial_mcp.errors import InvalidArgument
 from serial_mcp.mcp.server import build_server
@@ -20,6 +19,7 @@ from serial_mcp.serial.fake import FakeDevice
 from serial_mcp.serial.manager import ConnectionManager
 from serial_mcp.serial.openers import default_opener
 from serial_mcp.serial.sim import SimOpener
+from serial_mcp.serial.sim import esp_rom_protocol as p
 from serial_mcp.serial.sim.esp32_rom import FACTORY_APP, Esp32Board, Esp32PortHandle
 from serial_mcp.serial.sim.timeline import Timeline
 from tests.esptool_port import HandlePort

@@ -42,12 +42,12 @@ from __future__ import annotations
 import bisect
 import re
 from collections.abc import Callable, Sequence
-from typing import Final, Protocol
+from typing import Final, Protocol, cast, runtime_checkable
 
 from serial_mcp.core.framing._receivebuffer import ReceiveBuffer, as_bytes
 from serial_mcp.core.framing.base import Frame, FrameEvent
 
-__all__ = ["NEED", "REJECT", "FrameRule", "ScanDecoder"]
+__all__ = ["NEED", "REJECT", "FrameRule", "ScanDecoder", "declares"]
 
 #: ``measure`` result: too few bytes to tell the length yet.
 NEED: Final = 0
@@ -88,9 +88,36 @@ _Make = Callable[[bytes, int, int, int], "Frame | None"]
 _Entry = tuple[bytes, _Measure, _Make, FrameRule]
 
 
+_DECLARED: dict[tuple[type, type], bool] = {}
+
+
+def declares(obj: object, capability: type) -> bool:
+    """Whether ``obj`` declares ``capability`` (a runtime-checkable Protocol), asked once per class:
+    such an ``isinstance`` costs microseconds, and decoders are built per read."""
+    key = (type(obj), capability)
+    known = _DECLARED.get(key)
+    if known is None:
+        known = _DECLARED[key] = isinstance(obj, capability)
+    return known
+
+
+@runtime_checkable
+class FastRule(Protocol):
+    """A rule with a specialised ``frame`` (``BinaryLayout.fast_frame``; None where it has none)."""
+
+    fast_frame: _Make | None
+
+
+@runtime_checkable
+class SizedRule(Protocol):
+    """A rule with a longest frame: the check credit is at least two of them."""
+
+    max_length: int
+
+
 def _maker(rule: FrameRule) -> _Make:
     """The rule's ``frame``, or its specialised equivalent (``fast_frame``) where it has one."""
-    fast: _Make | None = getattr(rule, "fast_frame", None)
+    fast = cast(FastRule, rule).fast_frame if declares(rule, FastRule) else None
     return fast if fast is not None else rule.frame
 
 
@@ -136,8 +163,8 @@ class ScanDecoder:
             if firsts.count(s[0]) == 1
         }
         self._rx = ReceiveBuffer(offset)
-        longest = max((getattr(rule, "max_length", 0) for rule in rules), default=0)
-        self._credit_max = max(CREDIT_FLOOR, 2 * longest if isinstance(longest, int) else 0)
+        longest = max((cast(SizedRule, r).max_length for r in rules if declares(r, SizedRule)), default=0)
+        self._credit_max = max(CREDIT_FLOOR, 2 * longest)
         self._credit = self._credit_max  # bytes of false candidates that may still be checked ...
         self._credit_at = offset  # ... as of this absolute stream position
         self._quiet: list[int] = []  # absolute stream positions of silences inside a waiting candidate

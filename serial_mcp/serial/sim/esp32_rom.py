@@ -4,7 +4,7 @@ DTR and RTS drive EN and IO0 through the usual two-transistor circuit (EN is low
 DTR is not, IO0 is low while DTR is asserted and RTS is not), so esptool's reset sequences work through the
 handle as on a real board: EN low resets the chip; when EN has been released for ``EN_RISE_MS`` (the RC on
 EN) the chip samples IO0 — low: the ROM prints ``boot:0x3 (DOWNLOAD_BOOT…)`` / ``waiting for download`` and
-runs the serial loader (``core/esp32_rom_loader``: enough for ``esptool --no-stub``); high: the ROM boots
+runs the serial loader (``sim/esp32_rom_loader``: enough for ``esptool --no-stub``); high: the ROM boots
 the flash and an ESP-IDF-style log follows, naming the app found at 0x10000 (project, version, size,
 MD5) — a small ``hello_world`` until something else is flashed there, a refusal and a boot loop if what
 is there is not a valid image. The flash keeps its bytes across resets. An app whose code segment starts
@@ -29,13 +29,13 @@ from typing import Final
 from urllib.parse import parse_qs, urlsplit
 
 from serial_mcp import messages
-from serial_mcp.core.esp32_rom_loader import FLASH_SIZE, Esp32RomLoader, Exit
-from serial_mcp.core.esp_app_image import AppImage, build_app_image, parse_app_image
-from serial_mcp.core.esp_rom_protocol import SYNC, SlipDecoder, parse_command, slip_encode
 from serial_mcp.core.settings import SerialSettings
 from serial_mcp.core.unknown_keys import did_you_mean
 from serial_mcp.errors import InvalidArgument
 from serial_mcp.serial.fake import FakeDevice
+from serial_mcp.serial.sim.esp32_rom_loader import FLASH_SIZE, Esp32RomLoader, Exit
+from serial_mcp.serial.sim.esp_app_image import AppImage, build_app_image, parse_app_image
+from serial_mcp.serial.sim.esp_rom_protocol import SYNC, SlipDecoder, parse_command, slip_encode
 from serial_mcp.serial.sim.timeline import TimedPortHandle, Timeline
 
 EN_RISE_MS: Final = 20  # from EN released to the chip leaving reset and sampling IO0

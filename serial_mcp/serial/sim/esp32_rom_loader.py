@@ -23,8 +23,8 @@ import zlib
 from dataclasses import dataclass, field
 from typing import Final
 
-from serial_mcp.core import esp_rom_protocol as p
-from serial_mcp.core.esp_spi_flash import SpiFlashChip, SpiPeripheral
+from serial_mcp.serial.sim import esp_rom_protocol as p
+from serial_mcp.serial.sim.esp_spi_flash import SpiFlashChip, SpiPeripheral
 
 FLASH_SIZE: Final = 4 * 1024 * 1024
 SECTOR: Final = 0x1000
@@ -261,8 +261,9 @@ class Esp32RomLoader:
     def _defl_begin(self, cmd: p.Command) -> Result:
         return self._begin(cmd, "defl")
 
-    def _data_block(self, cmd: p.Command, kind: str) -> tuple[bytes, _Download] | Result:
-        """The checked payload of a _DATA command in a ``kind`` session, or the failure to send."""
+    def _data(self, cmd: p.Command) -> Result:
+        """A _DATA command: its payload checked against the open session of its kind, then written."""
+        kind, write = _DATA[cmd.op]
         s = self.session
         w = p.words(cmd.data, 4)
         if s is None or s.kind != kind or w is None:
@@ -275,7 +276,7 @@ class Esp32RomLoader:
             return self._fail(cmd.op, p.ERR_CHECKSUM)
         if seq != s.seq or seq >= s.blocks:
             return self._fail(cmd.op, p.ERR_INVALID_PARAM)
-        return data, s
+        return write(self, cmd, data, s)
 
     def _program(self, offset: int, data: bytes) -> bool:
         """NOR programming: bits only go from 1 to 0, so a byte becomes old AND new."""
@@ -286,22 +287,14 @@ class Esp32RomLoader:
         self.flash[offset:end] = (old & int.from_bytes(data, "little")).to_bytes(len(data), "little")
         return True
 
-    def _flash_data(self, cmd: p.Command) -> Result:
-        got = self._data_block(cmd, "flash")
-        if isinstance(got, Result):
-            return got
-        data, s = got
+    def _flash_data(self, cmd: p.Command, data: bytes, s: _Download) -> Result:
         if not self._program(s.offset + s.seq * s.block_size, data):
             return self._fail(cmd.op, p.ERR_FLASH_WRITE)
         s.seq += 1
         s.written = min(s.size, s.seq * s.block_size)
         return self._ok(cmd.op)
 
-    def _defl_data(self, cmd: p.Command) -> Result:
-        got = self._data_block(cmd, "defl")
-        if isinstance(got, Result):
-            return got
-        data, s = got
+    def _defl_data(self, cmd: p.Command, data: bytes, s: _Download) -> Result:
         assert s.inflater is not None
         room = s.size - s.written
         try:
@@ -365,11 +358,7 @@ class Esp32RomLoader:
         self.session = _Download("mem", offset, size, blocks, block_size, ram=bytearray(size))
         return self._ok(cmd.op)
 
-    def _mem_data(self, cmd: p.Command) -> Result:
-        got = self._data_block(cmd, "mem")
-        if isinstance(got, Result):
-            return got
-        data, s = got
+    def _mem_data(self, cmd: p.Command, data: bytes, s: _Download) -> Result:
         assert s.ram is not None
         at = s.seq * s.block_size
         if at + len(data) > s.size:
@@ -399,14 +388,20 @@ _HANDLERS = {
     p.SPI_SET_PARAMS: Esp32RomLoader._spi_set_params,
     p.CHANGE_BAUDRATE: Esp32RomLoader._change_baud,
     p.FLASH_BEGIN: Esp32RomLoader._flash_begin,
-    p.FLASH_DATA: Esp32RomLoader._flash_data,
+    p.FLASH_DATA: Esp32RomLoader._data,
     p.FLASH_END: Esp32RomLoader._end,
     p.FLASH_DEFL_BEGIN: Esp32RomLoader._defl_begin,
-    p.FLASH_DEFL_DATA: Esp32RomLoader._defl_data,
+    p.FLASH_DEFL_DATA: Esp32RomLoader._data,
     p.FLASH_DEFL_END: Esp32RomLoader._end,
     p.SPI_FLASH_MD5: Esp32RomLoader._md5,
     p.READ_FLASH_SLOW: Esp32RomLoader._read_slow,
     p.MEM_BEGIN: Esp32RomLoader._mem_begin,
-    p.MEM_DATA: Esp32RomLoader._mem_data,
+    p.MEM_DATA: Esp32RomLoader._data,
     p.MEM_END: Esp32RomLoader._mem_end,
+}
+
+_DATA = {  # a _DATA command: the session kind it belongs to, and how its checked block is written
+    p.FLASH_DATA: ("flash", Esp32RomLoader._flash_data),
+    p.FLASH_DEFL_DATA: ("defl", Esp32RomLoader._defl_data),
+    p.MEM_DATA: ("mem", Esp32RomLoader._mem_data),
 }
