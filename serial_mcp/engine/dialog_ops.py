@@ -17,7 +17,7 @@ from serial_mcp import messages
 from serial_mcp.core.encoding import encode_output
 from serial_mcp.core.keys import encode_keys
 from serial_mcp.core.unknown_keys import reject_unknown_keys
-from serial_mcp.engine import exchange, micropython_run, results, shaping
+from serial_mcp.engine import exchange, micropython_run, results, writing
 from serial_mcp.engine.access import Caller
 from serial_mcp.engine.options import (
     READ_WINDOW,
@@ -168,7 +168,6 @@ async def run_steps(
         steps_given=len(parsed),
         events=found or None,
     )
-    outcome.set_verbose(common.verbose)
     return outcome
 
 
@@ -189,12 +188,12 @@ async def _micropython_step(
 ) -> results.StepResult:
     """Run a script through the raw REPL (``micropython_run``); ok when it raised nothing."""
     conn = svc.connection(caller, connection_id, "write")
-    shaping.require_open(conn)
+    writing.require_open(conn)
     timeout_ms = step.get("timeout_ms") or MPY_TIMEOUT_MS  # typed and > 0 (parse_steps)
     interrupt = step.get("interrupt") is not False
 
     async def send(data: bytes) -> int:
-        out = await shaping.write_locked(conn, data, None)
+        out = await writing.write_locked(conn, data, None)
         if out.timed_out:
             raise SerialMcpError(ErrorCode.WRITE_TIMEOUT, messages.WRITE_TIMEOUT.format(id=conn.id))
         return out.bytes_written
