@@ -16,7 +16,7 @@ import anyio
 
 from serial_mcp.core.framing.config import reply_framing
 from serial_mcp.core.pace import Pace
-from serial_mcp.engine import event_reports, read_plan, read_shape, responding, results, writing
+from serial_mcp.engine import read_plan, read_shape, responding, results, writing
 from serial_mcp.engine.access import Caller
 from serial_mcp.engine.options import ReadOptions, TransactOptions
 from serial_mcp.engine.services import Services
@@ -54,7 +54,7 @@ async def read(svc: Services, caller: Caller, connection_id: str, opts: ReadOpti
         term.feed(outcome.data)
         result.screen = term.rows()
     since = outcome.from_offset if req.summary is not None else 0  # issue 37: a summary's own window
-    result.events = await event_reports.new_events(conn, req.cursor, outcome.next_offset, since)
+    result.events = await read_shape.new_events(conn, req.cursor, outcome.next_offset, since)
     return result
 
 
@@ -112,7 +112,7 @@ async def transact(
         write=results.WriteResult(connection_id=conn.id, bytes_written=n, tx_bytes=conn.tx.tx_bytes),
         read=read_part,
         mark_offset=mark,
-        events=await event_reports.new_events(conn, x.req.cursor, outcome.next_offset),
+        events=await read_shape.new_events(conn, x.req.cursor, outcome.next_offset),
     )
 
 

@@ -15,7 +15,7 @@ import anyio
 from serial_mcp import messages
 from serial_mcp.core.keys import encode_keys
 from serial_mcp.core.unknown_keys import reject_unknown_keys
-from serial_mcp.engine import event_reports, lab_reset, read_plan, read_shape, responding, results, writing
+from serial_mcp.engine import lab_reset, read_plan, read_shape, responding, results, writing
 from serial_mcp.engine.access import Caller
 from serial_mcp.engine.line_actions import pulse_lines
 from serial_mcp.engine.options import (
@@ -116,7 +116,7 @@ async def capture_boot(
         mark_offset=mark,
         read=read_shape.read_result(conn, outcome, req.encoding, responder),
         bytes_before_mark=before,
-        events=await event_reports.new_events(conn, req.cursor, outcome.next_offset),
+        events=await read_shape.new_events(conn, req.cursor, outcome.next_offset),
     )
 
 

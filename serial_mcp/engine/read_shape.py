@@ -1,7 +1,7 @@
 """A read's result: what the reader found (a ``ReadOutcome``) as the typed ``ReadResult`` a call
-returns, with its frames, the bad frames it dropped, the standing answers inside its window and a
-hint when nothing was heard. Every field is filled; what a front door leaves out of its answer
-(lean results, ``verbose``) is ``serial_mcp.answers``'.
+returns, with its frames, the bad frames it dropped, the standing answers inside its window, a
+hint when nothing was heard and the events new to its caller (issue 24). Every field is filled;
+what a front door leaves out of its answer (lean results, ``verbose``) is ``serial_mcp.answers``'.
 """
 
 from __future__ import annotations
@@ -89,6 +89,13 @@ def read_result(
         bad_frames=_named_bad(o) if o.rejected else None,
         answered=_standing_answers(conn, o.from_offset - (o.bytes_skipped or 0), o.next_offset),
     )
+
+
+async def new_events(conn: Connection, key: str, offset: int, since: int = 0) -> list[dict[str, Any]] | None:
+    """The events ``key`` (the caller's cursor) has not been shown yet, once the detector has scanned up
+    to ``offset`` (the end of what the result returns; bounded wait), compact, each with its text line."""
+    await conn.events.settle(offset)
+    return conn.events.take_unseen(key, offset, since)
 
 
 def silence_hint(conn: Connection, o: reader.ReadOutcome, sent: bytes | None) -> str | None:
