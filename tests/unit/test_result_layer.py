@@ -70,7 +70,7 @@ async def test_one_transact_touches_few_files() -> None:
             await conn.transact("AT\r", match="AT", timeout_ms=2000)
         finally:
             sys.setprofile(None)
-            threading.setprofile(None)  # type: ignore[arg-type]
+            threading.setprofile(None)
         await conn.close()
     assert "engine/shaping.py" not in {f[len(package) + 1 :] for f in files}
     assert len(files) <= 30, sorted(files)
