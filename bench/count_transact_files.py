@@ -47,7 +47,7 @@ async def traced_transact() -> set[str]:
             reply = await conn.transact("AT\r", match="AT", timeout_ms=2000)
         finally:
             sys.setprofile(None)
-            threading.setprofile(None)  # type: ignore[arg-type]
+            threading.setprofile(None)
         if reply.read.stop_reason != "match":
             raise RuntimeError(f"transact did not match: {reply.read}")
         await conn.close()

@@ -7,15 +7,15 @@ from __future__ import annotations
 
 from serial_mcp import messages
 from serial_mcp.core.presets import Resolved, effective
-from serial_mcp.core.screen import MAX_COLS, MAX_ROWS, MIN_SIZE, TerminalScreen
+from serial_mcp.core.screen import TerminalScreen
 from serial_mcp.engine.access import Caller
+from serial_mcp.engine.option_types import ScreenSize
 from serial_mcp.engine.options import CursorView, ReadOptions, ReadWindow
 from serial_mcp.errors import InvalidArgument, Short
 from serial_mcp.serial import reader
 from serial_mcp.serial.connection import Connection
 
 MAX_REPLY_TAIL = 65536
-MAX_SUMMARY_FIELDS = 8
 
 
 def codecs(
@@ -87,10 +87,7 @@ def _summary_of(opts: ReadOptions) -> tuple[tuple[str, ...] | None, int | None]:
     for name in ("match", "screen", "reply", "respond"):
         if getattr(opts, name) is not None:
             raise InvalidArgument(messages.READ_SUMMARY_WITH.format(name=name))
-    fields = opts.fields or []
-    if len(fields) > MAX_SUMMARY_FIELDS or not all(0 < len(f) <= 64 for f in fields):
-        raise InvalidArgument(messages.READ_SUMMARY_FIELDS.format(max=MAX_SUMMARY_FIELDS))
-    return tuple(fields), opts.to
+    return tuple(opts.fields or ()), opts.to  # fields: typed (option_types.SummaryFields)
 
 
 def parse_reply(reply: str | None, match: object) -> int | None:
@@ -107,9 +104,6 @@ def parse_reply(reply: str | None, match: object) -> int | None:
     raise InvalidArgument(messages.READ_BAD_REPLY.format(value=Short(reply), max=MAX_REPLY_TAIL))
 
 
-def screen_for(conn: Connection, cursor: str, spec: dict[str, int]) -> TerminalScreen:
+def screen_for(conn: Connection, cursor: str, size: ScreenSize) -> TerminalScreen:
     """The terminal screen kept with ``cursor`` (a new size starts a new screen)."""
-    unknown = sorted(set(spec) - {"cols", "rows"})
-    if unknown:
-        raise InvalidArgument(messages.SCREEN_SIZE.format(cols=MAX_COLS, rows=MAX_ROWS, min=MIN_SIZE))
-    return conn.cursor_screen(cursor, spec.get("cols", 80), spec.get("rows", 24))
+    return conn.cursor_screen(cursor, size.get("cols", 80), size.get("rows", 24))
