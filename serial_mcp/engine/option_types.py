@@ -50,9 +50,10 @@ Rule = dict[str, Any] | str  # a standing respond rule, or "terminal"
 _CLOSED = ConfigDict(extra="forbid")
 
 
-def checked(text: str | Callable[[Any], None]) -> WrapValidator:
-    """A type's validation, its failure said as ``text`` (``{value}``: what was given), or by
-    ``text(value)``, which raises the contract's own error for each fault before the type is asked."""
+def checked(text: str | Callable[[Any], None], **fields: Any) -> WrapValidator:
+    """A type's validation, its failure said as ``text`` (formatted with ``fields`` and ``value``:
+    what was given), or by ``text(value)``, which raises the contract's own error for each fault
+    before the type is asked."""
 
     def validate(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
         if callable(text):
@@ -62,7 +63,7 @@ def checked(text: str | Callable[[Any], None]) -> WrapValidator:
         try:
             return handler(value)
         except ValidationError:
-            raise InvalidArgument(text.format(value=Short(value))) from None
+            raise InvalidArgument(text.format(value=Short(value), **fields)) from None
 
     return WrapValidator(validate)
 
@@ -133,7 +134,7 @@ StripAnsi = Annotated[bool, Field(description=messages.P_STRIP_ANSI)]
 Screen = Annotated[
     ScreenSize | None,
     Field(description=messages.P_SCREEN),
-    checked(messages.SCREEN_SIZE.format(cols=MAX_COLS, rows=MAX_ROWS, min=MIN_SIZE)),
+    checked(messages.SCREEN_SIZE, cols=MAX_COLS, rows=MAX_ROWS, min=MIN_SIZE),
     WithJsonSchema({"additionalProperties": {"type": "integer"}, "type": "object"}),
 ]
 Frames = Annotated[FramesView | None, Field(description=messages.P_FRAMES_VIEW)]
@@ -145,7 +146,7 @@ To = Annotated[Int | None, Field(description=messages.P_TO, ge=0)]
 SummaryFields = Annotated[
     list[SummaryField] | None,
     Field(description=messages.P_FIELDS, max_length=MAX_SUMMARY_FIELDS),
-    checked(messages.READ_SUMMARY_FIELDS.format(max=MAX_SUMMARY_FIELDS)),
+    checked(messages.READ_SUMMARY_FIELDS, max=MAX_SUMMARY_FIELDS),
     WithJsonSchema({"items": {"type": "string"}, "type": "array"}),
 ]
 Reply = Annotated[str | None, Field(description=messages.P_REPLY)]
