@@ -1,5 +1,6 @@
 """What a front door shows of an engine result (issue 26): its one-line text and its lean structured
-form. The engine fills every field; trimming is done here, once, for the MCP tools and the CLI alike.
+form (the MCP tools), or every field (the CLI's ``--json``). The engine fills every field; what an
+answer leaves out is decided here, once, for the front doors.
 
 Lean: no field that is null or at its default, unless the call asked for ``verbose``; and what
 follows from another field is left out too (``ReadResult`` and ``TransactResult`` derive it again
@@ -15,13 +16,18 @@ from pydantic import BaseModel
 
 from serial_mcp.engine.results import TransactResult
 
-__all__ = ["lean_read", "structured", "text"]
+__all__ = ["full", "lean_read", "structured", "text"]
 
 
 def text(result: BaseModel) -> str | None:
     """A result's one-line summary (None: the result has none)."""
     summary = getattr(result, "summary", None)
     return summary() if callable(summary) else None
+
+
+def full(result: BaseModel) -> dict[str, Any]:
+    """Every field of a result, nulls and defaults too (the CLI's ``--json``: a script's input)."""
+    return result.model_dump(mode="json")
 
 
 def structured(result: BaseModel, verbose: bool = False) -> dict[str, Any]:
