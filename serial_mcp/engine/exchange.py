@@ -40,22 +40,24 @@ async def read(svc: Services, caller: Caller, connection_id: str, opts: ReadOpti
         start = reader.resolve_start(conn, req)
     async with responding.armed(svc, "read", conn, opts.respond, start) as responder:
         outcome = await reader.read(conn, req)
+    if term is not None:
+        term.feed(outcome.data)
+    since = outcome.from_offset if req.summary is not None else 0  # issue 37: a summary's own window
+    told = {
+        "cursor": None if outcome.cursor is None else caller.shown_cursor(outcome.cursor),
+        "hint": read_shape.silence_hint(conn, outcome, None),
+        "screen": None if term is None else term.rows(),
+        "events": await read_shape.new_events(conn, req.cursor, outcome.next_offset, since),
+    }
 
     def shape() -> results.ReadResult:
-        return read_shape.read_result(conn, outcome, req.encoding, responder, opts.strip_ansi, opts.frames)
+        return read_shape.read_result(
+            conn, outcome, req.encoding, responder, opts.strip_ansi, opts.frames, **told
+        )
 
     # Thousands of frames take a tenth of a second and more to shape: beside the loop, not on it.
     many = outcome.frames is not None and len(outcome.frames) > SHAPE_ASIDE_FRAMES
-    result = await anyio.to_thread.run_sync(shape) if many else shape()
-    if outcome.cursor is not None:
-        result.cursor = caller.shown_cursor(outcome.cursor)
-    result.hint = read_shape.silence_hint(conn, outcome, None)
-    if term is not None:
-        term.feed(outcome.data)
-        result.screen = term.rows()
-    since = outcome.from_offset if req.summary is not None else 0  # issue 37: a summary's own window
-    result.events = await read_shape.new_events(conn, req.cursor, outcome.next_offset, since)
-    return result
+    return await anyio.to_thread.run_sync(shape) if many else shape()
 
 
 class Exchange(NamedTuple):
@@ -104,10 +106,16 @@ async def transact(
         else:
             async with responding.armed(svc, "transact", conn, opts.respond, mark) as responder:
                 n, outcome = await _exchange(conn, x, mark)
-    read_part = read_shape.read_result(conn, outcome, x.req.encoding, responder, opts.strip_ansi, opts.frames)
-    if read_part.cursor is not None:
-        read_part.cursor = caller.shown_cursor(read_part.cursor)
-    read_part.hint = read_shape.silence_hint(conn, outcome, x.body)
+    read_part = read_shape.read_result(
+        conn,
+        outcome,
+        x.req.encoding,
+        responder,
+        opts.strip_ansi,
+        opts.frames,
+        cursor=None if outcome.cursor is None else caller.shown_cursor(outcome.cursor),
+        hint=read_shape.silence_hint(conn, outcome, x.body),
+    )
     return results.TransactResult(
         write=results.WriteResult(connection_id=conn.id, bytes_written=n, tx_bytes=conn.tx.tx_bytes),
         read=read_part,

@@ -114,7 +114,7 @@ async def capture_boot(
         outcome = await reader.read(conn, req, start=mark)  # a private cursor: nothing shared moves
     return results.CaptureBootResult(
         mark_offset=mark,
-        read=read_shape.read_result(conn, outcome, req.encoding, responder),
+        read=read_shape.read_result(conn, outcome, req.encoding, responder, cursor=outcome.cursor),
         bytes_before_mark=before,
         events=await read_shape.new_events(conn, req.cursor, outcome.next_offset),
     )

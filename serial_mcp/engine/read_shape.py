@@ -27,9 +27,11 @@ def read_result(
     responder: Responder | None = None,
     strip_ansi: bool = False,
     view: FramesView | None = None,
+    **told: Any,
 ) -> models.ReadResult:
     """Shape a read; ``view`` (frames=): ``raw`` drops parsed fields, ``parsed`` drops the raw text of
-    frames that were parsed (the cheap forms), ``both`` (default) keeps both."""
+    frames that were parsed (the cheap forms), ``both`` (default) keeps both. ``told``: the fields the
+    call adds (its cursor as the caller names it, a hint, events, a screen), set as it is made."""
     stripped = 0
     data = o.data
     if strip_ansi:
@@ -74,7 +76,6 @@ def read_result(
         if o.match_frame is not None
         else (None if o.match is None else o.match.start),
         match_offset=None if o.match is None else o.from_offset + o.match.start,
-        cursor=o.cursor,
         state=conn.state,
         frames=frames,
         frames_dropped=o.frames_dropped or 0,
@@ -88,6 +89,7 @@ def read_result(
         counts=o.summary,
         bad_frames=_named_bad(o) if o.rejected else None,
         answered=_standing_answers(conn, o.from_offset - (o.bytes_skipped or 0), o.next_offset),
+        **told,
     )
 
 
