@@ -882,7 +882,6 @@ NO_MODEM_LINES = "{port} has no modem-control lines (a PTY or socket:// port), s
 P_RECORD_DURATION = "With start: stop by itself after this many ms."
 RECORD_BAD_DURATION = "duration_ms must be a whole number of milliseconds from 1 to {max}."
 S_LOG_TRUNCATED = "; cut at the 4 MiB answer cap: call again with since={since} for the rest"
-FRAMES_VIEW_BAD = "frames is {value!r}; use parsed (fields only), raw (frame text only) or both."
 P_FRAMES_VIEW = "Framed reads: parsed | raw | both (default) — what each frame carries."
 MPY_NO_RAW_REPL = "the board did not enter the raw REPL (heard {got}); {hint}"
 MPY_HINT_INTERRUPT = "a program may be running: run the step with interrupt true (Ctrl-C first)."

@@ -28,7 +28,7 @@ from typing import Any, Final, NamedTuple, TextIO, TypeVar
 
 import anyio
 
-from serial_mcp import messages
+from serial_mcp import answers, messages
 from serial_mcp.api import MAX_READ_BYTES, EngineConnection, PortPolicy
 from serial_mcp.commands.doors import engine
 from serial_mcp.commands.output import announce, for_person, status
@@ -254,7 +254,7 @@ def _run(go: Callable[[], Awaitable[tuple[Result, int]]], as_json: bool, out: Te
         status(messages.CLI_ONESHOT_FAILED.format(message=exc))
         return EXIT_PORT
     if as_json:
-        announce(out, json.dumps(result.model_dump(mode="json"), ensure_ascii=False))
+        announce(out, json.dumps(answers.full(result), ensure_ascii=False))
     elif isinstance(result, ListPortsResult):
         _show_ports(result, out)
     status(_summary(result))

@@ -11,7 +11,7 @@ import anyio
 from serial_mcp import messages
 from serial_mcp.core.baud import COMMON_RATES, rank
 from serial_mcp.core.encoding import decode_input
-from serial_mcp.engine import results, shaping
+from serial_mcp.engine import results, writing
 from serial_mcp.engine.access import Caller
 from serial_mcp.engine.line_actions import apply_settings
 from serial_mcp.engine.options import DetectBaudOptions, TransferOptions
@@ -37,14 +37,14 @@ async def detect_baud(
     for rate in rates:
         original.updated(baud_rate=rate)  # every candidate is validated before the port is touched
     probe_bytes = decode_input(probe, "utf8", field="probe") if probe else None
-    shaping.require_open(conn)
+    writing.require_open(conn)
     heard: dict[int, bytes] = {}
     try:
         for rate in rates:
             await apply_settings(conn, original.updated(baud_rate=rate))
             mark = await conn.purge_and_mark()
             if probe_bytes:
-                await shaping.write(conn, probe_bytes)
+                await writing.write(conn, probe_bytes)
             await anyio.sleep(window_ms / 1000)  # listen for a fixed window at this rate
             data = conn.read_ring(mark, 65536).data
             heard[rate] = data  # a probe only provokes output: garbage answers too, so text decides
@@ -96,7 +96,7 @@ async def file_transfer(
             if protocol == "ymodem"
             else XmodemReceiver(mode, max_bytes=MAX_TRANSFER)
         )
-    shaping.require_open(conn)
+    writing.require_open(conn)
 
     async def on_progress(p: TransferProgress) -> None:
         await report_progress(

@@ -13,7 +13,7 @@ from typing import Any
 from serial_mcp import messages
 from serial_mcp.core.encoding import encode_output
 from serial_mcp.core.keys import encode_keys
-from serial_mcp.engine import exchange, micropython_run, results, shaping
+from serial_mcp.engine import exchange, micropython_run, results, writing
 from serial_mcp.engine.access import Caller
 from serial_mcp.engine.option_types import StepSpec
 from serial_mcp.engine.options import (
@@ -139,7 +139,6 @@ async def run_steps(
         steps_given=len(parsed),
         events=found or None,
     )
-    outcome.set_verbose(common.verbose)
     return outcome
 
 
@@ -160,12 +159,12 @@ async def _micropython_step(
 ) -> results.StepResult:
     """Run a script through the raw REPL (``micropython_run``); ok when it raised nothing."""
     conn = svc.connection(caller, connection_id, "write")
-    shaping.require_open(conn)
+    writing.require_open(conn)
     timeout_ms = step.get("timeout_ms") or MPY_TIMEOUT_MS  # typed and > 0 (parse_steps)
     interrupt = step.get("interrupt") is not False
 
     async def send(data: bytes) -> int:
-        out = await shaping.write_locked(conn, data, None)
+        out = await writing.write_locked(conn, data, None)
         if out.timed_out:
             raise OperationTimeout(
                 ErrorCode.WRITE_TIMEOUT, messages.WRITE_TIMEOUT.format(id=conn.id), connection_id=conn.id

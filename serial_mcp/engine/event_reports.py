@@ -1,5 +1,5 @@
-"""Detected events at the operations' edge (issue 24): the firmware ELF of a connection, the events a
-result lists for its caller, and the ``events`` view of the Python API.
+"""Detected events at the operations' edge (issue 24): the firmware ELF of a connection and the
+``events`` view of the Python API (the events a result lists for its caller are ``read_shape``'s).
 
 Detection itself runs in the connection's :class:`~serial_mcp.serial.event_watch.EventWatch`; this
 module only reads what it found, and loads an ELF (in a worker thread, under the file rules of
@@ -28,13 +28,6 @@ async def load(svc: Services, name: str) -> LoadedElf:
 async def set_elf(svc: Services, conn: Connection, name: str | None) -> None:
     """``configure(..., {"elf": name})``: decode this connection's next events with ``name`` (None: stop)."""
     conn.events.use_elf(None if name is None else await load(svc, name))
-
-
-async def new_events(conn: Connection, key: str, offset: int, since: int = 0) -> list[dict[str, Any]] | None:
-    """The events ``key`` (the caller's cursor) has not been shown yet, once the detector has scanned up
-    to ``offset`` (the end of what the result returns; bounded wait), compact, each with its text line."""
-    await conn.events.settle(offset)
-    return conn.events.take_unseen(key, offset, since)
 
 
 def events(svc: Services, caller: Caller, connection_id: str, since: int = 0) -> list[dict[str, Any]]:

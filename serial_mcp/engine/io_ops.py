@@ -15,7 +15,7 @@ import anyio
 from serial_mcp import messages
 from serial_mcp.core.keys import encode_keys
 from serial_mcp.core.unknown_keys import reject_unknown_keys
-from serial_mcp.engine import event_reports, lab_reset, responding, results, shaping
+from serial_mcp.engine import lab_reset, read_plan, read_shape, responding, results, writing
 from serial_mcp.engine.access import Caller
 from serial_mcp.engine.line_actions import pulse_lines
 from serial_mcp.engine.options import (
@@ -39,13 +39,13 @@ async def write(svc: Services, caller: Caller, connection_id: str, opts: WriteOp
     """Send ``data`` (decoded, then framed) and/or named ``keys``; FIFO with every other writer."""
     svc.policy.require_writable("write")
     conn = svc.connection(caller, connection_id, "write")
-    resolved = shaping.codecs(conn, opts.protocol, None, opts.tx_framing, None)
+    resolved = read_plan.codecs(conn, opts.protocol, None, opts.tx_framing, None)
     tail = encode_keys(opts.keys) if opts.keys else b""
-    body = shaping.payload(opts.data, opts.encoding, resolved.tx_framing) if opts.data or not tail else b""
-    paced = shaping.pace_for(conn, opts.pace)
-    budget = shaping.write_budget(conn, body + tail, paced, opts.timeout_ms)
+    body = writing.payload(opts.data, opts.encoding, resolved.tx_framing) if opts.data or not tail else b""
+    paced = writing.pace_for(conn, opts.pace)
+    budget = writing.write_budget(conn, body + tail, paced, opts.timeout_ms)
     stall = _stall_s(opts.stall_ms)
-    out = await shaping.write(conn, body + tail, paced, budget, stall)
+    out = await writing.write(conn, body + tail, paced, budget, stall)
     return results.WriteResult(
         connection_id=conn.id,
         bytes_written=out.bytes_written,
@@ -68,7 +68,7 @@ async def flush(svc: Services, caller: Caller, connection_id: str, opts: FlushOp
     svc.policy.require_writable("flush")
     conn = svc.connection(caller, connection_id, "write")
     name = caller.cursor(opts.cursor)
-    shaping.require_open(conn)
+    writing.require_open(conn)
     discarded = 0
     if opts.target in ("output", "both"):
         await anyio.to_thread.run_sync(conn.reset_output_blocking)
@@ -86,13 +86,11 @@ async def capture_boot(
     svc.policy.require_writable("capture_boot")
     conn = svc.connection(caller, connection_id, "control")
     pulse = parse_reset(opts.reset)
-    trigger = shaping.payload(opts.send, None) if opts.send else None
+    trigger = writing.payload(opts.send, None) if opts.send else None
     respond = opts.respond
     responding.check(svc, "capture_boot", respond)
-    req = shaping.read_request(
-        conn, caller, opts, from_="now", encoding=opts.encoding, default_timeout_ms=5000
-    )
-    shaping.require_open(conn)
+    req = read_plan.read_request(conn, caller, opts, encoding=opts.encoding, default_timeout_ms=5000)
+    writing.require_open(conn)
     lab = lab_reset.controls(conn) if lab_reset.is_lab(pulse) else None  # a labgrid place (issue 25)
     async with AsyncExitStack() as stack:
         async with conn.line_turn():
@@ -112,16 +110,14 @@ async def capture_boot(
             elif pulse is not None:
                 await pulse_lines(conn, pulse)
             if trigger is not None:
-                await shaping.write(conn, trigger, None)
+                await writing.write(conn, trigger, None)
         outcome = await reader.read(conn, req, start=mark)  # a private cursor: nothing shared moves
-    result = results.CaptureBootResult(
+    return results.CaptureBootResult(
         mark_offset=mark,
-        read=shaping.read_result(conn, outcome, req.encoding, responder, verbose=opts.verbose),
+        read=read_shape.read_result(conn, outcome, req.encoding, responder, cursor=outcome.cursor),
         bytes_before_mark=before,
-        events=await event_reports.new_events(conn, req.cursor, outcome.next_offset),
+        events=await read_shape.new_events(conn, req.cursor, outcome.next_offset),
     )
-    result.set_verbose(opts.verbose)
-    return result
 
 
 def parse_reset(reset: Any) -> dict[str, Any] | None:

@@ -11,14 +11,14 @@ import anyio
 
 from serial_mcp import messages
 from serial_mcp.core.settings import SerialSettings
-from serial_mcp.engine import results, shaping
+from serial_mcp.engine import results, writing
 from serial_mcp.errors import DeviceError, ErrorCode
 from serial_mcp.serial.connection import Connection
 
 
 async def apply_settings(conn: Connection, new: SerialSettings) -> results.ReconfigureResult:
     """Apply settings live; if the driver refuses, put the old ones back and say so."""
-    shaping.require_open(conn)
+    writing.require_open(conn)
     old = conn.settings
     async with conn.tx.turn():  # not in the middle of a write
         try:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import anyio
 
 from serial_mcp import messages
-from serial_mcp.engine import results, shaping
+from serial_mcp.engine import results, writing
 from serial_mcp.engine.access import Caller
 from serial_mcp.engine.line_actions import apply_settings, set_lines
 from serial_mcp.engine.opening import Opener
@@ -27,7 +27,7 @@ async def set_dtr_rts(
     dtr, rts = opts.dtr, opts.rts
     if dtr is None and rts is None:
         raise InvalidArgument(messages.LINES_NONE)
-    shaping.require_open(conn)
+    writing.require_open(conn)
     async with conn.line_turn():  # never interleaves with capture_boot's pulse
         await set_lines(conn, dtr, rts)
     return results.LinesResult(connection_id=conn.id, dtr=conn.dtr, rts=conn.rts)
@@ -40,7 +40,7 @@ async def send_break(
     duration_ms = opts.duration_ms
     if isinstance(duration_ms, bool) or not 1 <= duration_ms <= MAX_BREAK_MS:
         raise InvalidArgument(messages.BREAK_RANGE.format(max=MAX_BREAK_MS))
-    shaping.require_open(conn)
+    writing.require_open(conn)
     async with conn.line_turn(), conn.tx.turn():  # BREAK is on TX: no write may slip in
         await anyio.to_thread.run_sync(conn.set_break_blocking, True)
         conn.record("break", duration_ms=duration_ms)

@@ -7,16 +7,29 @@ number is expected is ``invalid_argument``, never silently 1 or 0.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Annotated, Any, Literal, Required
 
-from pydantic import Field, Strict, TypeAdapter, ValidationError, ValidatorFunctionWrapHandler
+from pydantic import (
+    ConfigDict,
+    Field,
+    Strict,
+    TypeAdapter,
+    ValidationError,
+    ValidatorFunctionWrapHandler,
+    WithJsonSchema,
+    WrapValidator,
+)
+from pydantic import with_config as _with_config
 from typing_extensions import TypedDict  # pydantic validates it on Python 3.11 too
 
 from serial_mcp import messages
+from serial_mcp.core.encoding import Encoding
 from serial_mcp.core.lend_watch import DEFAULT_LEND_MS
+from serial_mcp.core.match import Matcher, MatchMode
 from serial_mcp.core.pace import PaceArg, PaceSpec
 from serial_mcp.core.reconnect import ReconnectArg, ReconnectSpec
+from serial_mcp.core.screen import MAX_COLS, MAX_ROWS, MIN_SIZE
 from serial_mcp.core.unknown_keys import Keyed, keyed, reject_unknown_keys
 from serial_mcp.errors import InvalidArgument, Short
 from serial_mcp.serial.reader import MAX_TIMEOUT_MS
@@ -117,13 +130,84 @@ def _check_steps(value: object, handler: ValidatorFunctionWrapHandler) -> object
 
 
 # --- reading -----------------------------------------------------------------------------------
-From = Annotated[Int | str | dict[str, Any] | None, Field(description=messages.P_FROM)]
+# The nested read options are typed (issue 41.1): the wire, the Python API and mypy see their keys.
+# A value their type refuses gets the contract's own text (``checked``), not pydantic's report.
+_CLOSED = ConfigDict(extra="forbid")
+
+
+def checked(text: str | Callable[[Any], None], **fields: Any) -> WrapValidator:
+    """A type's validation, its failure said as ``text`` (formatted with ``fields`` and ``value``:
+    what was given), or by ``text(value)``, which raises the contract's own error for each fault
+    before the type is asked."""
+
+    def validate(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        if callable(text):
+            if value is not None:
+                text(value)
+            return handler(value)
+        try:
+            return handler(value)
+        except ValidationError:
+            raise InvalidArgument(text.format(value=Short(value), **fields)) from None
+
+    return WrapValidator(validate)
+
+
+@_with_config(_CLOSED)
+class MatchSpec(TypedDict, total=False):
+    """``match`` as an object: what to wait for and how to look for it."""
+
+    pattern: Required[str]
+    mode: MatchMode
+    pattern_encoding: Encoding
+    ansi: Literal["keep", "ignore"]
+
+
+@_with_config(_CLOSED)
+class ScreenSize(TypedDict, total=False):
+    """``screen``: the terminal a full-screen TUI is drawn on (80 × 24 unless given)."""
+
+    cols: Annotated[int, Strict(), Field(ge=MIN_SIZE, le=MAX_COLS)]
+    rows: Annotated[int, Strict(), Field(ge=MIN_SIZE, le=MAX_ROWS)]
+
+
+def _match_texts(value: Any) -> None:
+    Matcher.from_spec(value)  # its faults in the contract's words (cached: compiled once a pattern)
+
+
+MAX_SUMMARY_FIELDS = 8
+SummaryField = Annotated[str, Field(min_length=1, max_length=64)]
+
+
+@_with_config(_CLOSED)
+class FromEvent(TypedDict):
+    """``from: {"event": SEQ}``: the bytes from where that event began."""
+
+    event: Annotated[int, Strict(), Field(gt=0)]
+
+
+From = Annotated[
+    Annotated[int, Strict(), Field(ge=0)]
+    | Literal["cursor", "now", "buffer_start", "last_boot"]
+    | Annotated[str, Field(pattern=r"^[0-9]+$")]  # an offset as a string of digits
+    | FromEvent
+    | None,
+    Field(description=messages.P_FROM),
+    checked(messages.READ_BAD_FROM),
+    WithJsonSchema({"type": ["integer", "string", "object"]}),
+]
 Cursor = Annotated[str | None, Field(description=messages.P_CURSOR)]
 Timeout = Annotated[Int | None, Field(description=messages.P_TIMEOUT_MS)]
 IdleMs = Annotated[Int | None, Field(description=messages.P_IDLE_MS)]
 MaxBytes = Annotated[Int | None, Field(description=messages.P_MAX_BYTES)]
 MaxFrames = Annotated[Int | None, Field(description=messages.P_MAX_FRAMES)]
-Match = Annotated[dict[str, Any] | str | None, Field(description=messages.P_MATCH)]
+# Published as short as before (tools/list pays for every byte): the description names the keys.
+# A string is checked where it is compiled (core/match.py), as the object's keys are here first.
+Match = Annotated[
+    str | Annotated[MatchSpec, checked(_match_texts)] | None,
+    Field(description=messages.P_MATCH),
+    WithJsonSchema({"type": ["object", "string"]}),
+]
 EncOut = Annotated[Enc | None, Field(description=messages.P_ENCODING_OUT)]
 Protocol = Annotated[str | None, Field(description=messages.P_PROTOCOL)]
 RxFraming = Annotated[dict[str, Any] | None, Field(description=messages.P_RX_FRAMING)]
@@ -132,14 +216,24 @@ RxParser = Annotated[
 ]
 Respond = Annotated[RuleArg, Field(description=messages.P_RESPOND)]
 StripAnsi = Annotated[bool, Field(description=messages.P_STRIP_ANSI)]
-Screen = Annotated[dict[str, Int] | None, Field(description=messages.P_SCREEN)]
+Screen = Annotated[
+    ScreenSize | None,
+    Field(description=messages.P_SCREEN),
+    checked(messages.SCREEN_SIZE, cols=MAX_COLS, rows=MAX_ROWS, min=MIN_SIZE),
+    WithJsonSchema({"additionalProperties": {"type": "integer"}, "type": "object"}),
+]
 Frames = Annotated[FramesView | None, Field(description=messages.P_FRAMES_VIEW)]
 EventKind = Literal["crash", "exception", "reset", "boot", "boot_loop", "stage"]
 Until = Annotated[list[EventKind] | None, Field(description=messages.P_UNTIL)]  # issue 24
 # issue 26: summaries, replies that return only the match, lean results
 Summary = Annotated[bool, Field(description=messages.P_SUMMARY)]
 To = Annotated[Int | None, Field(description=messages.P_TO, ge=0)]
-SummaryFields = Annotated[list[str] | None, Field(description=messages.P_FIELDS)]
+SummaryFields = Annotated[
+    list[SummaryField] | None,
+    Field(description=messages.P_FIELDS, max_length=MAX_SUMMARY_FIELDS),
+    checked(messages.READ_SUMMARY_FIELDS, max=MAX_SUMMARY_FIELDS),
+    WithJsonSchema({"items": {"type": "string"}, "type": "array"}),
+]
 Reply = Annotated[str | None, Field(description=messages.P_REPLY)]
 Verbose = Annotated[bool, Field(description=messages.P_VERBOSE)]
 

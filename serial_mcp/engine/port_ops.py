@@ -8,7 +8,7 @@ from typing import Any
 import anyio
 
 from serial_mcp.core.identity import plan_bare_open
-from serial_mcp.engine import event_reports, lab_ports, responding, results, shaping
+from serial_mcp.engine import event_reports, lab_ports, port_status, responding, results
 from serial_mcp.engine.access import NOBODY, Caller
 from serial_mcp.engine.opening import Opener
 from serial_mcp.engine.options import NoOptions, OpenOptions
@@ -55,7 +55,7 @@ async def list_connections_op(
 
 
 def list_connections(svc: Services) -> results.ListConnectionsResult:
-    return results.ListConnectionsResult(connections=[shaping.summary(c) for c in svc.manager.list()])
+    return results.ListConnectionsResult(connections=[port_status.summary(c) for c in svc.manager.list()])
 
 
 async def open_port(svc: Services, caller: Caller, target: None, opts: OpenOptions) -> results.OpenResult:
@@ -94,7 +94,7 @@ async def get_status_op(
 
 def get_status(svc: Services, caller: Caller, connection_id: str) -> results.StatusResult:
     conn = svc.connection(caller, connection_id)
-    status = shaping.status(conn, caller)
+    status = port_status.status(conn, caller)
     status.responders = responding.statuses(conn) or None
     mine, orphaned = conn.owner == caller.key, conn.owner == NOBODY
     status.owner = "you" if mine else "nobody" if orphaned else "another session"

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, PrivateAttr, model_validator
+from pydantic import BaseModel, Field, model_validator
 
 from serial_mcp import messages
 from serial_mcp.core import frame_values
@@ -80,7 +80,6 @@ __all__ = [  # this module's results, and the other families' re-exported (``res
     "StepResult",
     "TransactResult",
     "TransferResultModel",
-    "Verbosable",
     "WriteResult",
     "events_status",
     "open_result",
@@ -92,19 +91,6 @@ _LITERAL = json.JSONEncoder(ensure_ascii=False)  # json.dumps builds an encoder 
 def _q(text: str) -> str:
     """A payload as a JSON string literal: escapes CR/LF so the summary stays one line."""
     return _LITERAL.encode(text)
-
-
-class Verbosable(BaseModel):
-    """A result whose call may ask for every field (``verbose``)."""
-
-    _verbose: bool = PrivateAttr(default=False)
-
-    @property
-    def is_verbose(self) -> bool:
-        return self._verbose
-
-    def set_verbose(self, on: bool) -> None:
-        self._verbose = on
 
 
 class Frame(BaseModel):
@@ -149,7 +135,7 @@ class BadFrame(BaseModel):
     excerpt: str
 
 
-class ReadResult(Verbosable):
+class ReadResult(BaseModel):
     data: str = ""
     encoding: str = "utf8"
     frames_view: str | None = None  # frames= of the call: parsed | raw | both
@@ -184,7 +170,7 @@ class ReadResult(Verbosable):
     @model_validator(mode="after")
     def _derived(self) -> ReadResult:
         """What a lean result leaves out because it follows from what it keeps (see
-        ``lean_read``): a match index means matched, and a byte match's offset is the read's
+        ``serial_mcp.answers``): a match index means matched, and a byte match's offset is the read's
         start plus its index."""
         for i, frame in enumerate(self.frames or []):
             frame.index = i  # a frame's index is its place in the list
@@ -280,7 +266,7 @@ def _mpy_text(stdout: str, stderr: str | None) -> str:
     return messages.S_MPY_RAISED.format(error=_q(last[:120])) + "; " + text
 
 
-class TransactResult(Verbosable):
+class TransactResult(BaseModel):
     write: WriteResult
     read: ReadResult  # with steps, the last step's: a lean result leaves it out there (not repeated)
     mark_offset: int = -1  # a lean result leaves it out when the read starts there (the usual case)
@@ -317,12 +303,7 @@ class TransactResult(Verbosable):
             ok = sum(1 for s in self.steps if s.ok)
             head = messages.S_STEPS.format(ok=ok, n=self.steps_given or len(self.steps))
             return f"{head}; " + " | ".join(
-                f"{s.step}: "
-                + (
-                    _mpy_text(s.stdout, s.stderr)
-                    if s.stdout is not None
-                    else s.read.summary()
-                )
+                f"{s.step}: " + (_mpy_text(s.stdout, s.stderr) if s.stdout is not None else s.read.summary())
                 for s in self.steps
             )
         return f"{self.write.summary()}; {self.read.summary()}"
@@ -337,7 +318,7 @@ class FlushResult(BaseModel):
         return messages.S_FLUSH.format(id=self.connection_id, target=self.target, n=self.bytes_discarded)
 
 
-class CaptureBootResult(Verbosable):
+class CaptureBootResult(BaseModel):
     mark_offset: int
     read: ReadResult
     bytes_before_mark: int = 0  # unread bytes that arrived before the mark: read(from="buffer_start")

@@ -42,16 +42,17 @@ def error_result(code: str, message: str) -> types.CallToolResult:
     )
 
 
-def structured_result(result: Any) -> Any:
-    """A model result as structuredContent plus its one-line summary as the text block."""
-    summary = getattr(result, "summary", None)
-    if not callable(summary):
-        return result
-    from serial_mcp.engine import lean  # loaded with the engine that made the result
+def structured_result(result: Any, verbose: bool = False) -> Any:
+    """A model result as structuredContent (lean unless ``verbose``) plus its one-line summary as
+    the text block (serial_mcp.answers: the front doors' one result layer)."""
+    from serial_mcp import answers  # loaded with the engine that made the result
 
+    line = answers.text(result)
+    if line is None:
+        return result
     return types.CallToolResult(
-        content=[types.TextContent(type="text", text=summary())],
-        structured_content=lean.structured(result),
+        content=[types.TextContent(type="text", text=line)],
+        structured_content=answers.structured(result, verbose),
     )
 
 
@@ -189,9 +190,10 @@ def _answering(fn: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any
         except Exception as exc:  # a bug: logged with its traceback, reported without one
             log.exception("tool %s failed", fn.__name__)
             return error_result(ErrorCode.INTERNAL_ERROR, messages.INTERNAL_ERROR.format(error=exc))
+        verbose = kwargs.get("verbose") is True  # issue 26: every field, on request
         if _heavy(result):  # a 4 MiB framed read: its text and dump are made beside the loop
-            return await asyncio.to_thread(structured_result, result)
-        return structured_result(result)
+            return await asyncio.to_thread(structured_result, result, verbose)
+        return structured_result(result, verbose)
 
     return call
 

@@ -154,7 +154,7 @@ async def test_json_is_what_the_tool_returns() -> None:
         tool = await lean_call(c, "transact", args)  # as the tool sends it (lean, issue 26)
     r = cli("send", "sim://modem", r"AT+CSQ\r", "--expect", "OK", "--json")
     assert r.returncode == 0, r.stderr
-    from serial_mcp.engine.lean import structured
+    from serial_mcp.answers import structured
     from serial_mcp.engine.results import TransactResult
 
     # the CLI prints every field; made lean (issue 26) it is exactly what the tool sends

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from serial_mcp.core.connection_options import ConnectionOptions
-from serial_mcp.engine import shaping
+from serial_mcp.engine import read_plan, writing
 from serial_mcp.serial import reader
 from serial_mcp.serial.manager import ConnectionManager
 from tests.pty.devices import AtResponder, PtyDevice
@@ -41,7 +41,7 @@ async def test_nmea_talker_streamed_while_reading_in_small_pieces_loses_no_frame
     conn = await manager.open(dev.path, options=ConnectionOptions(protocol="nmea0183"))
     writer = threading.Thread(target=trickle, args=(dev, data, 3), daemon=True)
     writer.start()
-    spec = shaping.decode_spec(shaping.codecs(conn))
+    spec = read_plan.decode_spec(read_plan.codecs(conn))
     assert spec is not None
     frames = []
     dropped = 0
@@ -75,10 +75,10 @@ async def test_transact_at_command_returns_parsed_final_status(
     dev = PtyDevice(AtResponder()).start()
     pty_factory.append(dev)
     conn = await manager.open(dev.path)
-    resolved = shaping.codecs(conn, protocol="at_command")
-    body = shaping.payload("AT+ECHO=+CSQ: 23,99", "utf8", resolved.tx_framing)
+    resolved = read_plan.codecs(conn, protocol="at_command")
+    body = writing.payload("AT+ECHO=+CSQ: 23,99", "utf8", resolved.tx_framing)
     assert body == b"AT+ECHO=+CSQ: 23,99\r"
-    req = reader.build_read_request(timeout_ms=5000, decode=shaping.decode_spec(resolved))
+    req = reader.build_read_request(timeout_ms=5000, decode=read_plan.decode_spec(resolved))
     async with conn.tx.turn():
         mark = conn.snapshot().end_offset
         await conn.tx.write_locked(body)

@@ -123,7 +123,7 @@ def test_the_ops_rule_sees_every_import_form() -> None:
         "from serial_mcp.engine import results, io_ops\n"
         "from serial_mcp.engine.line_ops import apply_settings\n"
         "import serial_mcp.engine.respond_ops\n"
-        "from serial_mcp.engine import shaping, line_actions\n"
+        "from serial_mcp.engine import writing, line_actions\n"
     )
     assert ops_imported(src) == ["io_ops", "line_ops", "respond_ops"]
 
@@ -131,7 +131,7 @@ def test_the_ops_rule_sees_every_import_form() -> None:
 @pytest.mark.parametrize("path", OPS, ids=lambda p: p.name)
 def test_no_operation_module_imports_another(path: Path) -> None:
     """Operations stand side by side; what two of them share lives in a lower engine module
-    (``shaping``, ``exchange``, ``line_actions``, ``responding`` ...)."""
+    (``writing``, ``exchange``, ``line_actions``, ``responding`` ...)."""
     imported = ops_imported(path.read_text())
     assert not imported, f"{path.name} imports {imported}: move the shared part to a lower module"
 

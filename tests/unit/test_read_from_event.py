@@ -12,6 +12,7 @@ import pytest
 from mcp import Client
 
 from serial_mcp import Engine
+from serial_mcp.engine.option_types import MatchSpec
 from serial_mcp.errors import InvalidArgument
 from serial_mcp.mcp.server import build_server
 from serial_mcp.serial.fake import FakeOpener
@@ -24,7 +25,7 @@ C3 = (Path(__file__).parent.parent / "data" / "crashes" / "esp32c3-panics.txt").
 ABORT_AT = C3.index(b"abort() was called")
 SECOND_BOOT = C3.rindex(b"\n", 0, C3.index(b"ESP-ROM", 10)) + 1
 FED = C3[: SECOND_BOOT + 200]
-TAIL = {"pattern": FED[-16:].hex(), "pattern_encoding": "hex"}  # every byte fed has arrived
+TAIL: MatchSpec = {"pattern": FED[-16:].hex(), "pattern_encoding": "hex"}  # every byte fed has arrived
 
 
 async def test_from_last_boot_and_from_an_event_start_where_they_did() -> None:
@@ -60,7 +61,7 @@ async def test_no_boot_yet_or_no_such_event_is_a_clear_error() -> None:
             await conn.read(from_={"event": 7}, timeout_ms=0)
         for bad in ({"event": 0}, {"event": "1"}, {"evnt": 1}, "last-boot"):
             with pytest.raises(InvalidArgument, match="last_boot"):
-                await conn.read(from_=bad, timeout_ms=0)
+                await conn.read(from_=bad, timeout_ms=0)  # type: ignore[arg-type]  # mypy refuses them too
 
 
 async def test_the_read_tool_takes_an_event_as_from() -> None:

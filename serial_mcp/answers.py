@@ -1,8 +1,11 @@
-"""Lean structured results (issue 26): what a tool sends as ``structuredContent``.
+"""What a front door shows of an engine result (issue 26): its one-line text and its lean structured
+form (the MCP tools), or every field (the CLI's ``--json``). The engine fills every field; what an
+answer leaves out is decided here, once, for the front doors.
 
-No field that is null or at its default, unless the call asked for ``verbose``; and what follows
-from another field is left out too (``ReadResult`` and ``TransactResult`` derive it again when a
-lean result is read back, so the lean form is the same result).
+Lean: no field that is null or at its default, unless the call asked for ``verbose``; and what
+follows from another field is left out too (``ReadResult`` and ``TransactResult`` derive it again
+when a lean result is read back, so the lean form is the same result). A frame's arrival time ``t``
+is shown only with ``verbose``.
 """
 
 from __future__ import annotations
@@ -11,16 +14,24 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from serial_mcp.engine.results import TransactResult, Verbosable
+from serial_mcp.engine.results import TransactResult
 
-__all__ = ["lean_read", "structured"]
+__all__ = ["full", "lean_read", "structured", "text"]
 
 
-def structured(result: BaseModel) -> dict[str, Any]:
-    """A result as structuredContent (issue 26: lean): no field that is null or at its default,
-    unless the call asked for ``verbose`` (then every field with a value). A field left out means
-    its default, so the model read back from the lean form is the same result."""
-    verbose = isinstance(result, Verbosable) and result.is_verbose
+def text(result: BaseModel) -> str | None:
+    """A result's one-line summary (None: the result has none)."""
+    summary = getattr(result, "summary", None)
+    return summary() if callable(summary) else None
+
+
+def full(result: BaseModel) -> dict[str, Any]:
+    """Every field of a result, nulls and defaults too (the CLI's ``--json``: a script's input)."""
+    return result.model_dump(mode="json")
+
+
+def structured(result: BaseModel, verbose: bool = False) -> dict[str, Any]:
+    """A result as structuredContent: lean, or with ``verbose`` every field that has a value."""
     out = result.model_dump(mode="json", exclude_none=True, exclude_defaults=not verbose)
     if not verbose:
         for read in _reads_in(out):
@@ -48,9 +59,10 @@ def _reads_in(out: dict[str, Any]) -> list[dict[str, Any]]:
 def lean_read(read: dict[str, Any]) -> None:
     """Leave out of a dumped read what ``ReadResult`` derives again when it is read back:
     ``matched`` (a ``match_index`` says it), a byte match's ``match_offset`` and each frame's
-    ``index`` (its place in ``frames``)."""
+    ``index`` (its place in ``frames``); and each frame's arrival time (``verbose`` shows it)."""
     for frame in read.get("frames", []):
         frame.pop("index", None)
+        frame.pop("t", None)
     if "frames" not in read and "counts" not in read:
         read.setdefault("data", "")  # a byte read always says what it read, even nothing
     if "match_index" in read:
