@@ -10,12 +10,12 @@ import logging
 from typing import Any
 
 from mcp.server.mcpserver import MCPServer
-from mcp.server.transport_security import TransportSecuritySettings
 from mcp_types import INVALID_REQUEST
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from serial_mcp import messages
 from serial_mcp.config import ConfigError
+from serial_mcp.mcp import sdk_private
 from serial_mcp.mcp.disconnect import (
     PARSED_BODY,
     DisconnectWatch,
@@ -122,12 +122,12 @@ class BadIdScreen:
         await send({"type": "http.response.body", "body": json.dumps(error).encode()})
 
 
-def security_for(host: str) -> TransportSecuritySettings | None:
+def security_for(host: str) -> sdk_private.TransportSecuritySettings | None:
     """Loopback: the SDK's automatic protection. Elsewhere: explicit Host/Origin allowlists, still on."""
     if is_loopback(host):
         return None
     hosts = [f"{host}:*", "127.0.0.1:*", "localhost:*", "[::1]:*"]
-    return TransportSecuritySettings(
+    return sdk_private.TransportSecuritySettings(
         enable_dns_rebinding_protection=True,
         allowed_hosts=hosts,
         allowed_origins=[f"http://{h}" for h in hosts] + [f"https://{h}" for h in hosts],

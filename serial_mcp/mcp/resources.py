@@ -14,12 +14,12 @@ from typing import Any
 
 import anyio
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ResourceNotFoundError
 
 from serial_mcp import messages
 from serial_mcp.core.eventlog import LogEvent
 from serial_mcp.engine.services import Services
 from serial_mcp.errors import SerialMcpError
+from serial_mcp.mcp import sdk_private
 from serial_mcp.mcp.callers import current
 from serial_mcp.mcp.engine_loader import load_engine, load_engine_blocking
 from serial_mcp.mcp.notify import Notifier
@@ -76,8 +76,8 @@ def register(
             return _json({"enabled": False, "captures": [], "hint": messages.CAPTURE_DISABLED})
         return _json({"enabled": True, "captures": [asdict(c) for c in captures.list()]})
 
-    def not_found(exc: SerialMcpError) -> ResourceNotFoundError:
-        return ResourceNotFoundError(exc.message)
+    def not_found(exc: SerialMcpError) -> sdk_private.ResourceNotFoundError:
+        return sdk_private.ResourceNotFoundError(exc.message)
 
     @server.resource(
         connection_uri("{connection_id}"),

@@ -24,13 +24,13 @@ from typing import Any, TypeGuard
 
 import anyio
 from mcp.server.mcpserver import MCPServer
-from mcp.shared.message import SessionMessage
 from mcp_types import JSONRPCResponse
 
 from serial_mcp import messages
 from serial_mcp.mcp import era_loop, json_slices, sdk_private, session_streams, stdio_pipes
 from serial_mcp.mcp.in_flight import InFlight
 from serial_mcp.mcp.line_screen import answer_for_rejected_line, parse_line
+from serial_mcp.mcp.sdk_private import SessionMessage
 
 log = logging.getLogger(__name__)
 

@@ -13,10 +13,11 @@ validate their dump a second time on every call (the output schema stays publish
 from __future__ import annotations
 
 import json
-from typing import Any, NamedTuple
+from typing import Any, Final, NamedTuple
 
 from mcp.server.mcpserver.tools.base import Tool
-from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata
+
+from serial_mcp.mcp import sdk_private
 
 # The first character (after JSON's whitespace) of a JSON text the SDK's pre-parse would keep: an
 # array, an object or null. Anything else parses to a str/int/float/bool, which it leaves as given.
@@ -28,6 +29,9 @@ class _Plan(NamedTuple):
     parse_keys: frozenset[str]  # parameters (and aliases) not typed plain ``str``: may hold JSON
     out_names: tuple[tuple[str, str], ...]  # (field name, name the tool receives it under)
 
+
+# A tool argument named by a Python keyword: the wire name and the parameter that receives it.
+KEYWORD_ALIASES: Final = {"from": "from_"}
 
 # Built once per argument model and kept on that class (it lives exactly as long as the tool). Not
 # a private attribute of the metadata: pydantic serves those through ``__getattr__``, which costs
@@ -47,7 +51,7 @@ def _plan_for(arg_model: type[Any]) -> _Plan:
     return _Plan(frozenset(parse), tuple(out))
 
 
-class LeanArguments(FuncMetadata):
+class LeanArguments(sdk_private.FuncMetadata):
     """``FuncMetadata`` with its field maps built once (same validation, same kwargs)."""
 
     def model_post_init(self, context: Any, /) -> None:

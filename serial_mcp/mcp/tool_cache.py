@@ -42,13 +42,12 @@ from typing import Any, Final
 
 import anyio
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.tools.base import Tool
-from mcp.server.mcpserver.utilities.func_metadata import func_metadata
 from pydantic import ValidationError
 
 from serial_mcp.mcp import sdk_private
-from serial_mcp.mcp.tool_arguments import LeanArguments
+from serial_mcp.mcp.sdk_private import ToolError, func_metadata
+from serial_mcp.mcp.tool_arguments import KEYWORD_ALIASES, LeanArguments
 from serial_mcp.store.atomic import replace_atomic
 
 log = logging.getLogger(__name__)
@@ -294,8 +293,6 @@ class DeferredArguments:
 
 def _wire_names(fn: Any, skip: list[str]) -> frozenset[str]:
     """The argument names a caller uses for ``fn`` (toolkit's keyword aliases applied)."""
-    from serial_mcp.mcp.toolkit import KEYWORD_ALIASES
-
     wire = {py: w for w, py in KEYWORD_ALIASES.items()}
     params = inspect.signature(fn, eval_str=True).parameters
     return frozenset(wire.get(n, n) for n in params if n not in skip)
@@ -331,22 +328,3 @@ def built_tool(
         fn_metadata=metadata, is_async=True, context_kwarg=context_kwarg, resolved_params={},
         resolver_plans={}, annotations=annotations, icons=None, meta=None,
     )  # fmt: skip
-
-
-def main() -> int:
-    """``python -m serial_mcp.mcp.tool_cache``: build the tools and keep them (for an installer, run as
-    the package's owner; the server keeps them itself when it may)."""
-    from serial_mcp.mcp.server import build_server
-    from serial_mcp.serial.fake import FakeOpener
-    from serial_mcp.serial.manager import ConnectionManager
-
-    cache = ToolCache()
-    cache.path.unlink(missing_ok=True)
-    build_server(ConnectionManager(FakeOpener()), port_lister=list, tool_cache=cache)
-    kept = cache.load() is not None
-    print(f"{'kept' if kept else 'NOT kept (not the package owner?)'}: {cache.path}", file=sys.stderr)
-    return 0 if kept else 1
-
-
-if __name__ == "__main__":
-    sys.exit(main())
