@@ -18,7 +18,7 @@ kept file lives beside the package's own bytecode (``serial_mcp/__pycache__/``),
 cache directory, and is read only when it and its directory belong to the owner of the package's
 files and no one else may write them (as a ``.pyc``: whoever can replace it can replace the code). A
 launch that may not write there (a system-wide install run by another user) builds every time; the
-installer makes the file with ``python -m serial_mcp.mcp.tool_cache``. The file is opened with
+installer makes the file with ``python -m serial_mcp.mcp.server``. The file is opened with
 ``O_NOFOLLOW | O_NONBLOCK`` and judged on its descriptor (a regular file of at most
 ``MAX_KEPT_BYTES``), its document checked entry by entry; a FIFO, a link, a device, a foreign owner,
 corrupt JSON or a malformed entry is a miss and a full build, never an error, a hang or an exit. Only
