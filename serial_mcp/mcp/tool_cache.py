@@ -301,12 +301,10 @@ def _wire_names(fn: Any, skip: list[str]) -> frozenset[str]:
 def kept_tool(fn: Any, name: str, entry: dict[str, Any], annotations: Any, load: ToolLoader) -> Tool:
     """The SDK's ``Tool`` for ``fn`` with its kept schemas, its argument model deferred."""
     deferred = DeferredArguments(name, entry, load)
-    tool = Tool.model_construct(
-        fn=fn, name=name, title=entry["title"], description=entry["description"],
-        parameters=entry["parameters"], fn_metadata=deferred, is_async=True,
-        context_kwarg=entry["context_kwarg"], resolved_params={}, resolver_plans={},
-        annotations=annotations, icons=None, meta=None,
-    )  # fmt: skip
+    title, description = entry["title"], entry["description"]
+    tool = built_tool(
+        fn, name, title, description, annotations, entry["parameters"], deferred, entry["context_kwarg"]
+    )
     deferred.tool = tool
     return tool
 
