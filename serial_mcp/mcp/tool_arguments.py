@@ -13,7 +13,7 @@ validate their dump a second time on every call (the output schema stays publish
 from __future__ import annotations
 
 import json
-from typing import Any, Final, NamedTuple
+from typing import Any, NamedTuple
 
 from mcp.server.mcpserver.tools.base import Tool
 
@@ -29,9 +29,6 @@ class _Plan(NamedTuple):
     parse_keys: frozenset[str]  # parameters (and aliases) not typed plain ``str``: may hold JSON
     out_names: tuple[tuple[str, str], ...]  # (field name, name the tool receives it under)
 
-
-# A tool argument named by a Python keyword: the wire name and the parameter that receives it.
-KEYWORD_ALIASES: Final = {"from": "from_"}
 
 # Built once per argument model and kept on that class (it lives exactly as long as the tool). Not
 # a private attribute of the metadata: pydantic serves those through ``__getattr__``, which costs

@@ -38,7 +38,7 @@ import stat
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 from mcp.server.mcpserver import MCPServer
@@ -47,10 +47,15 @@ from pydantic import ValidationError
 
 from serial_mcp.mcp import sdk_private
 from serial_mcp.mcp.sdk_private import ToolError, func_metadata
-from serial_mcp.mcp.tool_arguments import KEYWORD_ALIASES, LeanArguments
 from serial_mcp.store.atomic import replace_atomic
 
+if TYPE_CHECKING:  # defining it takes ~10 ms: a warm launch leaves it for the first call
+    from serial_mcp.mcp.tool_arguments import LeanArguments
+
 log = logging.getLogger(__name__)
+
+# A tool argument named by a Python keyword: the wire name and the parameter that receives it.
+KEYWORD_ALIASES: Final = {"from": "from_"}
 
 FORMAT: Final = 3
 FILE_NAME: Final = "serial-mcp-tools.json"
@@ -244,6 +249,8 @@ class DeferredArguments:
         fn = self._load()
         skip = [tool.context_kwarg] if tool.context_kwarg else []
         built = func_metadata(fn, skip_names=skip, structured_output=False)  # arguments only
+        from serial_mcp.mcp.tool_arguments import LeanArguments
+
         lean = LeanArguments(
             arg_model=built.arg_model, output_schema=self.output_schema, output_model=None,
             wrap_output=self.wrap_output,

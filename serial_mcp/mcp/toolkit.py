@@ -25,7 +25,7 @@ from mcp.server.runner import CallNext
 
 from serial_mcp import messages
 from serial_mcp.errors import ErrorCode, SerialMcpError, capped
-from serial_mcp.mcp import callers, sdk_private, tool_arguments, tool_cache
+from serial_mcp.mcp import callers, sdk_private, tool_cache
 from serial_mcp.mcp.sdk_private import HandlerResult
 
 log = logging.getLogger(__name__)
@@ -111,7 +111,7 @@ class ToolRegistry:
             call.__signature__ = sig  # type: ignore[attr-defined]
             names = {p.name for p in sig.parameters.values() if p.annotation is not _context_type()}
             self.arg_names[fn.__name__] = {
-                next((w for w, p in tool_arguments.KEYWORD_ALIASES.items() if p == n), n) for n in names
+                next((w for w, p in tool_cache.KEYWORD_ALIASES.items() if p == n), n) for n in names
             }
             # Only what differs from the spec's defaults (readOnly false, idempotent false, openWorld
             # true); destructive (default true) is stated for every tool that can change anything.
@@ -134,6 +134,8 @@ class ToolRegistry:
                 call
             )
             # Per-call argument work precomputed, and no second validation of the result's dump.
+            from serial_mcp.mcp import tool_arguments  # a warm launch builds no tool: not loaded
+
             tool_arguments.make_lean(sdk_private.tool_of(self.server, fn.__name__))
             return fn
 
@@ -171,7 +173,7 @@ def _answering(fn: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any
 
     @functools.wraps(fn)
     async def call(**kwargs: Any) -> Any:
-        for wire, py in tool_arguments.KEYWORD_ALIASES.items():
+        for wire, py in tool_cache.KEYWORD_ALIASES.items():
             if wire in kwargs:
                 kwargs[py] = kwargs.pop(wire)
         caller = callers.current()
