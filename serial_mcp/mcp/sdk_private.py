@@ -116,6 +116,11 @@ def tool_of(server: MCPServer, name: str) -> Any:
     return server._tool_manager.get_tool(name)
 
 
+def has_listeners(bus: Any) -> bool:
+    """Does anyone listen on the SDK's ``InMemorySubscriptionBus`` (no public accessor)?"""
+    return bool(bus._listeners)
+
+
 def add_built_tool(server: MCPServer, tool: Any) -> None:
     """Register a ``Tool`` built without ``Tool.from_function`` (tool_cache.py: the kept schemas,
     ~0.15 s of start-up); ``ToolManager.add_tool`` only takes a function."""

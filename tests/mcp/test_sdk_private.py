@@ -20,7 +20,14 @@ import serial_mcp
 from serial_mcp.mcp import sdk_private, stdio_serve
 
 PACKAGE = Path(serial_mcp.__file__).parent
-PRIVATE_ATTRIBUTES = {"_lowlevel_server", "_connection", "_claim_fd", "_UnownedTextWrapper"}
+PRIVATE_ATTRIBUTES = {
+    "_lowlevel_server",
+    "_connection",
+    "_claim_fd",
+    "_UnownedTextWrapper",
+    "_tool_manager",
+    "_listeners",
+}
 
 
 def test_the_installed_sdk_is_the_one_sdk_private_was_verified_on() -> None:
