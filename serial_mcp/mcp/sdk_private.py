@@ -133,8 +133,6 @@ def logging_already_configured() -> Iterator[None]:
     ~40 ms of start-up) to build a handler that ``logging.basicConfig`` then drops, because the
     root logger has one already (the CLI configures logging first). With a root handler in place,
     skip the call: the outcome is the same, without the import."""
-    import logging
-
     from mcp.server.mcpserver import server as _mcpserver
 
     original = getattr(_mcpserver, "configure_logging", None)
