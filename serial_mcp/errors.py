@@ -130,7 +130,7 @@ def _codes(*names: str) -> tuple[ErrorCode, ...]:
 
 def _redact(port: str) -> str:
     """``port`` without its secrets (a URL's password), as messages show it."""
-    from serial_mcp.core.port_url import redact  # core/ raises these errors: imported when needed
+    from serial_mcp.core.port_secrets import redact
 
     return redact(str(port))
 

@@ -20,6 +20,7 @@ from typing import Any
 import anyio
 
 from serial_mcp.engine.access import LOCAL, Caller, release
+from serial_mcp.mcp import sdk_private
 from serial_mcp.serial.manager import ConnectionManager
 
 log = logging.getLogger(__name__)
@@ -40,8 +41,7 @@ def session_key(session_id: str) -> str:
 
 def caller_for(ctx: Any) -> Caller:
     """The caller of the request ``ctx`` (a ServerRequestContext)."""
-    session = getattr(ctx, "session", None)
-    conn = getattr(session, "_connection", None)  # the per-client MCP connection (no public accessor)
+    conn = sdk_private.client_connection(ctx)
     if conn is None or not hasattr(conn, "state"):
         return _fallback
     caller = conn.state.get(_STATE_KEY)

@@ -21,10 +21,10 @@ from typing import Any, TextIO
 
 import anyio
 from mcp import Client, StdioServerParameters
-from mcp.client.stdio import get_default_environment
 
 import serial_mcp
 from serial_mcp import messages
+from serial_mcp.mcp import sdk_private
 
 CID = "{cid}"  # the connection id the last open returned, filled in when the step runs
 
@@ -144,7 +144,7 @@ def verdict(step: Step, is_error: bool, result: dict[str, Any]) -> str | None:
 async def _run(port: str | None, out: TextIO, server_flags: Sequence[str]) -> int:
     # the settings go as flags: the SDK starts the server with a bare environment (no SERIAL_MCP_*);
     # the server is this very package (a checkout run with PYTHONPATH demonstrates itself, not an install)
-    env = {**get_default_environment(), "PYTHONPATH": str(Path(serial_mcp.__file__).parents[1])}
+    env = {**sdk_private.get_default_environment(), "PYTHONPATH": str(Path(serial_mcp.__file__).parents[1])}
     params = StdioServerParameters(command=sys.executable, args=["-m", "serial_mcp", *server_flags], env=env)
     steps = plan(port, Path.cwd() / "captures")
     cid = ""

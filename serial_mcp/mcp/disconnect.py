@@ -46,16 +46,41 @@ def _call_ids(doc: Any) -> list[object]:
     return [m["id"] for m in items if isinstance(m, dict) and m.get("method") == "tools/call" and "id" in m]
 
 
-class DisconnectWatch:
+class OneMethod:
+    """ASGI middleware for the HTTP requests of one ``method`` (``serve``); the rest pass through."""
+
+    method = "POST"
+
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope.get("method") != "POST":
+        if scope["type"] != "http" or scope.get("method") != self.method:
             await self.app(scope, receive, send)
-            return
-        headers = dict(scope.get("headers") or [])
-        session = headers.get(b"mcp-session-id", b"").decode("latin-1")
+        else:
+            await self.serve(scope, receive, send)
+
+    async def serve(self, scope: Scope, receive: Receive, send: Send) -> None:
+        raise NotImplementedError
+
+
+def session_of(scope: Scope) -> str:
+    """The request's ``Mcp-Session-Id`` ("" without one)."""
+    return str(dict(scope.get("headers") or []).get(b"mcp-session-id", b"").decode("latin-1"))
+
+
+async def send_json(
+    send: Send, status: int, body: bytes, headers: tuple[tuple[bytes, bytes], ...] = ()
+) -> None:
+    """A whole JSON (or text) answer of ours, in place of the app's."""
+    start = {"type": "http.response.start", "status": status}
+    await send({**start, "headers": [(b"content-type", b"application/json"), *headers]})
+    await send({"type": "http.response.body", "body": body})
+
+
+class DisconnectWatch(OneMethod):
+    async def serve(self, scope: Scope, receive: Receive, send: Send) -> None:
+        session = session_of(scope)
         body, messages = await read_body(receive)  # the whole body first: it names its calls
         doc = scope[PARSED_BODY] if PARSED_BODY in scope else parse_body(body) if session else NOT_JSON
         ids = _call_ids(doc) if session else []
@@ -96,18 +121,13 @@ class DisconnectWatch:
                 tg.cancel_scope.cancel()
 
 
-class SessionEndWait:
+class SessionEndWait(OneMethod):
     """ASGI middleware: a DELETE that ends a session is answered once the session is released."""
 
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
+    method = "DELETE"
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope.get("method") != "DELETE":
-            await self.app(scope, receive, send)
-            return
-        headers = dict(scope.get("headers") or [])
-        ended = callers.session_ended(headers.get(b"mcp-session-id", b"").decode("latin-1"))
+    async def serve(self, scope: Scope, receive: Receive, send: Send) -> None:
+        ended = callers.session_ended(session_of(scope))
         if ended is None:  # no such live session (or it never called): nothing to wait for
             await self.app(scope, receive, send)
             return

@@ -21,9 +21,9 @@ import anyio
 import mcp_types as types
 from mcp.server.lowlevel.server import Server
 from mcp.server.models import InitializationOptions
-from mcp.shared.message import SessionMessage
 
 from serial_mcp.mcp import sdk_private
+from serial_mcp.mcp.sdk_private import SessionMessage
 from serial_mcp.mcp.session_streams import ReplayReceiveStream
 
 Item = SessionMessage | Exception

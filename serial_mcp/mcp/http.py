@@ -10,19 +10,21 @@ import logging
 from typing import Any
 
 from mcp.server.mcpserver import MCPServer
-from mcp.server.transport_security import TransportSecuritySettings
 from mcp_types import INVALID_REQUEST
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from serial_mcp import messages
 from serial_mcp.config import ConfigError
+from serial_mcp.mcp import sdk_private
 from serial_mcp.mcp.disconnect import (
     PARSED_BODY,
     DisconnectWatch,
+    OneMethod,
     SessionEndWait,
     parse_body,
     read_body,
     replay,
+    send_json,
 )
 from serial_mcp.mcp.line_screen import bad_id_problem
 
@@ -71,22 +73,13 @@ class BearerAuth:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and not self._authorised(scope):
-            await send(
-                {
-                    "type": "http.response.start",
-                    "status": 401,
-                    "headers": [
-                        (b"content-type", b"application/json"),
-                        (b"www-authenticate", b'Bearer realm="serial-mcp"'),
-                    ],
-                }
-            )
-            await send({"type": "http.response.body", "body": messages.HTTP_UNAUTHORIZED.encode()})
+            challenge = ((b"www-authenticate", b'Bearer realm="serial-mcp"'),)
+            await send_json(send, 401, messages.HTTP_UNAUTHORIZED.encode(), challenge)
             return
         await self.app(scope, receive, send)
 
 
-class BadIdScreen:
+class BadIdScreen(OneMethod):
     """ASGI middleware: a POSTed request whose ``id`` is ``true``, ``1.5``, ``null``, ``[]`` … gets a
     JSON-RPC error (400, id null). The SDK reads such a request as a notification: the 2025-11-25
     era answered it ``202 Accepted`` and nothing else, the request never answered.
@@ -95,13 +88,7 @@ class BadIdScreen:
     that hangs up halfway through its body: nobody is left to answer, and the SDK would log that
     as an error with a traceback."""
 
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope.get("method") != "POST":
-            await self.app(scope, receive, send)
-            return
+    async def serve(self, scope: Scope, receive: Receive, send: Send) -> None:
         body, received = await read_body(receive)
         if received[-1]["type"] == "http.disconnect":  # gone before its body was whole: no one to answer
             log.info(messages.HTTP_CLIENT_GONE_MID_BODY, len(body))
@@ -112,22 +99,15 @@ class BadIdScreen:
             await self.app({**scope, PARSED_BODY: doc}, replay(received, receive), send)
             return
         error = {"jsonrpc": "2.0", "id": None, "error": {"code": INVALID_REQUEST, "message": problem}}
-        await send(
-            {
-                "type": "http.response.start",
-                "status": 400,
-                "headers": [(b"content-type", b"application/json")],
-            }
-        )
-        await send({"type": "http.response.body", "body": json.dumps(error).encode()})
+        await send_json(send, 400, json.dumps(error).encode())
 
 
-def security_for(host: str) -> TransportSecuritySettings | None:
+def security_for(host: str) -> sdk_private.TransportSecuritySettings | None:
     """Loopback: the SDK's automatic protection. Elsewhere: explicit Host/Origin allowlists, still on."""
     if is_loopback(host):
         return None
     hosts = [f"{host}:*", "127.0.0.1:*", "localhost:*", "[::1]:*"]
-    return TransportSecuritySettings(
+    return sdk_private.TransportSecuritySettings(
         enable_dns_rebinding_protection=True,
         allowed_hosts=hosts,
         allowed_origins=[f"http://{h}" for h in hosts] + [f"https://{h}" for h in hosts],

@@ -34,7 +34,7 @@ class CountingBus(InMemorySubscriptionBus):
 
     @property
     def has_listeners(self) -> bool:
-        return bool(self._listeners)
+        return sdk_private.has_listeners(self)
 
 
 class Notifier:

@@ -10,16 +10,16 @@ import asyncio
 import json
 from collections.abc import Callable
 from dataclasses import asdict
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ResourceNotFoundError
 
 from serial_mcp import messages
 from serial_mcp.core.eventlog import LogEvent
 from serial_mcp.engine.services import Services
 from serial_mcp.errors import SerialMcpError
+from serial_mcp.mcp import sdk_private
 from serial_mcp.mcp.callers import current
 from serial_mcp.mcp.engine_loader import load_engine, load_engine_blocking
 from serial_mcp.mcp.notify import Notifier
@@ -41,6 +41,9 @@ def log_uri(cid: str) -> str:
     return f"{CONNECTIONS}/{cid}/log"
 
 
+_Fn = TypeVar("_Fn", bound=Callable[..., Any])
+
+
 def _json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
@@ -52,7 +55,10 @@ def register(
 ) -> None:
     captures = svc.captures
 
-    @server.resource(PORTS, name="ports", mime_type="application/json", description=messages.R_PORTS)
+    def json_resource(uri: str, name: str, description: str) -> Callable[[_Fn], _Fn]:
+        return server.resource(uri, name=name, mime_type="application/json", description=description)
+
+    @json_resource(PORTS, "ports", messages.R_PORTS)
     async def ports() -> str:
         """The same port records as the list_ports tool (one model, serialised one way)."""
         await load_engine()  # a server publishing kept tools loads the engine on first need
@@ -61,54 +67,43 @@ def register(
         listed = await port_ops.ports(svc)
         return _json({"ports": [p.model_dump(mode="json") for p in listed.ports]})
 
-    @server.resource(
-        CONNECTIONS, name="connections", mime_type="application/json", description=messages.R_CONNECTIONS
-    )
+    @json_resource(CONNECTIONS, "connections", messages.R_CONNECTIONS)
     def connections() -> str:  # sync resources run on a worker thread: the import is off the loop
         load_engine_blocking()
         from serial_mcp.engine import port_ops
 
         return _json(port_ops.list_connections(svc).model_dump())
 
-    @server.resource(CAPTURES, name="captures", mime_type="application/json", description=messages.R_CAPTURES)
+    @json_resource(CAPTURES, "captures", messages.R_CAPTURES)
     def capture_files() -> str:
         if not captures.enabled:
             return _json({"enabled": False, "captures": [], "hint": messages.CAPTURE_DISABLED})
         return _json({"enabled": True, "captures": [asdict(c) for c in captures.list()]})
 
-    def not_found(exc: SerialMcpError) -> ResourceNotFoundError:
-        return ResourceNotFoundError(exc.message)
+    def found(read: Callable[[], Any]) -> str:
+        """A connection's resource as ``read`` makes it; an unknown connection is not found."""
+        try:
+            return _json(read())
+        except SerialMcpError as exc:
+            raise sdk_private.ResourceNotFoundError(exc.message) from None
 
-    @server.resource(
-        connection_uri("{connection_id}"),
-        name="connection",
-        mime_type="application/json",
-        description=messages.R_CONNECTION,
-    )
+    @json_resource(connection_uri("{connection_id}"), "connection", messages.R_CONNECTION)
     def connection(connection_id: str) -> str:
         load_engine_blocking()
         from serial_mcp.engine import port_ops
 
-        try:
-            return _json(port_ops.get_status(svc, current(), connection_id).model_dump(mode="json"))
-        except SerialMcpError as exc:
-            raise not_found(exc) from None
+        return found(lambda: port_ops.get_status(svc, current(), connection_id).model_dump(mode="json"))
 
-    @server.resource(
-        log_uri("{connection_id}"),
-        name="connection-log",
-        mime_type="application/json",
-        description=messages.R_LOG,
-    )
+    @json_resource(log_uri("{connection_id}"), "connection-log", messages.R_LOG)
     def connection_log(connection_id: str) -> str:
         load_engine_blocking()
         from serial_mcp.engine import log_ops
 
-        try:
+        def read() -> dict[str, Any]:
             log = log_ops.get_log(svc, current(), connection_id, limit=LOG_EVENTS)
-        except SerialMcpError as exc:
-            raise not_found(exc) from None
-        return _json({"connection_id": log.connection_id, "events": log.events})
+            return {"connection_id": log.connection_id, "events": log.events}
+
+        return found(read)
 
     def observe(what: str, conn: Connection) -> None:
         notifier.poke(CONNECTIONS)

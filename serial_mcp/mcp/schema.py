@@ -14,6 +14,8 @@ from typing import Any
 
 from mcp.server.mcpserver import MCPServer
 
+from serial_mcp.mcp import sdk_private
+
 
 def slim(schema: Any, *, keep_null: bool) -> Any:
     """Return a slimmed copy of ``schema``; ``keep_null`` keeps nullability (output schemas)."""
@@ -132,7 +134,7 @@ def _replace_refs(node: Any, defs: dict[str, Any]) -> Any:
 def slim_tool_schemas(server: MCPServer, skip: Collection[str] = ()) -> None:
     """Slim the input and output schema of every registered tool but those in ``skip`` (slim
     already), in place."""
-    for tool in server._tool_manager.list_tools():
+    for tool in sdk_private.tools_of(server):
         if tool.name in skip:
             continue
         tool.parameters = inline_single_refs(slim(tool.parameters, keep_null=False))

@@ -19,6 +19,15 @@ import sys
 from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, BinaryIO, Final
 
+# Names the SDK's public API takes or raises but that no ``__all__`` of its exports (needed on any
+# version: an SDK without them stops at import). ``MCPServer`` imports every one of their modules.
+from mcp.client.stdio import get_default_environment
+from mcp.server.context import HandlerResult
+from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
+from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata, func_metadata
+from mcp.server.transport_security import TransportSecuritySettings
+from mcp.shared.message import SessionMessage
+
 from serial_mcp import messages
 
 if TYPE_CHECKING:
@@ -72,8 +81,16 @@ __all__ = [
     "VERIFIED",
     "VERIFIED_MCP",
     "ContextReceiveStream",
+    "FuncMetadata",
+    "HandlerResult",
     "OpenTelemetryMiddleware",
+    "ResourceNotFoundError",
+    "SessionMessage",
+    "ToolError",
+    "TransportSecuritySettings",
     "WriteStream",
+    "func_metadata",
+    "get_default_environment",
 ]
 
 
@@ -94,6 +111,16 @@ def tools_of(server: MCPServer) -> list[Any]:
     return tools
 
 
+def tool_of(server: MCPServer, name: str) -> Any:
+    """The server's registered ``Tool`` named ``name`` (None when there is none)."""
+    return server._tool_manager.get_tool(name)
+
+
+def has_listeners(bus: Any) -> bool:
+    """Does anyone listen on the SDK's ``InMemorySubscriptionBus`` (no public accessor)?"""
+    return bool(bus._listeners)
+
+
 def add_built_tool(server: MCPServer, tool: Any) -> None:
     """Register a ``Tool`` built without ``Tool.from_function`` (tool_cache.py: the kept schemas,
     ~0.15 s of start-up); ``ToolManager.add_tool`` only takes a function."""
@@ -106,8 +133,6 @@ def logging_already_configured() -> Iterator[None]:
     ~40 ms of start-up) to build a handler that ``logging.basicConfig`` then drops, because the
     root logger has one already (the CLI configures logging first). With a root handler in place,
     skip the call: the outcome is the same, without the import."""
-    import logging
-
     from mcp.server.mcpserver import server as _mcpserver
 
     original = getattr(_mcpserver, "configure_logging", None)
@@ -122,8 +147,8 @@ def logging_already_configured() -> Iterator[None]:
 
 
 def client_connection(ctx: Any) -> Any:
-    """The per-client connection of a request context (legacy subscriptions; no public accessor)."""
-    return ctx.session._connection
+    """The per-client MCP connection of a request context (no public accessor); None without one."""
+    return getattr(getattr(ctx, "session", None), "_connection", None)
 
 
 @contextlib.contextmanager

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any, Literal
@@ -124,3 +125,20 @@ def drop_idle_tracing(server: MCPServer) -> None:
         return
     chain = server.middleware  # the SDK's list itself: change it in place
     chain[:] = [m for m in chain if not isinstance(m, sdk_private.OpenTelemetryMiddleware)]
+
+
+def keep_tools() -> int:
+    """``python -m serial_mcp.mcp.server``: build the tools and keep them (mcp/tool_cache.py; for an
+    installer, run as the package's owner; the server keeps them itself when it may)."""
+    from serial_mcp.serial.fake import FakeOpener
+
+    cache = ToolCache()
+    cache.path.unlink(missing_ok=True)
+    build_server(ConnectionManager(FakeOpener()), port_lister=list, tool_cache=cache)
+    kept = cache.load() is not None
+    print(f"{'kept' if kept else 'NOT kept (not the package owner?)'}: {cache.path}", file=sys.stderr)
+    return 0 if kept else 1
+
+
+if __name__ == "__main__":
+    sys.exit(keep_tools())

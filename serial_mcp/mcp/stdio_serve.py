@@ -24,13 +24,13 @@ from typing import Any, TypeGuard
 
 import anyio
 from mcp.server.mcpserver import MCPServer
-from mcp.shared.message import SessionMessage
 from mcp_types import JSONRPCResponse
 
 from serial_mcp import messages
 from serial_mcp.mcp import era_loop, json_slices, sdk_private, session_streams, stdio_pipes
 from serial_mcp.mcp.in_flight import InFlight
 from serial_mcp.mcp.line_screen import answer_for_rejected_line, parse_line
+from serial_mcp.mcp.sdk_private import SessionMessage
 
 log = logging.getLogger(__name__)
 
@@ -44,23 +44,17 @@ async def _answered_or_gone(in_flight: InFlight, out: Any, session_over: anyio.E
     not keep the process, and the port it holds, alive; the session's end answers it instead."""
     gone: Callable[[], Awaitable[None]] | None = getattr(out, "gone", None)  # the threaded path: None
     with anyio.move_on_after(END_OF_INPUT_GRACE_S):
-        await _first_of(in_flight, gone, session_over)
+        async with anyio.create_task_group() as tg:
 
+            async def end_on(event: Callable[[], Awaitable[Any]]) -> None:
+                await event()
+                tg.cancel_scope.cancel()
 
-async def _first_of(
-    in_flight: InFlight, gone: Callable[[], Awaitable[None]] | None, session_over: anyio.Event
-) -> None:
-    async with anyio.create_task_group() as tg:
-
-        async def end_on(event: Callable[[], Awaitable[Any]]) -> None:
-            await event()
+            if gone is not None:
+                tg.start_soon(end_on, gone)
+            tg.start_soon(end_on, session_over.wait)
+            await in_flight.drained()
             tg.cancel_scope.cancel()
-
-        if gone is not None:
-            tg.start_soon(end_on, gone)
-        tg.start_soon(end_on, session_over.wait)
-        await in_flight.drained()
-        tg.cancel_scope.cancel()
 
 
 def _is_big_reply(message: Any) -> TypeGuard[JSONRPCResponse]:

@@ -16,7 +16,8 @@ import json
 from typing import Any, NamedTuple
 
 from mcp.server.mcpserver.tools.base import Tool
-from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata
+
+from serial_mcp.mcp import sdk_private
 
 # The first character (after JSON's whitespace) of a JSON text the SDK's pre-parse would keep: an
 # array, an object or null. Anything else parses to a str/int/float/bool, which it leaves as given.
@@ -47,7 +48,7 @@ def _plan_for(arg_model: type[Any]) -> _Plan:
     return _Plan(frozenset(parse), tuple(out))
 
 
-class LeanArguments(FuncMetadata):
+class LeanArguments(sdk_private.FuncMetadata):
     """``FuncMetadata`` with its field maps built once (same validation, same kwargs)."""
 
     def model_post_init(self, context: Any, /) -> None:

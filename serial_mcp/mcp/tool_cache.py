@@ -18,7 +18,7 @@ kept file lives beside the package's own bytecode (``serial_mcp/__pycache__/``),
 cache directory, and is read only when it and its directory belong to the owner of the package's
 files and no one else may write them (as a ``.pyc``: whoever can replace it can replace the code). A
 launch that may not write there (a system-wide install run by another user) builds every time; the
-installer makes the file with ``python -m serial_mcp.mcp.tool_cache``. The file is opened with
+installer makes the file with ``python -m serial_mcp.mcp.server``. The file is opened with
 ``O_NOFOLLOW | O_NONBLOCK`` and judged on its descriptor (a regular file of at most
 ``MAX_KEPT_BYTES``), its document checked entry by entry; a FIFO, a link, a device, a foreign owner,
 corrupt JSON or a malformed entry is a miss and a full build, never an error, a hang or an exit. Only
@@ -38,20 +38,24 @@ import stat
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.tools.base import Tool
-from mcp.server.mcpserver.utilities.func_metadata import func_metadata
 from pydantic import ValidationError
 
 from serial_mcp.mcp import sdk_private
-from serial_mcp.mcp.tool_arguments import LeanArguments
+from serial_mcp.mcp.sdk_private import ToolError, func_metadata
 from serial_mcp.store.atomic import replace_atomic
 
+if TYPE_CHECKING:  # defining it takes ~10 ms: a warm launch leaves it for the first call
+    from serial_mcp.mcp.tool_arguments import LeanArguments
+
 log = logging.getLogger(__name__)
+
+# A tool argument named by a Python keyword: the wire name and the parameter that receives it.
+KEYWORD_ALIASES: Final = {"from": "from_"}
 
 FORMAT: Final = 3
 FILE_NAME: Final = "serial-mcp-tools.json"
@@ -245,6 +249,8 @@ class DeferredArguments:
         fn = self._load()
         skip = [tool.context_kwarg] if tool.context_kwarg else []
         built = func_metadata(fn, skip_names=skip, structured_output=False)  # arguments only
+        from serial_mcp.mcp.tool_arguments import LeanArguments
+
         lean = LeanArguments(
             arg_model=built.arg_model, output_schema=self.output_schema, output_model=None,
             wrap_output=self.wrap_output,
@@ -294,8 +300,6 @@ class DeferredArguments:
 
 def _wire_names(fn: Any, skip: list[str]) -> frozenset[str]:
     """The argument names a caller uses for ``fn`` (toolkit's keyword aliases applied)."""
-    from serial_mcp.mcp.toolkit import KEYWORD_ALIASES
-
     wire = {py: w for w, py in KEYWORD_ALIASES.items()}
     params = inspect.signature(fn, eval_str=True).parameters
     return frozenset(wire.get(n, n) for n in params if n not in skip)
@@ -304,12 +308,10 @@ def _wire_names(fn: Any, skip: list[str]) -> frozenset[str]:
 def kept_tool(fn: Any, name: str, entry: dict[str, Any], annotations: Any, load: ToolLoader) -> Tool:
     """The SDK's ``Tool`` for ``fn`` with its kept schemas, its argument model deferred."""
     deferred = DeferredArguments(name, entry, load)
-    tool = Tool.model_construct(
-        fn=fn, name=name, title=entry["title"], description=entry["description"],
-        parameters=entry["parameters"], fn_metadata=deferred, is_async=True,
-        context_kwarg=entry["context_kwarg"], resolved_params={}, resolver_plans={},
-        annotations=annotations, icons=None, meta=None,
-    )  # fmt: skip
+    title, description = entry["title"], entry["description"]
+    tool = built_tool(
+        fn, name, title, description, annotations, entry["parameters"], deferred, entry["context_kwarg"]
+    )
     deferred.tool = tool
     return tool
 
@@ -331,22 +333,3 @@ def built_tool(
         fn_metadata=metadata, is_async=True, context_kwarg=context_kwarg, resolved_params={},
         resolver_plans={}, annotations=annotations, icons=None, meta=None,
     )  # fmt: skip
-
-
-def main() -> int:
-    """``python -m serial_mcp.mcp.tool_cache``: build the tools and keep them (for an installer, run as
-    the package's owner; the server keeps them itself when it may)."""
-    from serial_mcp.mcp.server import build_server
-    from serial_mcp.serial.fake import FakeOpener
-    from serial_mcp.serial.manager import ConnectionManager
-
-    cache = ToolCache()
-    cache.path.unlink(missing_ok=True)
-    build_server(ConnectionManager(FakeOpener()), port_lister=list, tool_cache=cache)
-    kept = cache.load() is not None
-    print(f"{'kept' if kept else 'NOT kept (not the package owner?)'}: {cache.path}", file=sys.stderr)
-    return 0 if kept else 1
-
-
-if __name__ == "__main__":
-    sys.exit(main())

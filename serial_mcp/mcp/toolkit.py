@@ -19,16 +19,16 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import mcp_types as types
-from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp.server import ServerRequestContext
 from mcp.server.mcpserver import MCPServer
+from mcp.server.runner import CallNext
 
 from serial_mcp import messages
 from serial_mcp.errors import ErrorCode, SerialMcpError, capped
-from serial_mcp.mcp import callers, sdk_private, tool_arguments, tool_cache
+from serial_mcp.mcp import callers, sdk_private, tool_cache
+from serial_mcp.mcp.sdk_private import HandlerResult
 
 log = logging.getLogger(__name__)
-
-KEYWORD_ALIASES = {"from": "from_"}
 
 
 def error_result(code: str, message: str) -> types.CallToolResult:
@@ -112,7 +112,7 @@ class ToolRegistry:
             call.__signature__ = sig  # type: ignore[attr-defined]
             names = {p.name for p in sig.parameters.values() if p.annotation is not _context_type()}
             self.arg_names[fn.__name__] = {
-                next((w for w, p in KEYWORD_ALIASES.items() if p == n), n) for n in names
+                next((w for w, p in tool_cache.KEYWORD_ALIASES.items() if p == n), n) for n in names
             }
             # Only what differs from the spec's defaults (readOnly false, idempotent false, openWorld
             # true); destructive (default true) is stated for every tool that can change anything.
@@ -135,7 +135,9 @@ class ToolRegistry:
                 call
             )
             # Per-call argument work precomputed, and no second validation of the result's dump.
-            tool_arguments.make_lean(self.server._tool_manager.get_tool(fn.__name__))  # type: ignore[arg-type]
+            from serial_mcp.mcp import tool_arguments  # a warm launch builds no tool: not loaded
+
+            tool_arguments.make_lean(sdk_private.tool_of(self.server, fn.__name__))
             return fn
 
         return register
@@ -172,7 +174,7 @@ def _answering(fn: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any
 
     @functools.wraps(fn)
     async def call(**kwargs: Any) -> Any:
-        for wire, py in KEYWORD_ALIASES.items():
+        for wire, py in tool_cache.KEYWORD_ALIASES.items():
             if wire in kwargs:
                 kwargs[py] = kwargs.pop(wire)
         caller = callers.current()

@@ -4,6 +4,7 @@ on any other version the server serves through the SDK's public stdio path."""
 from __future__ import annotations
 
 import ast
+import importlib
 import json
 import logging
 import os
@@ -19,7 +20,14 @@ import serial_mcp
 from serial_mcp.mcp import sdk_private, stdio_serve
 
 PACKAGE = Path(serial_mcp.__file__).parent
-PRIVATE_ATTRIBUTES = {"_lowlevel_server", "_connection", "_claim_fd", "_UnownedTextWrapper"}
+PRIVATE_ATTRIBUTES = {
+    "_lowlevel_server",
+    "_connection",
+    "_claim_fd",
+    "_UnownedTextWrapper",
+    "_tool_manager",
+    "_listeners",
+}
 
 
 def test_the_installed_sdk_is_the_one_sdk_private_was_verified_on() -> None:
@@ -30,13 +38,33 @@ def test_the_installed_sdk_is_the_one_sdk_private_was_verified_on() -> None:
     )
 
 
+def _exported(module: str, name: str) -> bool:
+    """Is ``name`` of SDK module ``module`` public: listed in the ``__all__`` of that module or of a
+    package above it (``mcp``, ``mcp.server``, ``mcp.server.mcpserver``, …), as the same object?"""
+    thing = getattr(importlib.import_module(module), name, None)
+    parts = module.split(".")
+    for i in range(len(parts), 0, -1):
+        owner = importlib.import_module(".".join(parts[:i]))
+        if name in getattr(owner, "__all__", ()) and getattr(owner, name, None) is thing:
+            return True
+    return False
+
+
 def _private_uses(path: Path) -> list[str]:
+    """SDK names reached that the SDK does not export: an underscored module or name, a name no
+    ``__all__`` lists, and (in ``mcp/``, whose objects are the SDK's) an underscored attribute of
+    anything but ``self``/``cls``, directly or by ``getattr``."""
     found = []
+    in_mcp = path.parent.name == "mcp"
     for node in ast.walk(ast.parse(path.read_text(), str(path))):
         if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "mcp":
             if any(part.startswith("_") for part in node.module.split(".")):
                 found.append(f"{path.name}:{node.lineno}: from {node.module}")
-            found += [f"{path.name}:{node.lineno}: {a.name}" for a in node.names if a.name.startswith("_")]
+            found += [
+                f"{path.name}:{node.lineno}: {node.module}.{a.name}"
+                for a in node.names
+                if a.name.startswith("_") or not _exported(node.module, a.name)
+            ]
         elif isinstance(node, ast.Import):
             found += [
                 f"{path.name}:{node.lineno}: import {a.name}"
@@ -45,7 +73,37 @@ def _private_uses(path: Path) -> list[str]:
             ]
         elif isinstance(node, ast.Attribute) and node.attr in PRIVATE_ATTRIBUTES:
             found.append(f"{path.name}:{node.lineno}: .{node.attr}")
+        elif in_mcp and isinstance(node, ast.Attribute) and _underscored(node.attr):
+            if not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls")):
+                found.append(f"{path.name}:{node.lineno}: {ast.unparse(node)}")
+        elif in_mcp and isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            named = (
+                node.args[1]
+                if node.func.id in ("getattr", "hasattr", "setattr") and len(node.args) > 1
+                else None
+            )
+            if isinstance(named, ast.Constant) and isinstance(named.value, str) and _underscored(named.value):
+                found.append(f"{path.name}:{node.lineno}: {ast.unparse(node)}")
     return found
+
+
+def _underscored(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
+def test_the_leak_scan_sees_each_kind_of_leak(tmp_path: Path) -> None:
+    mcp_dir = tmp_path / "mcp"
+    mcp_dir.mkdir()
+    leaky = mcp_dir / "leaky.py"
+    leaky.write_text(
+        "from mcp.server.context import HandlerResult\n"
+        "from mcp.server import MCPServer\n"
+        "def f(server, ctx):\n"
+        "    server._tool_manager.list_tools()\n"
+        "    return getattr(ctx.session, '_connection', None)\n"
+    )
+    found = _private_uses(leaky)
+    assert sorted(use.split(":")[1] for use in found) == ["1", "4", "5"], found
 
 
 @pytest.mark.slow  # over a second: the full suite runs it, the fast lane does not
@@ -94,15 +152,30 @@ async def test_an_unverified_sdk_is_served_through_its_public_stdio_path(
     monkeypatch.setattr(sys, "stdout", FakeStd(out_w, "wb"))
     server = build_server(ConnectionManager(FakeOpener()))
     requests = [
-        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}},
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "t", "version": "0"},
+            },
+        },
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
-        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "list_connections", "arguments": {}}},
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "list_connections", "arguments": {}},
+        },
     ]
     out = bytearray()
 
     async def client() -> None:
-        await anyio.to_thread.run_sync(os.write, in_w, "".join(json.dumps(r) + "\n" for r in requests).encode())
+        await anyio.to_thread.run_sync(
+            os.write, in_w, "".join(json.dumps(r) + "\n" for r in requests).encode()
+        )
         while out.count(b"\n") < 2:
             out.extend(await anyio.to_thread.run_sync(os.read, out_r, 1 << 16))
         os.close(in_w)

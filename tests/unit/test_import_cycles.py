@@ -1,6 +1,6 @@
 """No import circle in the package (issue 41.3): grimp's import graph (function-level imports included,
 ``if TYPE_CHECKING:`` imports left out: they never run) has no strongly connected component of more
-than one module, except the ones listed in ``ALLOWED_CYCLES`` while they are being taken apart."""
+than one module."""
 
 from __future__ import annotations
 
@@ -9,23 +9,6 @@ from typing import Protocol
 import pytest
 
 grimp = pytest.importorskip("grimp")  # installed with import-linter (the test extra)
-
-# The mcp/ circle is being broken on its own branch (issue 41.3, the serving path); empty this set then.
-ALLOWED_CYCLES: set[frozenset[str]] = {
-    frozenset(
-        f"serial_mcp.mcp.{name}"
-        for name in (
-            "argument_guard",
-            "engine_loader",
-            "prompts",
-            "resources",
-            "server",
-            "tool_cache",
-            "toolkit",
-            "tools",
-        )
-    )
-}
 
 
 class Graph(Protocol):
@@ -93,15 +76,15 @@ def test_the_cycle_finder_finds_a_circle() -> None:
 
 def test_no_import_cycle() -> None:
     graph = grimp.build_graph("serial_mcp", cache_dir=None, exclude_type_checking_imports=True)
-    cycles = [c for c in import_cycles(graph) if c not in ALLOWED_CYCLES]
+    cycles = import_cycles(graph)
     listed = "\n".join(" <-> ".join(sorted(c)) for c in cycles)
     assert not cycles, f"import circles in serial_mcp:\n{listed}"
 
 
-def test_no_type_only_import_cycle_outside_mcp() -> None:
+def test_no_type_only_import_cycle() -> None:
     """Imports under ``if TYPE_CHECKING:`` make no circle either (a part names what it needs of its
-    owner as a Protocol: ``serial.event_text.Watched``); mcp/ is checked by the test above."""
+    owner as a Protocol: ``serial.event_text.Watched``)."""
     graph = grimp.build_graph("serial_mcp", cache_dir=None)
-    cycles = [c for c in import_cycles(graph) if any(not m.startswith("serial_mcp.mcp.") for m in c)]
+    cycles = import_cycles(graph)
     listed = "\n".join(" <-> ".join(sorted(c)) for c in cycles)
     assert not cycles, f"import circles through TYPE_CHECKING imports:\n{listed}"

@@ -73,4 +73,4 @@ async def test_one_transact_touches_few_files() -> None:
             threading.setprofile(None)
         await conn.close()
     assert "engine/shaping.py" not in {f[len(package) + 1 :] for f in files}
-    assert len(files) <= 30, sorted(files)
+    assert len(files) <= 31, sorted(files)  # 30 after 41.2, + serial/rx_view.py (41.3: the RX view as a part)

@@ -87,6 +87,7 @@ DEFERRED_WHEN_KEPT = {
     "serial_mcp.engine.options": "the first tool call (the engine)",
     "serial_mcp.engine.results": "the first tool call (the engine)",
     "serial_mcp.mcp.tools": "the first tool call (the engine)",
+    "serial_mcp.mcp.tool_arguments": "the first tool call (its lean argument model, ~10 ms to define)",
     "serial_mcp.core.framing": "the first tool call (the engine)",
     "anycrc": "the first tool call (the engine: checksums)",
 }
