@@ -21,7 +21,7 @@ from typing import Annotated, Any
 
 import anyio
 from mcp.server.mcpserver import Context
-from pydantic import Field, ValidationError
+from pydantic import Field, ValidationError, WithJsonSchema
 from pydantic.dataclasses import rebuild_dataclass
 from pydantic.fields import FieldInfo
 
@@ -157,6 +157,8 @@ def _published(hint: Any, name: str, *, described: bool) -> Any:
         if isinstance(meta, Keyed):  # a nested option: the tool takes an object, the options model checks it
             base = meta.wire
             continue
+        if isinstance(meta, WithJsonSchema):  # a typed read option: published as its schema, taken as
+            base = Any  # it comes; the options model checks it and says a fault in the contract's words
         if isinstance(meta, FieldInfo):
             meta = Field(
                 description=meta.description if described else None,
