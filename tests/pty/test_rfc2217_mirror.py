@@ -27,7 +27,6 @@ pytestmark = [pytest.mark.anyio, pytest.mark.pty]
 MIB = 1 << 20
 
 
-
 def client(url: str, **kw: Any) -> serial.SerialBase:
     return serial.serial_for_url(url, baudrate=115200, timeout=10, **kw)
 
@@ -143,8 +142,7 @@ WRITING_CALLS: dict[str, dict[str, Any]] = {
 
 
 async def test_while_lent_every_writing_tool_says_port_lent_unless_forced(echo_dev: PtyDevice) -> None:
-    from serial_mcp.engine.mirror_lent import REFUSED_WHILE_LENT, UNFORCEABLE_WHILE_LENT
-    from serial_mcp.engine.operations import OPERATIONS
+    from serial_mcp.engine.operations import OPERATIONS, REFUSED_WHILE_LENT, UNFORCEABLE_WHILE_LENT
 
     assert set(WRITING_CALLS) == REFUSED_WHILE_LENT
     # every row that drives the device is held back while lent; the rest only change stored profiles
