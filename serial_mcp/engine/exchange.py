@@ -208,13 +208,8 @@ async def run_steps(
     mark: int | None = None
     found: list[dict[str, Any]] = []  # detected events new to the caller, listed once on the dialog
     for i, step in enumerate(parsed):
-        own = {
-            "reply": step.get("reply"),
-            "timeout_ms": step.get("timeout_ms"),
-            "idle_ms": step.get("idle_ms"),
-        }
         overrides: dict[str, Any] = {"match": step.get("expect"), "respond": step.get("respond")}
-        overrides.update((k, v) for k, v in own.items() if v is not None)
+        overrides.update((k, step[k]) for k in ("reply", "timeout_ms", "idle_ms") if step.get(k) is not None)
         if step.get("micropython") is not None:
             result = await _micropython_step(svc, caller, connection_id, i, step)
             total_written += result.bytes_written
@@ -250,11 +245,12 @@ async def run_steps(
     final = done[-1].read
     # the write's tx_bytes is the port's count now: a micropython step writes outside transact
     tx_bytes = svc.connection(caller, connection_id, "write").tx.tx_bytes
-    write = results.WriteResult(
-        connection_id=final_connection(last, connection_id), bytes_written=total_written, tx_bytes=tx_bytes
-    )
-    outcome = results.TransactResult(
-        write=write,
+    return results.TransactResult(
+        write=results.WriteResult(
+            connection_id=connection_id if last is None else last.write.connection_id,
+            bytes_written=total_written,
+            tx_bytes=tx_bytes,
+        ),
         read=final,  # the last step's (issue 26: a lean result does not repeat it)
         mark_offset=mark if mark is not None else final.from_offset,
         steps=done,
@@ -262,7 +258,6 @@ async def run_steps(
         steps_given=len(parsed),
         events=found or None,
     )
-    return outcome
 
 
 def _read_options(common: TransactOptions, overrides: dict[str, Any], index: int) -> ReadOptions:
@@ -271,10 +266,6 @@ def _read_options(common: TransactOptions, overrides: dict[str, Any], index: int
     window = {name: getattr(common, name) for name in READ_WINDOW}
     window.update(overrides, encoding=common.read_encoding or common.encoding)
     return build(ReadOptions, f"steps[{index}]", **window)
-
-
-def final_connection(last: results.TransactResult | None, connection_id: str) -> str:
-    return last.write.connection_id if last is not None else connection_id
 
 
 async def _micropython_step(
@@ -301,7 +292,7 @@ async def _micropython_step(
         )
     stdout, stdout_enc = encode_output(outcome.stdout, "utf8")
     stderr, _ = encode_output(outcome.stderr, "utf8")
-    read = results.ReadResult(
+    shown = results.ReadResult(
         data=stdout,
         encoding=stdout_enc,
         stop_reason="final",
@@ -316,7 +307,7 @@ async def _micropython_step(
         step=index,
         ok=not outcome.stderr,
         bytes_written=outcome.bytes_written,
-        read=read,
+        read=shown,
         stdout=stdout,
         stderr=stderr,
         mode=outcome.mode,

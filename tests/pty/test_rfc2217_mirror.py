@@ -410,7 +410,7 @@ async def test_dtr_rts_and_break_reach_the_port_in_order_with_the_data_and_their
         ]  # fmt: skip
         breaks = [t for t, name, _ in dev.line_events if name == "break"]
         assert breaks[1] - breaks[0] >= 0.3  # held as long as the client held it (never shorter)
-        assert c.dtr is True and c.rts is False  # the connection knows the levels the client left
+        assert c.lines.dtr is True and c.lines.rts is False  # the connection knows the levels the client left
         logged = [(e.fields.get("dtr"), e.fields.get("rts")) for e in events(c, "control", source="rfc2217")]
         assert (False, None) in logged and (None, False) in logged
         assert [e.fields["on"] for e in events(c, "break", source="rfc2217")] == [True, False]

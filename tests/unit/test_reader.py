@@ -211,12 +211,12 @@ async def test_fields_change_by_named_operations_only() -> None:
             conn.owner = "someone"  # type: ignore[assignment]
         conn.hold_for("caller-1", "write")
         conn.hold_for("caller-2")  # the share stays
-        conn.lines_set(dtr=True)
-        conn.lines_set(rts=False)
+        conn.lines.levels_set(dtr=True)
+        conn.lines.levels_set(rts=False)
         new = SerialSettings(baud_rate=9600)
         conn.use_settings(new)
         assert (conn.owner, conn.share, conn.settings) == ("caller-2", "write", new)
-        assert (conn.dtr, conn.rts) == (True, False)
+        assert (conn.lines.dtr, conn.lines.rts) == (True, False)
         assert conn.log.tail(1)[0].type == "config"
     finally:
         await mgr.close_all()
