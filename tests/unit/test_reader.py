@@ -220,3 +220,19 @@ async def test_fields_change_by_named_operations_only() -> None:
         assert conn.log.tail(1)[0].type == "config"
     finally:
         await mgr.close_all()
+
+
+async def test_the_lines_part_controls_the_reopened_port() -> None:
+    """Issue 41.3: the lines are a part of the connection (``conn.lines``); a reopen hands it the new handle."""
+    mgr, conn, _dev = await open_fake()
+    try:
+        first = conn.handle
+        await conn.reconnect_now()
+        assert conn.handle is not first
+        levels: list[bool] = []
+        conn.handle.set_dtr = levels.append  # type: ignore[assignment]
+        conn.lines.set_blocking(True, None)
+        conn.lines.levels_set(dtr=True)
+        assert levels == [True] and conn.lines.dtr is True
+    finally:
+        await mgr.close_all()
