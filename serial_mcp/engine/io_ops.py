@@ -71,7 +71,7 @@ async def flush(svc: Services, caller: Caller, connection_id: str, opts: FlushOp
     writing.require_open(conn)
     discarded = 0
     if opts.target in ("output", "both"):
-        await anyio.to_thread.run_sync(conn.reset_output_blocking)
+        await anyio.to_thread.run_sync(conn.lines.reset_output_blocking)
     if opts.target in ("input", "both"):
         discarded = conn.rx.flush_cursor(name, await conn.purge_and_mark())
     return results.FlushResult(connection_id=conn.id, target=opts.target, bytes_discarded=discarded)
@@ -93,7 +93,7 @@ async def capture_boot(
     writing.require_open(conn)
     lab = lab_reset.controls(conn) if lab_reset.is_lab(pulse) else None  # a labgrid place (issue 25)
     async with AsyncExitStack() as stack:
-        async with conn.line_turn():
+        async with conn.lines.turn():
             if lab is not None and pulse is not None:
                 await lab_reset.before_mark(lab, pulse)  # power off, off_ms: the old board's last bytes
             mark = await conn.purge_and_mark()  # exact: no pre-reset byte lands after the mark

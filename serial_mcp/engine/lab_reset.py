@@ -75,7 +75,7 @@ def parse(reset: Mapping[str, object]) -> dict[str, Any]:
 
 def controls(conn: Connection) -> LabControls:
     """The connection's lab controls, or ``not_supported`` for a port that is no labgrid place."""
-    lab = conn.lab_controls()
+    lab = conn.lines.lab_controls()
     if lab is None:
         raise DeviceError(
             ErrorCode.NOT_SUPPORTED, messages.LAB_RESET_NOT_LAB.format(port=conn.port), port=conn.port

@@ -22,10 +22,10 @@ async def apply_settings(conn: Connection, new: SerialSettings) -> results.Recon
     old = conn.settings
     async with conn.tx.turn():  # not in the middle of a write
         try:
-            await anyio.to_thread.run_sync(conn.apply_settings_blocking, new)
+            await anyio.to_thread.run_sync(conn.lines.apply_settings_blocking, new)
         except Exception as exc:  # drivers raise termios.error, SerialException, OSError, ValueError
             try:
-                await anyio.to_thread.run_sync(conn.apply_settings_blocking, old)
+                await anyio.to_thread.run_sync(conn.lines.apply_settings_blocking, old)
             except Exception:  # best effort; the error below says what happened
                 pass
             raise DeviceError(
@@ -38,7 +38,7 @@ async def apply_settings(conn: Connection, new: SerialSettings) -> results.Recon
 async def pulse_lines(conn: Connection, pulse: dict[str, Any]) -> None:
     """Drive the reset levels for ``hold_ms``, then restore the previous levels — always, even on
     error or cancellation (restoring is shielded)."""
-    previous = {"dtr": conn.dtr, "rts": conn.rts}
+    previous = {"dtr": conn.lines.dtr, "rts": conn.lines.rts}
     try:
         await set_lines(conn, pulse["dtr"], pulse["rts"])
         await anyio.sleep(pulse["hold_ms"] / 1000)
@@ -52,6 +52,6 @@ async def pulse_lines(conn: Connection, pulse: dict[str, Any]) -> None:
 
 async def set_lines(conn: Connection, dtr: bool | None, rts: bool | None) -> None:
     """Set DTR and/or RTS (None = leave alone), record it, remember the levels."""
-    await anyio.to_thread.run_sync(conn.set_lines_blocking, dtr, rts)
-    conn.lines_set(dtr, rts)
+    await anyio.to_thread.run_sync(conn.lines.set_blocking, dtr, rts)
+    conn.lines.levels_set(dtr, rts)
     conn.record("control", dtr=dtr, rts=rts)

@@ -28,9 +28,9 @@ async def set_dtr_rts(
     if dtr is None and rts is None:
         raise InvalidArgument(messages.LINES_NONE)
     writing.require_open(conn)
-    async with conn.line_turn():  # never interleaves with capture_boot's pulse
+    async with conn.lines.turn():  # never interleaves with capture_boot's pulse
         await set_lines(conn, dtr, rts)
-    return results.LinesResult(connection_id=conn.id, dtr=conn.dtr, rts=conn.rts)
+    return results.LinesResult(connection_id=conn.id, dtr=conn.lines.dtr, rts=conn.lines.rts)
 
 
 async def send_break(
@@ -41,8 +41,8 @@ async def send_break(
     if isinstance(duration_ms, bool) or not 1 <= duration_ms <= MAX_BREAK_MS:
         raise InvalidArgument(messages.BREAK_RANGE.format(max=MAX_BREAK_MS))
     writing.require_open(conn)
-    async with conn.line_turn(), conn.tx.turn():  # BREAK is on TX: no write may slip in
-        await anyio.to_thread.run_sync(conn.set_break_blocking, True)
+    async with conn.lines.turn(), conn.tx.turn():  # BREAK is on TX: no write may slip in
+        await anyio.to_thread.run_sync(conn.lines.set_break_blocking, True)
         conn.record("break", duration_ms=duration_ms)
         try:
             steps = max(1, duration_ms // 100)
@@ -51,7 +51,7 @@ async def send_break(
                 await report_progress(i + 1, steps, messages.BREAK_PROGRESS)
         finally:
             with anyio.CancelScope(shield=True):  # released on success, error and cancellation
-                await anyio.to_thread.run_sync(conn.set_break_blocking, False)
+                await anyio.to_thread.run_sync(conn.lines.set_break_blocking, False)
     return results.BreakResult(connection_id=conn.id, duration_ms=duration_ms)
 
 

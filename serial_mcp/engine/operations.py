@@ -18,23 +18,23 @@ from dataclasses import dataclass
 from typing import Any, Generic, ParamSpec, TypeVar
 
 from serial_mcp import messages
+from serial_mcp.core.settings import SerialSettings
 from serial_mcp.engine import (
     checksum_ops,
     console_ops,
-    dialog_ops,
     exchange,
     io_ops,
     lend_ops,
     line_ops,
     log_ops,
-    mirror_lent,
     port_ops,
     profile_ops,
 )
 from serial_mcp.engine import options as o
 from serial_mcp.engine.access import Caller
 from serial_mcp.engine.services import Services
-from serial_mcp.errors import SerialMcpError
+from serial_mcp.errors import Conflict, ErrorCode, SerialMcpError
+from serial_mcp.serial.manager import ConnectionManager
 
 P = ParamSpec("P")
 OptionsT = TypeVar("OptionsT")
@@ -118,7 +118,7 @@ READ = _op("read", o.ReadOptions, exchange.read, "Read received data", messages.
 WRITING = Hints(destructive=True, mutates=True)
 WRITE = _op("write", o.WriteOptions, io_ops.write, "Write data", messages.D_WRITE, WRITING)
 TRANSACT = _op(
-    "transact", o.TransactOptions, dialog_ops.transact, "Write then read the reply", messages.D_TRANSACT,
+    "transact", o.TransactOptions, exchange.transact, "Write then read the reply", messages.D_TRANSACT,
     WRITING,
 )  # fmt: skip
 FLUSH = _op(
@@ -224,8 +224,59 @@ async def invoke(
     """Run ``op`` for ``caller`` on ``target``: every front door calls its operations this way, so
     an error leaving one says which operation, and which connection, it came from."""
     try:
-        mirror_lent.refuse_if_lent(svc.manager, op.name, target, opts)  # issue 23.1: port_lent
+        refuse_if_lent(svc.manager, op.name, target, opts)  # issue 23.1: port_lent
         return await op.run(svc, caller, target, opts)
     except SerialMcpError as exc:
         exc.attach(op.name, target)
         raise
+
+
+# --- a lent port (issue 23.1) ---------------------------------------------------------------------
+# While an RFC 2217 client writes to a connection's port (``conn.lent_to``), serial-mcp writes
+# nothing of its own: every operation that would put a byte on the wire, drive a line or change a
+# setting refuses with ``port_lent`` (naming the client), unless the call says ``force=true``.
+# Reading stays open; standing responders are held by the connection itself while it is lent.
+
+# the rows that write, drive lines or change settings (each has ``force``)
+REFUSED_WHILE_LENT = frozenset(
+    {
+        "write", "transact", "flush", "capture_boot", "set_dtr_rts", "send_break",
+        "set_flow_control", "reconfigure", "detect_baud", "file_transfer",
+    }
+)  # fmt: skip
+# rows that reopen or hand away the OS handle the client is using: refused while lent, force or not
+UNFORCEABLE_WHILE_LENT = frozenset({"lend", "reconnect"})
+_SETTING_KEYS = frozenset(SerialSettings().as_dict())
+
+
+def refuse_if_lent(manager: ConnectionManager, name: str, target: str | None, opts: object) -> None:
+    """Raise ``port_lent`` if operation ``name`` would write to a lent connection without ``force``."""
+    hint = messages.PORT_LENT_FORCE
+    if name in UNFORCEABLE_WHILE_LENT:  # closing the handle under a flashing client: never
+        if name == "lend" and getattr(opts, "action", "status") == "status":
+            return
+        hint = messages.PORT_LENT_NO_FORCE
+    elif name == "configure":  # its connection is an option; only a settings change writes
+        target = getattr(opts, "connection_id", None)
+        defaults = getattr(opts, "defaults", None)
+        if not isinstance(defaults, dict) or not _SETTING_KEYS & set(defaults):
+            return
+    elif name not in REFUSED_WHILE_LENT or getattr(opts, "force", False):
+        return
+    if not isinstance(target, str):
+        return
+    try:
+        conn = manager.get(target)
+    except SerialMcpError:  # the operation itself says what is wrong with the id
+        return
+    client = conn.lent_to
+    if client is None:
+        return
+    if name == "configure":
+        hint = messages.PORT_LENT_CONFIGURE
+    raise Conflict(
+        ErrorCode.PORT_LENT,
+        messages.PORT_LENT.format(id=conn.id, client=client, url=conn.rfc2217.url, hint=hint),
+        client=client,
+        connection_id=conn.id,
+    )

@@ -103,7 +103,7 @@ def get_status(svc: Services, caller: Caller, connection_id: str) -> results.Sta
         status.lend = conn.lend.status()
     if isinstance(conn.reopener, Follower):
         status.follows = conn.reopener.device
-    replay = conn.replay_progress()
+    replay = conn.lines.replay_progress()
     if replay is not None:  # a replay:// device reports its progress
         status.replay = replay.status()
     status.events = conn.events.status()

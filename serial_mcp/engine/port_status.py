@@ -36,7 +36,7 @@ def status(conn: Connection, caller: Caller | None = None) -> models.StatusResul
     lines: dict[str, bool | None] = {"cts": None, "dsr": None, "ri": None, "cd": None}
     if conn.state == "open":
         try:
-            lines = conn.modem_lines()
+            lines = conn.lines.modem_lines()
         except OSError:
             pass
     opts = conn.options.as_dict()
@@ -68,12 +68,12 @@ def status(conn: Connection, caller: Caller | None = None) -> models.StatusResul
         dsr=lines.get("dsr"),
         ri=lines.get("ri"),
         cd=lines.get("cd"),
-        dtr=conn.dtr,
-        rts=conn.rts,
+        dtr=conn.lines.dtr,
+        rts=conn.lines.rts,
         reconnect_attempts=conn.reconnect_attempts,
         reconnects=conn.reconnects,
         reconnect=conn.reconnect_policy.as_dict() if conn.reconnect_policy else None,
-        low_latency=conn.low_latency(),
+        low_latency=conn.lines.low_latency(),
         defaults=opts,
         last_error=conn.last_error,
         opened_at=datetime.fromtimestamp(conn.opened_at, UTC).isoformat(),

@@ -6,8 +6,9 @@ connection's ``AnswerWriter`` on a thread of its own, never by the pump. Everyth
 loop. Waiters are woken with ``loop.call_soon_threadsafe``; bursts are coalesced into one wake-up.
 
 Its parts: the RX side (``rx``: ring, cursors and their lock, ``serial.rx_view.RxView``), the TX
-session (``tx``), the event watch (``events``). The engine uses the named operations
-(``rx.status``, ``rx.flush_cursor``, ``send``, ``tx.turn``, ``hold_for``, ``use_settings`` ...),
+session (``tx``), the lines (``lines``: DTR/RTS/BREAK, settings, modem lines, the line turn,
+``serial.port_controls.PortLines``), the event watch (``events``). The engine uses the named operations
+(``rx.status``, ``rx.flush_cursor``, ``send``, ``tx.turn``, ``lines.turn``, ``hold_for`` ...),
 never the lock, ring or cursor table, and assigns none of its fields. The lifecycle (loss, reconnect,
 lend and take back) is ``serial.port_lifecycle.PortLifecycle``, a base of ``Connection``.
 """
@@ -33,7 +34,7 @@ from serial_mcp.core.settings import SerialSettings
 from serial_mcp.serial.event_text import SeenEvent
 from serial_mcp.serial.event_watch import EventWatch
 from serial_mcp.serial.handle import PortHandle
-from serial_mcp.serial.port_controls import PortControls
+from serial_mcp.serial.port_controls import PortLines
 from serial_mcp.serial.port_lifecycle import PortLifecycle
 from serial_mcp.serial.port_lifecycle import State as State  # re-exported: connection.State, as before
 from serial_mcp.serial.pump import RxPump
@@ -71,7 +72,7 @@ class Field(Generic[T]):
         raise AttributeError(f"{self._private[1:]} is changed by a named operation")
 
 
-class Connection(PortLifecycle, PortControls):
+class Connection(PortLifecycle):
     """An open port and everything that consumes it (its lifecycle: ``PortLifecycle``)."""
 
     def __init__(
@@ -98,9 +99,7 @@ class Connection(PortLifecycle, PortControls):
         self.ring = rx.ring  # the pump appends to it; serial/'s readers read it under the lock
         self.rx_end, self.read_ring, self.time_at = rx.end, rx.read, rx.time_at
         self.tx = TxSession(handle)
-        self.line_lock = asyncio.Lock()  # set_dtr_rts, send_break and capture_boot's pulse never interleave
-        self._dtr: bool | None = None  # last level we set (None: untouched since open)
-        self._rts: bool | None = None
+        self.lines = PortLines(handle)  # DTR/RTS/BREAK, settings on the handle, modem lines; the line turn
         self.state: State = "open"
         self.last_error: str | None = None
         self.bytes_lost_total = 0  # bytes that reads were told they lost (ring overrun before they read)
@@ -163,8 +162,6 @@ class Connection(PortLifecycle, PortControls):
     owner = Field[str]()  # the caller (``engine.access.Caller.key``) that holds it
     share = Field[str]()  # what other callers may do: "read" | "write"
     settings = Field[SerialSettings]()  # the serial settings in force
-    dtr = Field[bool | None]()  # the DTR level last set (None: untouched since open)
-    rts = Field[bool | None]()  # the RTS level last set
     mirror = Field[Any]()  # its PTY mirror (``serial.mirror.PtyMirror``), or None
     rfc2217 = Field[Any]()  # its RFC 2217 mirror (``serial.rfc2217_mirror.Rfc2217Mirror``), or None
 
@@ -182,13 +179,6 @@ class Connection(PortLifecycle, PortControls):
         """The port was reconfigured to ``settings`` (applied already): remember and log them."""
         self._settings = settings
         self.record("config", settings=settings.as_dict())
-
-    def lines_set(self, dtr: bool | None = None, rts: bool | None = None) -> None:
-        """DTR and/or RTS were set to these levels (None: that line was left alone)."""
-        if dtr is not None:
-            self._dtr = dtr
-        if rts is not None:
-            self._rts = rts
 
     def attach_mirror(self, mirror: Any, rfc2217: bool = False) -> None:
         """Serve the port through ``mirror`` (a PTY, or RFC 2217 when ``rfc2217``), closed with the port."""

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from serial_mcp.core.ring import RxRing
     from serial_mcp.serial.event_watch import EventWatch
     from serial_mcp.serial.judged import DeviceId
+    from serial_mcp.serial.port_controls import PortLines
     from serial_mcp.serial.pump import RxPump
     from serial_mcp.serial.tx import TxSession
 
@@ -58,6 +59,7 @@ class PortLifecycle:
         loop: asyncio.AbstractEventLoop
         ring: RxRing
         tx: TxSession
+        lines: PortLines
         events: EventWatch
         state: State
         last_error: str | None
@@ -151,6 +153,7 @@ class PortLifecycle:
             self.port = moved_to
         self.handle = handle
         self.tx.handle = handle
+        self.lines.attach(handle)
         self._generation += 1
         self._pump = self._new_pump(handle)
         self.state = "open"

@@ -1,13 +1,21 @@
-"""What a read asks for, checked: ``build_read_request`` validates a read's arguments (timeouts,
-limits, match, encoding, framing and parser) into a ``ReadRequest``; ``ReadOutcome`` is what the
-read algorithm (``serial.reader``) gives back. Nothing here touches a port.
+"""What a read asks for, where it starts and what ends it: ``build_read_request`` validates a read's
+arguments (timeouts, limits, match, encoding, framing and parser) into a ``ReadRequest``; its start
+against a connection (``resolve_start``, ``pin_event_start``), the stop tests every read loop shares
+(``wait_or_stop``, ``until_cut``) and ``ReadOutcome``, what a read loop (``serial.reader``,
+``serial.decoded_read``) gives back.
+
+A read with ``until`` ends on the first event of those kinds that ends after its start, or that the
+connection's event watch found while it ran (its bytes were read, by an earlier read, before it was
+complete): at the end of that event's lines and their line end. ``reset`` also ends on a boot: a reset
+nobody announced (a watchdog, a brownout, the button) only shows as the next boot (issue 24).
 """
 
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import dataclass
-from typing import Any, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from serial_mcp import messages
 from serial_mcp.core.cursors import DEFAULT_CURSOR
@@ -16,6 +24,9 @@ from serial_mcp.core.encoding import ENCODINGS
 from serial_mcp.core.match import Matcher, Span
 from serial_mcp.errors import InvalidArgument, Short
 from serial_mcp.serial.reply_wait import REPLY_QUIET_MS, ReplyWatch
+
+if TYPE_CHECKING:
+    from serial_mcp.serial.connection import Connection
 
 DEFAULT_TIMEOUT_MS = 1000
 MAX_TIMEOUT_MS = 600_000
@@ -276,3 +287,127 @@ class ReadOutcome(NamedTuple):
     rejected: list[DecodedFrame] | None = None  # framed reads: the first bad frames validate dropped
     frames_skipped: int = 0  # a framed reply read: frames consumed before the ones returned
     frames_filtered: int = 0  # framed and summary reads: frames the parser's filter hid (esp_log)
+
+
+# --- where a read starts ----------------------------------------------------------------------------
+def resolve_start(conn: Connection, req: ReadRequest) -> int:
+    """The absolute offset a read starts at (creates a named cursor on first use)."""
+    if req.from_ == "cursor":
+        with conn.thread_lock:
+            return conn.rx.cursor(req.cursor).offset
+    snap = conn.snapshot()
+    if req.from_ == "now":
+        return snap.end_offset
+    if req.from_ == "buffer_start":
+        return snap.start_offset
+    assert isinstance(req.from_, int)
+    if req.from_ > snap.end_offset:
+        raise InvalidArgument(messages.READ_FROM_FUTURE.format(value=req.from_, end=snap.end_offset))
+    return req.from_
+
+
+async def pin_event_start(conn: Connection, req: ReadRequest) -> ReadRequest:
+    """``req`` with ``from="last_boot"`` / ``{"event": N}`` (issue 38.3) replaced by that event's offset:
+    the newest boot the event watch has seen, or event N (the watch numbers every event it finds and
+    keeps the last ones). The watch catches up with the bytes already received first, so a boot
+    printed just now is found. Other starts stay as they are."""
+    where = req.from_
+    if where != "last_boot" and not isinstance(where, FromEvent):
+        return req
+    await conn.events.settle(conn.rx_end())
+    seen = conn.events.events()
+    if isinstance(where, FromEvent):
+        found = next((e for e in seen if e.seq == where.seq), None)
+        if found is None:
+            kept = f"{seen[0].seq}..{seen[-1].seq}" if seen else "none"
+            raise InvalidArgument(messages.READ_FROM_NO_EVENT.format(seq=where.seq, kept=kept))
+    else:
+        found = next((e for e in reversed(seen) if e.event.kind == "boot"), None)
+        if found is None:
+            raise InvalidArgument(messages.READ_FROM_NO_BOOT.format(n=len(seen)))
+    return req._replace(from_=found.event.offset)
+
+
+# --- what ends it, and what it gives back -------------------------------------------------------------
+async def wait_or_stop(
+    conn: Connection,
+    seen_end: int,
+    deadline: float,
+    idle: int | None,
+    have: bool,
+    wake_in: float | None = None,
+) -> StopReason | None:
+    """Nothing new past ``seen_end``: say why the read ends, or sleep until something changes
+    (at most ``wake_in`` seconds: a silence the decoder must hear about)."""
+    snap = conn.snapshot()
+    if snap.end_offset > seen_end:
+        return None  # more arrived while we worked
+    if snap.state in ("closed", "disconnected"):
+        return snap.state
+    # "reconnecting": keep waiting; the timeout still holds and a reconnect wakes us
+    wait = deadline - time.monotonic()
+    if idle is not None and have and snap.last_rx_time is not None:
+        quiet = time.time() - snap.last_rx_time
+        if quiet * 1000 >= idle:
+            return "idle"
+        wait = min(wait, idle / 1000 - quiet)
+    if wait <= 0:
+        return "timeout"
+    if wake_in is not None:
+        wait = min(wait, max(wake_in, 0.001))
+    await conn.wait_change(wait, snap.end_offset)
+    return None
+
+
+async def until_cut(conn: Connection, req: ReadRequest, begin: int, seq0: int, have: int) -> int | None:
+    """``_event_cut``, once the event watch has looked at the bytes this read holds (a bounded wait: it
+    waits only when the watch is close behind): a read over history ends on its events, not before."""
+    cut = _event_cut(conn, req, begin, seq0, have)
+    if cut is None and conn.events.scanned_to < begin + have:
+        await conn.events.settle(begin + have)
+        cut = _event_cut(conn, req, begin, seq0, have)
+    return cut
+
+
+def _event_cut(conn: Connection, req: ReadRequest, begin: int, seq0: int, have: int) -> int | None:
+    """Where an ``until`` read ends: the number of its bytes to keep (the event's lines and their line
+    end), or None while no such event has been found. An event that ended before ``begin`` but was
+    found during this read (its bytes were read before it was complete) ends the read as it stands."""
+    assert req.until is not None
+    hit = conn.events.first(req.until, begin, seq0)
+    if hit is None:
+        return None
+    cut = hit.event.end - begin
+    if cut <= 0:
+        return have
+    return None if cut > have else cut  # past ``have``: its last bytes are not in this read yet
+
+
+def past_line_end(buf: bytes | bytearray, cut: int) -> int:
+    """``cut`` moved past the line end that follows it (CR, LF or CRLF), when it is in ``buf``."""
+    if buf[cut : cut + 2] == b"\r\n":
+        return cut + 2
+    return cut + 1 if cut < len(buf) and buf[cut] in (0x0D, 0x0A) else cut
+
+
+def advance_cursor(conn: Connection, req: ReadRequest, start: int | None, next_offset: int) -> str | None:
+    """A plain cursor read consumes what it returned; transact (explicit start) moves it past the reply."""
+    if req.from_ != "cursor":
+        return None
+    with conn.thread_lock:
+        cur = conn.rx.cursor(req.cursor)
+        if start is None:
+            cur.offset = next_offset
+        elif next_offset > cur.offset:
+            cur.offset = next_offset
+            cur.drop_decoder()
+    return req.cursor
+
+
+def outcome(
+    conn: Connection, begin: int, end: int, lost: int, stop: StopReason, cursor: str | None
+) -> ReadOutcome:
+    """A read's result over ``[begin, end)`` after ``lost`` bytes (counted on the connection too);
+    the callers add what their kind of read returns (``_replace``)."""
+    conn.bytes_lost_total += lost
+    return ReadOutcome(begin, end, lost, stop, max(0, conn.rx_end() - end), cursor)

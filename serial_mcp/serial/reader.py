@@ -3,49 +3,49 @@
 Stop conditions, first one wins: ``match`` found, ``max_bytes`` gathered, the line quiet for
 ``idle_ms`` after data arrived, ``timeout_ms`` elapsed, the port disconnected or closed. History is
 checked before waiting, so a reply that already arrived is found at once. What a read returns is
-always one contiguous run ``[from_offset, next_offset)`` plus the bytes lost before it.
+always one contiguous run ``[from_offset, next_offset)`` plus the bytes lost before it. A read that
+decodes (frames, a summary) runs ``serial.decoded_read``'s loop; the request, its start and its stop
+tests are ``serial.read_request``'s.
+
+The ``match`` search never stalls the event loop: RE2 keeps it linear, but linear can still be long
+(a pattern that defeats RE2's DFA runs at roughly ``program_size`` × 8 ns per byte, so
+``[ab]*a[ab]{500}c`` over a 4 MiB history takes seconds). A search whose estimated work is small runs
+inline (the common case: a few KiB of new bytes); a larger one in a worker thread (RE2 releases the
+GIL) in pieces, stopping between pieces once the read's deadline has passed.
 """
 
 from __future__ import annotations
 
 import time
 
+import anyio.to_thread
+
 from serial_mcp import messages
-from serial_mcp.core.decode import DecodedFrame
 from serial_mcp.core.encoding import utf8_complete_length
-from serial_mcp.core.framing.base import FramingError
-from serial_mcp.core.match import Span
+from serial_mcp.core.match import Matcher, Span
 from serial_mcp.errors import ErrorCode, PortError
-from serial_mcp.serial import decode_feed
 from serial_mcp.serial.connection import Connection
-from serial_mcp.serial.event_start import pin_event_start
+from serial_mcp.serial.decoded_read import read_framed, read_summary
 from serial_mcp.serial.lending import released_error
-from serial_mcp.serial.pattern_search import search_in_worker, search_inline
 from serial_mcp.serial.read_request import (
     DEFAULT_RX_FRAMING,
-    FEED_CHUNK,
     MAX_MAX_BYTES,
     MAX_TIMEOUT_MS,
-    REJECTED_KEPT,
     DecodeSpec,
     ReadOutcome,
     ReadRequest,
     StopReason,
+    advance_cursor,
     build_decode_spec,
     build_read_request,
-)
-from serial_mcp.serial.read_until import (
-    decoder_at_start,
     outcome,
     past_line_end,
+    pin_event_start,
     resolve_start,
-    silence_due,
     until_cut,
     wait_or_stop,
 )
-from serial_mcp.serial.reply_window import reply_cut as _reply_cut
-from serial_mcp.serial.reply_window import reply_start as _reply_start
-from serial_mcp.serial.summary_read import read_summary
+from serial_mcp.serial.reply_window import reply_start
 
 __all__ = [  # the request side lives in read_request; these are imported from here as before
     "MAX_MAX_BYTES",
@@ -55,9 +55,14 @@ __all__ = [  # the request side lives in read_request; these are imported from h
     "ReadRequest",
     "build_decode_spec",
     "build_read_request",
+    "find_in_window",
+    "pin_event_start",
     "read",
     "resolve_start",
 ]
+
+INLINE_WORK = 1 << 22  # bytes × RE2 instructions searched on the event loop (about 30 ms at worst)
+PIECE_BYTES = 64 * 1024  # new bytes searched per piece in the worker thread
 
 
 def _require_not_closed(conn: Connection) -> None:
@@ -88,7 +93,7 @@ async def _read(conn: Connection, req: ReadRequest, start: int | None) -> ReadOu
         assert spec is not None
         return await read_summary(conn, req, spec, start)
     if req.decode is not None:
-        return await _read_framed(conn, req, req.decode, start)
+        return await read_framed(conn, req, req.decode, start)
     if req.from_ == "cursor" and start is None:
         with conn.thread_lock:
             cur = conn.rx.cursor(req.cursor)
@@ -148,10 +153,10 @@ async def _read(conn: Connection, req: ReadRequest, start: int | None) -> ReadOu
     if req.encoding == "utf8" and stop not in ("match", "event", "disconnected", "closed"):
         data = data[: utf8_complete_length(data)]  # a torn character stays buffered for the next read
     next_offset = from_offset + len(data)
-    advanced = _advance_cursor(conn, req, start, next_offset)
+    advanced = advance_cursor(conn, req, start, next_offset)
     skipped = 0
     if req.reply is not None and req.matcher is not None:  # reply="match"/"tail:N": the rest is counted
-        skipped = _reply_start(data, span, req.reply)
+        skipped = reply_start(data, span, req.reply)
         data = data[skipped:]
         if req.encoding == "utf8":
             while skipped < next_offset - from_offset and data[:1] and 0x80 <= data[0] < 0xC0:
@@ -162,135 +167,49 @@ async def _read(conn: Connection, req: ReadRequest, start: int | None) -> ReadOu
     return result._replace(data=data, match=span, bytes_skipped=skipped or None)
 
 
-def _advance_cursor(conn: Connection, req: ReadRequest, start: int | None, next_offset: int) -> str | None:
-    """A plain cursor read consumes what it returned; transact (explicit start) moves it past the reply."""
-    if req.from_ != "cursor":
-        return None
-    with conn.thread_lock:
-        cur = conn.rx.cursor(req.cursor)
-        if start is None:
-            cur.offset = next_offset
-        elif next_offset > cur.offset:
-            cur.offset = next_offset
-            cur.drop_decoder()
-    return req.cursor
+def _work(matcher: Matcher, window_len: int, searched: int) -> int:
+    if matcher.program_size == 0:  # literal: a memchr-speed scan
+        return 0
+    return (window_len - matcher.resume_at(searched)) * matcher.program_size
 
 
-async def _read_framed(
-    conn: Connection, req: ReadRequest, spec: DecodeSpec, start: int | None
-) -> ReadOutcome:
-    """A read that returns frames. Decoder state lives with the cursor, so a frame torn across two
-    reads (or two pump chunks) is decoded whole next time; changing the framing resets it."""
-    on_cursor = req.from_ == "cursor" and start is None
-    cur, decoder, pending, fed, from_offset = decoder_at_start(conn, req, spec, on_cursor, start)
-    dropped_before = decoder.frames_dropped
-    skipped_before = decoder.bytes_skipped
-    filtered_before = decoder.frames_filtered
-    rejected: list[DecodedFrame] = []
-    decoder.rejected = rejected  # frames validate drops, named in the result (the first few)
-    deadline = time.monotonic() + req.timeout_ms / 1000
-    idle = req.effective_idle_ms
-    silence = spec.silence_s(conn.settings.baud_rate)
-    told_quiet_at: int | None = None  # the stream end at which the decoder last heard a silence
-    decoded = False  # something was fed in this read (the deadline then ends it, whatever comes)
-    feeder = decode_feed.Feeder(decoder)
-    frames: list[DecodedFrame] = []
-    size = 0
-    lost = 0
-    error: str | None = None
-    match_index: int | None = None
-    stop: StopReason | None = None
-    seq0 = conn.events.last_seq
-    watch = req.reply_watch()  # a transact that named no end: its reply's echo and final
-    packet = watch if spec.packet_frames else None  # a packet protocol's reply is one frame
-    while stop is None:
-        while pending and stop is None:  # frames decoded earlier (or just now) come first
-            event = pending.pop(0)
-            if isinstance(event, FramingError):
-                stop, error = "framing_error", event.message
-                break
-            frames.append(event)
-            size += decode_feed.frame_size(event)
-            if req.matcher is not None and req.matcher.find(event.data) is not None:
-                stop, match_index = "match", len(frames) - 1
-            elif event.final:
-                stop = "final"
-            elif len(frames) >= req.max_frames:
-                stop = "max_frames"
-            elif size >= req.max_bytes:
-                stop = "max_bytes"
-            elif packet is not None and packet.is_reply_frame(conn, from_offset, event.start, event.end):
-                stop = "final"
-        if stop is None and rejected and rejected[-1].final:
-            stop = "final"  # issue 37: a reply that failed its check ends its exchange too
-        if stop is not None:
-            break
-        if (
-            req.until is not None
-            and (cut := await until_cut(conn, req, from_offset, seq0, fed - from_offset)) is not None
-        ):
-            end = from_offset + cut
-            keep = next((i for i, f in enumerate(frames) if f.start >= end), len(frames))
-            pending[:0] = frames[keep:]  # frames after the event stay for the next read
-            del frames[keep:]
-            stop = "event"
-            break
-        if decoded and time.monotonic() >= deadline:
-            stop = "timeout"  # bytes that keep the decoder busy (a flood, noise) end at the deadline too
-            break
-        rr = conn.read_ring(fed, FEED_CHUNK)
-        if rr.bytes_lost:  # the ring overran this reader: the decoder cannot bridge a gap
-            lost += rr.bytes_lost
-            decoder.reset(rr.from_offset)
-            if not frames:
-                from_offset = rr.from_offset
-        fed = rr.next_offset
-        if rr.data:  # decoded on the loop if small, else in a worker thread, in pieces
-            events, used = await feeder.feed(rr.data, deadline, req.max_frames - len(frames))
-            pending.extend(events)
-            fed = rr.from_offset + used
-            decoded = True
-        if rr.data or rr.bytes_lost:
-            continue
-        wake_in = silence_due(conn, silence, decoder, fed, told_quiet_at)
-        if wake_in is not None and wake_in <= 0:  # a frame that ends at a silence (RTU, a prompt) ends now
-            told_quiet_at, wake_in = fed, None
-            events = decoder.silence()
-            if events:
-                pending.extend(events)
-                continue
-        have = bool(frames) and (watch is None or watch.see_ring(conn, from_offset, fed))
-        stop = await wait_or_stop(conn, fed, deadline, idle, have, wake_in)
-        feeder.rested()
-        del rejected[REJECTED_KEPT:]
-    decoder.rejected = None
-    del rejected[REJECTED_KEPT:]
-    if error is None and (damaged := decoder.damaged_pending()) is not None:  # issue 37: never silent
-        error = messages.S_DAMAGED_PENDING.format(offset=damaged)
+def _scan(matcher: Matcher, window: bytes, searched: int, deadline: float) -> tuple[Span | None, int]:
+    pos = searched
+    while True:
+        stop = min(len(window), max(pos, 0) + PIECE_BYTES)
+        span = matcher.find(window, pos, stop)
+        if span is not None or stop >= len(window) or time.monotonic() >= deadline:
+            return span, stop
+        pos = stop
 
-    next_offset = (
-        frames[-1].end if pending and frames else (from_offset if pending else decoder.pending_start)
+
+def search_inline(
+    matcher: Matcher, window: bytes | bytearray, searched: int
+) -> tuple[Span | None, int] | None:
+    """``find_in_window`` done at once when its work is small (the common case: no coroutine, no
+    thread); None when it must run in a worker (``search_in_worker``)."""
+    if _work(matcher, len(window), searched) <= INLINE_WORK:
+        return matcher.find(window, searched), len(window)
+    return None
+
+
+async def search_in_worker(
+    matcher: Matcher, window: bytes | bytearray, searched: int, deadline: float
+) -> tuple[Span | None, int]:
+    """The search ``search_inline`` declined: in a worker thread, in pieces, until ``deadline``."""
+    return await anyio.to_thread.run_sync(
+        _scan, matcher, bytes(window), searched, deadline, abandon_on_cancel=True
     )
-    next_offset = max(next_offset, from_offset)
-    if cur is not None:
-        with conn.thread_lock:
-            cur.offset, cur.fed, cur.pending = next_offset, fed, pending
-    advanced = _advance_cursor(conn, req, start, next_offset) if not on_cursor else req.cursor
-    frames_skipped = 0
-    if req.reply is not None and req.matcher is not None and frames:  # only the match (and N bytes before)
-        frames_skipped = _reply_cut(frames, match_index, req.reply)
-        del frames[:frames_skipped]
-        if match_index is not None:
-            match_index -= frames_skipped
-    times = [conn.time_at(f.end - 1) for f in frames]
-    return outcome(conn, from_offset, next_offset, lost, stop, advanced)._replace(
-        frames=frames,
-        frame_times=times,
-        frames_dropped=decoder.frames_dropped - dropped_before,
-        bytes_skipped=decoder.bytes_skipped - skipped_before,
-        error=error,
-        match_frame=match_index,
-        rejected=rejected or None,
-        frames_skipped=frames_skipped,
-        frames_filtered=decoder.frames_filtered - filtered_before,
-    )
+
+
+async def find_in_window(
+    matcher: Matcher, window: bytes | bytearray, searched: int, deadline: float
+) -> tuple[Span | None, int]:
+    """The first match in ``window`` (``window[:searched]`` holds none) and how far it was searched.
+
+    The second value is ``len(window)`` unless the deadline (``time.monotonic()``) passed first.
+    """
+    found = search_inline(matcher, window, searched)
+    if found is not None:
+        return found
+    return await search_in_worker(matcher, window, searched, deadline)

@@ -53,8 +53,8 @@ class LentPort:
         self._en_held_low = False  # esp_reset: the client holds the chip in reset (RTS on, DTR off)
         self.settings: SerialSettings = conn.settings
         self._purge_pending = purge_pending  # drops what is queued for the client (PURGE receive)
-        self._dtr: bool = True if conn.dtr is None else conn.dtr
-        self._rts: bool = True if conn.rts is None else conn.rts
+        self._dtr: bool = True if conn.lines.dtr is None else conn.lines.dtr
+        self._rts: bool = True if conn.lines.rts is None else conn.lines.rts
         self._break = False
         self.changed_settings = False
 
@@ -130,7 +130,7 @@ class LentPort:
             return
         applied = self._drive(self.conn.handle.set_dtr, self._dtr)
         if applied:
-            self.conn.lines_set(dtr=self._dtr)
+            self.conn.lines.levels_set(dtr=self._dtr)
         self.conn.record("control", dtr=self._dtr, rts=None, source=SOURCE, applied=applied)
         self._watch_reset()
 
@@ -143,7 +143,7 @@ class LentPort:
         handle = self.conn.handle
         applied = self._drive(handle.set_dtr, True) and self._drive(handle.set_rts, False)
         if applied:
-            self.conn.lines_set(True, False)
+            self.conn.lines.levels_set(True, False)
         self.conn.record("control", dtr=True, rts=False, source=SOURCE, applied=applied, esp_reset=True)
 
     @property
@@ -155,7 +155,7 @@ class LentPort:
         self._rts = bool(level)
         applied = self._drive(self.conn.handle.set_rts, self._rts)
         if applied:
-            self.conn.lines_set(rts=self._rts)
+            self.conn.lines.levels_set(rts=self._rts)
         self.conn.record("control", dtr=None, rts=self._rts, source=SOURCE, applied=applied)
         self._watch_reset()
 

@@ -27,7 +27,6 @@ pytestmark = [pytest.mark.anyio, pytest.mark.pty]
 MIB = 1 << 20
 
 
-
 def client(url: str, **kw: Any) -> serial.SerialBase:
     return serial.serial_for_url(url, baudrate=115200, timeout=10, **kw)
 
@@ -143,8 +142,7 @@ WRITING_CALLS: dict[str, dict[str, Any]] = {
 
 
 async def test_while_lent_every_writing_tool_says_port_lent_unless_forced(echo_dev: PtyDevice) -> None:
-    from serial_mcp.engine.mirror_lent import REFUSED_WHILE_LENT, UNFORCEABLE_WHILE_LENT
-    from serial_mcp.engine.operations import OPERATIONS
+    from serial_mcp.engine.operations import OPERATIONS, REFUSED_WHILE_LENT, UNFORCEABLE_WHILE_LENT
 
     assert set(WRITING_CALLS) == REFUSED_WHILE_LENT
     # every row that drives the device is held back while lent; the rest only change stored profiles
@@ -412,7 +410,7 @@ async def test_dtr_rts_and_break_reach_the_port_in_order_with_the_data_and_their
         ]  # fmt: skip
         breaks = [t for t, name, _ in dev.line_events if name == "break"]
         assert breaks[1] - breaks[0] >= 0.3  # held as long as the client held it (never shorter)
-        assert c.dtr is True and c.rts is False  # the connection knows the levels the client left
+        assert c.lines.dtr is True and c.lines.rts is False  # the connection knows the levels the client left
         logged = [(e.fields.get("dtr"), e.fields.get("rts")) for e in events(c, "control", source="rfc2217")]
         assert (False, None) in logged and (None, False) in logged
         assert [e.fields["on"] for e in events(c, "break", source="rfc2217")] == [True, False]

@@ -19,7 +19,7 @@ from serial_mcp.errors import InvalidArgument
 from serial_mcp.mcp.server import build_server
 from serial_mcp.serial.fake import FakeOpener
 from serial_mcp.serial.manager import ConnectionManager
-from serial_mcp.serial.pattern_search import find_in_window
+from serial_mcp.serial.reader import find_in_window
 from serial_mcp.serial.responder import Responder
 from tests.tool_calls import call, error
 

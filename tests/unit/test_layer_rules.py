@@ -18,7 +18,7 @@ ENGINE = sorted((PACKAGE / "engine").glob("*.py"))
 
 # What the engine may not reach into: the locks (the connection's thread lock under any name, the TX
 # lock), the RX ring, the cursor table, and (issue 27.4) the port handle and the line lock: the engine
-# calls the connection's named operations instead (serial/port_controls.py).
+# calls the named operations of the connection and its parts instead (serial/port_controls.py).
 CONNECTION_INSIDES = {"lock", "_lock", "thread_lock", "ring", "cursors", "handle", "line_lock"}
 CONNECTION_NAMES = {"conn", "c", "connection"}
 

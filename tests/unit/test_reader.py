@@ -211,12 +211,28 @@ async def test_fields_change_by_named_operations_only() -> None:
             conn.owner = "someone"  # type: ignore[assignment]
         conn.hold_for("caller-1", "write")
         conn.hold_for("caller-2")  # the share stays
-        conn.lines_set(dtr=True)
-        conn.lines_set(rts=False)
+        conn.lines.levels_set(dtr=True)
+        conn.lines.levels_set(rts=False)
         new = SerialSettings(baud_rate=9600)
         conn.use_settings(new)
         assert (conn.owner, conn.share, conn.settings) == ("caller-2", "write", new)
-        assert (conn.dtr, conn.rts) == (True, False)
+        assert (conn.lines.dtr, conn.lines.rts) == (True, False)
         assert conn.log.tail(1)[0].type == "config"
+    finally:
+        await mgr.close_all()
+
+
+async def test_the_lines_part_controls_the_reopened_port() -> None:
+    """Issue 41.3: the lines are a part of the connection (``conn.lines``); a reopen hands it the new handle."""
+    mgr, conn, _dev = await open_fake()
+    try:
+        first = conn.handle
+        await conn.reconnect_now()
+        assert conn.handle is not first
+        levels: list[bool] = []
+        conn.handle.set_dtr = levels.append  # type: ignore[assignment]
+        conn.lines.set_blocking(True, None)
+        conn.lines.levels_set(dtr=True)
+        assert levels == [True] and conn.lines.dtr is True
     finally:
         await mgr.close_all()

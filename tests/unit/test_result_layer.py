@@ -51,8 +51,10 @@ def test_a_lean_answer_leaves_frame_times_out_and_verbose_keeps_every_field() ->
 
 
 async def test_one_transact_touches_few_files() -> None:
-    """Counted with a profile hook over one transact through the Python API (the calling thread);
-    ``bench/count_transact_files.py --list`` names them. 33 before issue 41.2."""
+    """Counted with a profile hook over one warm transact on ``loop://`` through the Python API (the
+    calling thread); ``bench/count_transact_files.py --list`` names them (and the pump thread's).
+    33 before issue 41.2, 31 before the read modules and the dialog were folded; a reply not in yet
+    when the read first looks adds ``serial/pump.py`` (the wait wakes a lingering pump)."""
     package = str(Path(serial_mcp.__file__).resolve().parent)
     files: set[str] = set()
 
@@ -72,5 +74,6 @@ async def test_one_transact_touches_few_files() -> None:
             sys.setprofile(None)
             threading.setprofile(None)
         await conn.close()
-    assert "engine/shaping.py" not in {f[len(package) + 1 :] for f in files}
-    assert len(files) <= 31, sorted(files)  # 30 after 41.2, + serial/rx_view.py (41.3: the RX view as a part)
+    names = sorted(f[len(package) + 1 :] for f in files)
+    assert "engine/shaping.py" not in names
+    assert len(names) <= 27, " ".join(names)
