@@ -196,6 +196,51 @@ From = Annotated[
     checked(messages.READ_BAD_FROM),
     WithJsonSchema({"type": ["integer", "string", "object"]}),
 ]
+Loose = dict[str, object] | None  # what a tool publishes for an object its options model checks
+
+
+def _as_given(value: object, handler: ValidatorFunctionWrapHandler) -> object:
+    """An object passed on as given: the code that uses it judges its keys and values, with its texts."""
+    return value if isinstance(value, dict) else handler(value)
+
+
+class TxFramingSpec(TypedDict, total=False):
+    """``tx_framing``: how a write is framed. Which keys a ``type`` takes, and the forms of their
+    values, are checked by the framing code (``core.framing.config``) with its own texts."""
+
+    type: Required[str]
+    ending: str
+    delimiter: str
+    encoding: Enc
+    checksum: dict[str, object]
+    prefix_size: int
+    endianness: ByteOrder
+    header_offset: int
+    max_length: int
+    start: str | list[str]
+    end: str
+    sync: str | list[str]
+    length: int | dict[str, object]
+    header_length: int
+
+
+class RxFramingSpec(TxFramingSpec, total=False):
+    """``rx_framing``: how the bytes read are cut into frames (checked as ``tx_framing`` is)."""
+
+    include_terminators: bool
+    skip_empty: bool
+    reply_to: str  # modbus_rtu: the request (hex) whose reply is expected
+
+
+class ParserSpec(TypedDict, total=False):
+    """``rx_parser``: what each frame is parsed as (checked by ``core.parsers.config``)."""
+
+    type: Required[str]
+    validate: bool
+    prompt: str | None  # shell_prompt
+    print_filter: str | None  # esp_log
+
+
 Cursor = Annotated[str | None, Field(description=messages.P_CURSOR)]
 Timeout = Annotated[Int | None, Field(description=messages.P_TIMEOUT_MS)]
 IdleMs = Annotated[Int | None, Field(description=messages.P_IDLE_MS)]
@@ -210,9 +255,13 @@ Match = Annotated[
 ]
 EncOut = Annotated[Enc | None, Field(description=messages.P_ENCODING_OUT)]
 Protocol = Annotated[str | None, Field(description=messages.P_PROTOCOL)]
-RxFraming = Annotated[dict[str, Any] | None, Field(description=messages.P_RX_FRAMING)]
+RxFraming = Annotated[
+    RxFramingSpec | None, Keyed(_as_given, wire=Loose), Field(description=messages.P_RX_FRAMING)
+]
 RxParser = Annotated[
-    dict[str, Any] | None, Field(description=f"{messages.P_RX_PARSER} {messages.P_VALIDATE_DEFAULT}")
+    ParserSpec | None,
+    Keyed(_as_given, wire=Loose),
+    Field(description=f"{messages.P_RX_PARSER} {messages.P_VALIDATE_DEFAULT}"),
 ]
 Respond = Annotated[RuleArg, Field(description=messages.P_RESPOND)]
 StripAnsi = Annotated[bool, Field(description=messages.P_STRIP_ANSI)]
@@ -238,31 +287,6 @@ Reply = Annotated[str | None, Field(description=messages.P_REPLY)]
 Verbose = Annotated[bool, Field(description=messages.P_VERBOSE)]
 
 
-def _as_given(value: object, handler: ValidatorFunctionWrapHandler) -> object:
-    """An object passed on as given: the code that uses it judges its keys and values, with its texts."""
-    return value if isinstance(value, dict) else handler(value)
-
-
-class TxFramingSpec(TypedDict, total=False):
-    """``tx_framing``: how a write is framed. Which keys a ``type`` takes, and the forms of their
-    values, are checked by the framing code (``core.framing.config``) with its own texts."""
-
-    type: Required[str]
-    ending: str
-    delimiter: object
-    encoding: str
-    checksum: object
-    prefix_size: int
-    endianness: str
-    header_offset: int
-    max_length: int
-    start: object
-    end: object
-    sync: object
-    length: object
-    header_length: int
-
-
 # --- writing -----------------------------------------------------------------------------------
 Data = Annotated[str, Field(description=messages.P_DATA)]
 EncIn = Annotated[Enc | None, Field(description=messages.P_ENCODING_IN)]
@@ -270,7 +294,7 @@ EncBoth = Annotated[Enc | None, Field(description=messages.P_ENCODING_BOTH)]
 ReadEncoding = Annotated[Enc | None, Field(description=messages.P_READ_ENCODING)]
 TxFraming = Annotated[
     TxFramingSpec | None,
-    Keyed(_as_given, wire=dict[str, Any] | None),
+    Keyed(_as_given, wire=Loose),
     Field(description=messages.P_TX_FRAMING),
 ]
 Pace = Annotated[PaceArg, Field(description=messages.P_PACE)]
@@ -280,7 +304,7 @@ WriteStall = Annotated[Int | None, Field(description=messages.P_WRITE_STALL_MS)]
 ReadEcho = Annotated[bool, Field(description=messages.P_READ_ECHO)]
 Steps = Annotated[
     list[StepSpec] | None,
-    Keyed(_check_steps, wire=list[dict[str, Any]] | None),
+    Keyed(_check_steps, wire=list[dict[str, object]] | None),
     Field(description=messages.P_STEPS),
 ]
 
@@ -302,7 +326,7 @@ class ResetSpec(TypedDict, total=False):
 
 Reset = Annotated[
     ResetSpec | None,
-    Keyed(_as_given, wire=dict[str, Any] | None),
+    Keyed(_as_given, wire=Loose),
     Field(description=f"{messages.P_RESET}{messages.P_RESET_TOUCH} {messages.P_RESET_LAB}"),
 ]
 BootSend = Annotated[str | None, Field(description=messages.P_BOOT_SEND)]
@@ -340,7 +364,7 @@ LowLatency = Annotated[bool | None, Field(description=messages.P_LOW_LATENCY)]
 ShareMode = Annotated[Share | None, Field(description=messages.P_SHARE)]
 StandingRules = Annotated[
     Standing | None,
-    Keyed(lambda v, _: None if v is None else standing_rules(v), wire=list[dict[str, Any] | str] | None),
+    Keyed(lambda v, _: None if v is None else standing_rules(v), wire=list[dict[str, object] | str] | None),
     Field(description=messages.P_RESPOND_OPEN),
 ]
 Dtr = Annotated[bool | None, Field(description=messages.P_DTR)]
@@ -357,7 +381,6 @@ OptionalConnection = Annotated[str | None, Field(description=messages.P_CONNECTI
 Revision = Annotated[Int | None, Field(description=messages.P_EXPECTED_REVISION)]
 ToRevision = Annotated[Int, Field(description=messages.P_TO_REVISION)]
 Overwrite = Annotated[bool, Field(description=messages.P_OVERWRITE)]
-Table = dict[str, object]  # a framing or parser object (checked by the codecs' own code)
 
 
 class SettingsSpec(TypedDict, total=False):
@@ -371,9 +394,9 @@ class SettingsSpec(TypedDict, total=False):
     stop_bits: float
     flow_control: str
     protocol: str | None
-    rx_framing: Table | None
+    rx_framing: RxFramingSpec | None
     tx_framing: TxFramingSpec | None
-    rx_parser: Table | None
+    rx_parser: ParserSpec | None
     rx_buffer_size: int
     reconnect: bool | ReconnectSpec | None
     pace: PaceSpec | None
@@ -385,7 +408,7 @@ class SettingsSpec(TypedDict, total=False):
 
 
 Defaults = Annotated[
-    SettingsSpec, Keyed(_as_given, wire=dict[str, Any]), Field(description=messages.P_DEFAULTS)
+    SettingsSpec, Keyed(_as_given, wire=dict[str, object]), Field(description=messages.P_DEFAULTS)
 ]
 LogLimit = Annotated[Int, Field(description=messages.P_LOG_LIMIT)]
 LogSince = Annotated[Int | None, Field(description=messages.P_LOG_SINCE)]

@@ -148,7 +148,6 @@ class ReadWindow(NoOptions):
     rx_parser: t.RxParser = None
     max_frames: t.MaxFrames = None
     until: t.Until = None
-    verbose: t.Verbose = False  # issue 26: every field of the result, nulls and defaults too
     reply: t.Reply = None  # issue 26: with match, return only the match (and N bytes before it)
 
 
@@ -162,6 +161,9 @@ class CursorView(ReadWindow):
 
 
 READ_WINDOW = frozenset(f.name for f in dataclasses.fields(CursorView))
+# ``verbose`` (every field of the answer) is no option of the engine's: the tools of a read take it
+# for the answer layer (``serial_mcp.answers``; mcp/tools.py), described on ``read``.
+DESCRIBED_ON_READ = READ_WINDOW | {"verbose"}
 
 
 @dataclass(frozen=True, kw_only=True, config=CONFIG)
@@ -196,7 +198,7 @@ class TransactOptions(CursorView, Forcing):
     """``transact``: write, then read the reply from a mark taken before the write; or, with
     ``steps``, a whole dialog."""
 
-    described_elsewhere: ClassVar[frozenset[str]] = READ_WINDOW | {"tx_framing"}  # tx_framing: as in write
+    described_elsewhere: ClassVar[frozenset[str]] = DESCRIBED_ON_READ | {"tx_framing"}  # as in write
 
     data: t.Data = dataclasses.field(default="", kw_only=False)
     encoding: t.EncBoth = None
@@ -214,7 +216,7 @@ class TransactOptions(CursorView, Forcing):
 class CaptureBootOptions(ReadWindow, Forcing):
     """``capture_boot``: mark the RX edge, trigger the boot (reset lines and/or ``send``), read it."""
 
-    described_elsewhere: ClassVar[frozenset[str]] = READ_WINDOW
+    described_elsewhere: ClassVar[frozenset[str]] = DESCRIBED_ON_READ
 
     reset: t.Reset = None
     encoding: t.EncOut = None

@@ -3,10 +3,14 @@ as it is built, before any port is touched, with the option's own texts (the con
 
 from __future__ import annotations
 
-from typing import Any
+import typing
+from typing import Annotated, Any
 
 import pytest
 
+from serial_mcp import api
+from serial_mcp.core.unknown_keys import Keyed
+from serial_mcp.engine.operations import OPERATIONS
 from serial_mcp.engine.options import OpenOptions, ReadOptions, TransactOptions, WriteOptions, build
 from serial_mcp.errors import InvalidArgument
 
@@ -93,3 +97,38 @@ def test_the_declared_keys_match_the_checks_still_kept_beside_them() -> None:
 
     assert tuple(t.Rs485Spec.__annotations__) == RS485_KEYS
     assert tuple(t.RuleSpec.__annotations__) == RESPOND_KEYS and t.MAX_RESPOND_TIMES == MAX_TIMES
+
+
+def _loose(hint: Any, seen: set[int]) -> list[str]:
+    """Where ``hint`` (an option's type, its TypedDicts' fields and the object its tool publishes
+    included) lets ``Any`` through: ``mypy`` would check no key or value there."""
+    if hint is Any:
+        return ["Any"]
+    if id(hint) in seen:
+        return []
+    seen.add(id(hint))
+    if typing.is_typeddict(hint):
+        fields = typing.get_type_hints(hint, include_extras=True)
+        return [f"{hint.__name__}.{k}: {w}" for k, v in fields.items() for w in _loose(v, seen)]
+    found = [w for arg in typing.get_args(hint) for w in _loose(arg, seen)]
+    if typing.get_origin(hint) is Annotated:
+        found += [w for m in hint.__metadata__ if isinstance(m, Keyed) for w in _loose(m.wire, seen)]
+    return found
+
+
+def test_no_option_type_lets_any_through() -> None:
+    """Issue 41.1: no option is ``dict[str, Any]`` (or ``Any``), so ``mypy`` rejects a misspelt key
+    in every entry point; the Python API's own keywords are typed as strictly."""
+    loose = {
+        f"{op.name}.{name}": found
+        for op in OPERATIONS
+        for name, hint in typing.get_type_hints(op.options_type, include_extras=True).items()
+        if (found := _loose(hint, set()))
+    }
+    for cls in (api.Engine, api.EngineConnection, api.SyncEngine, api.SyncConnection, api.EngineOptions):
+        members = [cls] if typing.is_typeddict(cls) else [getattr(cls, n) for n in dir(cls) if n[0] != "_"]
+        for member in (m for m in members if callable(m)):
+            hints = typing.get_type_hints(member, include_extras=True)
+            hints.pop("return", None), hints.pop("self", None)  # the instance, not a user's value
+            loose.update({f"{cls.__name__}.{k}": f for k, v in hints.items() if (f := _loose(v, set()))})
+    assert not loose, loose
