@@ -33,6 +33,8 @@ from serial_mcp.core.screen import MAX_COLS, MAX_ROWS, MIN_SIZE
 from serial_mcp.core.unknown_keys import Keyed, keyed, reject_unknown_keys
 from serial_mcp.errors import InvalidArgument, Short
 from serial_mcp.serial.reader import MAX_TIMEOUT_MS
+from serial_mcp.serial.responder import MAX_TIMES
+from serial_mcp.serial.responder import RuleSpec as RuleSpec  # declared beside the code that uses it
 
 Int = Annotated[int, Strict()]
 Number = Annotated[float, Strict()]
@@ -47,23 +49,13 @@ Share = Literal["read", "write"]
 Direction = Literal["send", "receive"]
 XProtocol = Literal["xmodem", "xmodem_crc", "xmodem_1k", "ymodem"]
 ByteOrder = Literal["big", "little"]
-MAX_RESPOND_TIMES = 100
-
-
-class RuleSpec(TypedDict, total=False):
-    """A respond rule: when ``on`` (a match) arrives, send ``send`` (``times`` times at most)."""
-
-    on: Required[str | dict[str, object]]
-    send: Required[str]
-    encoding: str  # checked where ``send`` is decoded, with its own text
-    times: Annotated[int, Strict(), Field(ge=1, le=MAX_RESPOND_TIMES)]
 
 
 RULE_CHECK = keyed(
     RuleSpec,
     "respond",
     messages.RESPOND_BAD,
-    wrong=messages.RESPOND_TIMES.format(max=MAX_RESPOND_TIMES),
+    wrong=messages.RESPOND_TIMES.format(max=MAX_TIMES),
     typed=messages.RESPOND_BAD,
 )
 RuleArg = Annotated[RuleSpec | None, RULE_CHECK]

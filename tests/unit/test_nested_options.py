@@ -88,17 +88,6 @@ def test_good_nested_options_come_through_as_given() -> None:
     assert steps == [{"send": "AT", "expect": "OK", "timeout_ms": 100}]
 
 
-def test_the_declared_keys_match_the_checks_still_kept_beside_them() -> None:
-    """Until the respond and rs485 checks in serial/ and core/ read the declared types, the two
-    must name the same keys and bounds (a key declared but refused there would be a trap)."""
-    from serial_mcp.core.settings import RS485_KEYS
-    from serial_mcp.engine import option_types as t
-    from serial_mcp.serial.responder import MAX_TIMES, RESPOND_KEYS
-
-    assert tuple(t.Rs485Spec.__annotations__) == RS485_KEYS
-    assert tuple(t.RuleSpec.__annotations__) == RESPOND_KEYS and t.MAX_RESPOND_TIMES == MAX_TIMES
-
-
 def _loose(hint: Any, seen: set[int]) -> list[str]:
     """Where ``hint`` (an option's type, its TypedDicts' fields and the object its tool publishes
     included) lets ``Any`` through: ``mypy`` would check no key or value there."""
