@@ -31,6 +31,8 @@ from serial_mcp.core.pace import PaceArg, PaceSpec
 from serial_mcp.core.reconnect import ReconnectArg, ReconnectSpec
 from serial_mcp.core.screen import MAX_COLS, MAX_ROWS, MIN_SIZE
 from serial_mcp.core.unknown_keys import Keyed, keyed, reject_unknown_keys
+from serial_mcp.engine import lab_reset
+from serial_mcp.engine.lab_reset import ResetSpec as ResetSpec  # declared beside its check
 from serial_mcp.errors import InvalidArgument, Short
 from serial_mcp.serial.reader import MAX_TIMEOUT_MS
 from serial_mcp.serial.responder import MAX_TIMES
@@ -301,24 +303,9 @@ Steps = Annotated[
 ]
 
 
-class ResetSpec(TypedDict, total=False):
-    """``capture_boot``'s reset: the lines ``{dtr, rts, hold_ms}``, ``{"kind": "1200bps_touch"}``, or
-    on a labgrid place ``{power: "cycle", off_ms, name}`` / ``{digital_output, hold_ms}``. Which keys
-    go together, and their values, are checked by ``io_ops.parse_reset`` and ``lab_reset.parse``."""
-
-    dtr: bool | None
-    rts: bool | None
-    hold_ms: int
-    kind: Literal["lines", "1200bps_touch"]
-    power: Literal["cycle"]
-    off_ms: int
-    name: str | None
-    digital_output: str | bool
-
-
 Reset = Annotated[
     ResetSpec | None,
-    Keyed(_as_given, wire=Loose),
+    Keyed(lambda v, _: lab_reset.check(v), wire=Loose),
     Field(description=f"{messages.P_RESET}{messages.P_RESET_TOUCH} {messages.P_RESET_LAB}"),
 ]
 BootSend = Annotated[str | None, Field(description=messages.P_BOOT_SEND)]

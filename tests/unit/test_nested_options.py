@@ -11,7 +11,14 @@ import pytest
 from serial_mcp import api
 from serial_mcp.core.unknown_keys import Keyed
 from serial_mcp.engine.operations import OPERATIONS
-from serial_mcp.engine.options import OpenOptions, ReadOptions, TransactOptions, WriteOptions, build
+from serial_mcp.engine.options import (
+    CaptureBootOptions,
+    OpenOptions,
+    ReadOptions,
+    TransactOptions,
+    WriteOptions,
+    build,
+)
 from serial_mcp.errors import InvalidArgument
 
 CASES: list[tuple[type[Any], dict[str, Any], str]] = [
@@ -57,6 +64,20 @@ CASES: list[tuple[type[Any], dict[str, Any], str]] = [
         {"steps": [{"send": "x", "respond": {"on": "a", "sendd": "b"}}]},
         "Did you mean 'send'?",
     ),
+    (CaptureBootOptions, {"reset": "dtr"}, "reset must be null or an object like"),
+    (CaptureBootOptions, {"reset": {"rts": "yes"}}, "reset must be null or an object like"),
+    (CaptureBootOptions, {"reset": {"hold_ms": 10}}, "reset names no line"),
+    (CaptureBootOptions, {"reset": {"rts": True, "hold_ms": 0}}, "reset.hold_ms must be a whole number"),
+    (CaptureBootOptions, {"reset": {"dtrr": True}}, "reset has an unknown key 'dtrr'. Did you mean 'dtr'?"),
+    (CaptureBootOptions, {"reset": {"kind": "1200"}}, "reset.kind is '1200'"),
+    (
+        CaptureBootOptions,
+        {"reset": {"kind": "1200bps_touch", "dtr": False}},
+        "takes no other key (it got dtr)",
+    ),
+    (CaptureBootOptions, {"reset": {"power": "on"}}, 'reset.power must be "cycle"'),
+    (CaptureBootOptions, {"reset": {"digital_output": False}}, "reset.digital_output"),
+    (CaptureBootOptions, {"reset": {"power": "cycle", "of_ms": 5}}, "Did you mean 'off_ms'?"),
 ]
 
 
