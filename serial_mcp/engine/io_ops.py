@@ -16,18 +16,12 @@ from serial_mcp.core.keys import encode_keys
 from serial_mcp.engine import lab_reset, read_plan, read_shape, responding, results, writing
 from serial_mcp.engine.access import Caller
 from serial_mcp.engine.line_actions import pulse_lines
-from serial_mcp.engine.options import (
-    CaptureBootOptions,
-    FlushOptions,
-    WriteOptions,
-)
+from serial_mcp.engine.options import CaptureBootOptions, FlushOptions, WriteOptions
 from serial_mcp.engine.services import Services
 from serial_mcp.errors import InvalidArgument
 from serial_mcp.serial import reader
 from serial_mcp.serial.touch import touch_1200
 from serial_mcp.serial.tx import MAX_WRITE_TIMEOUT_MS
-
-BOOT_TIMEOUT_MS = 5000  # capture_boot's default wait: a boot takes longer than a reply
 
 
 async def write(svc: Services, caller: Caller, connection_id: str, opts: WriteOptions) -> results.WriteResult:
