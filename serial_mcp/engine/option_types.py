@@ -198,6 +198,9 @@ def _as_given(value: object, handler: ValidatorFunctionWrapHandler) -> object:
     return value if isinstance(value, dict) else handler(value)
 
 
+AS_GIVEN = Keyed(_as_given, wire=Loose)
+
+
 class TxFramingSpec(TypedDict, total=False):
     """``tx_framing``: how a write is framed. Which keys a ``type`` takes, and the forms of their
     values, are checked by the framing code (``core.framing.config``) with its own texts."""
@@ -249,13 +252,9 @@ Match = Annotated[
 ]
 EncOut = Annotated[Enc | None, Field(description=messages.P_ENCODING_OUT)]
 Protocol = Annotated[str | None, Field(description=messages.P_PROTOCOL)]
-RxFraming = Annotated[
-    RxFramingSpec | None, Keyed(_as_given, wire=Loose), Field(description=messages.P_RX_FRAMING)
-]
+RxFraming = Annotated[RxFramingSpec | None, AS_GIVEN, Field(description=messages.P_RX_FRAMING)]
 RxParser = Annotated[
-    ParserSpec | None,
-    Keyed(_as_given, wire=Loose),
-    Field(description=f"{messages.P_RX_PARSER} {messages.P_VALIDATE_DEFAULT}"),
+    ParserSpec | None, AS_GIVEN, Field(description=f"{messages.P_RX_PARSER} {messages.P_VALIDATE_DEFAULT}")
 ]
 Respond = Annotated[RuleArg, Field(description=messages.P_RESPOND)]
 StripAnsi = Annotated[bool, Field(description=messages.P_STRIP_ANSI)]
@@ -286,11 +285,7 @@ Data = Annotated[str, Field(description=messages.P_DATA)]
 EncIn = Annotated[Enc | None, Field(description=messages.P_ENCODING_IN)]
 EncBoth = Annotated[Enc | None, Field(description=messages.P_ENCODING_BOTH)]
 ReadEncoding = Annotated[Enc | None, Field(description=messages.P_READ_ENCODING)]
-TxFraming = Annotated[
-    TxFramingSpec | None,
-    Keyed(_as_given, wire=Loose),
-    Field(description=messages.P_TX_FRAMING),
-]
+TxFraming = Annotated[TxFramingSpec | None, AS_GIVEN, Field(description=messages.P_TX_FRAMING)]
 Pace = Annotated[PaceArg, Field(description=messages.P_PACE)]
 Keys = Annotated[list[str] | None, Field(description=messages.P_KEYS)]
 WriteTimeout = Annotated[Int | None, Field(description=messages.P_WRITE_TIMEOUT_MS)]
@@ -301,8 +296,6 @@ Steps = Annotated[
     Keyed(_check_steps, wire=list[dict[str, object]] | None),
     Field(description=messages.P_STEPS),
 ]
-
-
 Reset = Annotated[
     ResetSpec | None,
     Keyed(lambda v, _: lab_reset.check(v), wire=Loose),
