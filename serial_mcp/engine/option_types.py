@@ -8,7 +8,7 @@ number is expected is ``invalid_argument``, never silently 1 or 0.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Annotated, Any, Literal, Required
+from typing import Annotated, Literal, Required
 
 from pydantic import (
     ConfigDict,
@@ -129,12 +129,12 @@ def _check_steps(value: object, handler: ValidatorFunctionWrapHandler) -> object
 _CLOSED = ConfigDict(extra="forbid")
 
 
-def checked(text: str | Callable[[Any], None], **fields: Any) -> WrapValidator:
+def checked(text: str | Callable[[object], None], **fields: object) -> WrapValidator:
     """A type's validation, its failure said as ``text`` (formatted with ``fields`` and ``value``:
     what was given), or by ``text(value)``, which raises the contract's own error for each fault
     before the type is asked."""
 
-    def validate(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+    def validate(value: object, handler: ValidatorFunctionWrapHandler) -> object:
         if callable(text):
             if value is not None:
                 text(value)
@@ -165,7 +165,7 @@ class ScreenSize(TypedDict, total=False):
     rows: Annotated[int, Strict(), Field(ge=MIN_SIZE, le=MAX_ROWS)]
 
 
-def _match_texts(value: Any) -> None:
+def _match_texts(value: object) -> None:
     Matcher.from_spec(value)  # its faults in the contract's words (cached: compiled once a pattern)
 
 

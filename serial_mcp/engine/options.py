@@ -243,7 +243,7 @@ class SerialFields(NoOptions):
     stop_bits: t.StopBits = None
     flow_control: t.FlowControl = None
 
-    def settings(self) -> dict[str, Any]:
+    def settings(self) -> dict[str, object]:
         """The UART settings given (None = unchanged)."""
         return {f: getattr(self, f) for f in SERIAL_FIELDS}
 
@@ -274,7 +274,7 @@ class OpenOptions(SerialFields):
     respond: t.StandingRules = None
     elf: t.Elf = None
 
-    def fields(self) -> dict[str, Any]:
+    def fields(self) -> dict[str, object]:
         """The settings a profile may supply (None = not given)."""
         return {k: getattr(self, k) for k in PROFILE_FIELDS}
 
