@@ -16,13 +16,15 @@ Options that several operations share are declared in one base and inherited: th
 by ``open`` and ``reconfigure``. An option named after a Python keyword is spelt with a trailing
 underscore (``from_``) and published under its keyword (``from``).
 
-A nested option (``pace``, ``reconnect``, ``respond``, ``steps``, ``rs485`` …) is a ``TypedDict``
-declared once (``option_types.py``, or ``core/pace.py`` and ``core/reconnect.py`` where the core
-uses it too) with its fields' types and ranges: ``mypy`` checks a dict literal against it in the
-Python API, and its validator (``core.unknown_keys.keyed``) refuses a bad one as the options are
-built, with the option's own texts (an unknown key named with the closest known one). Its tool
-publishes a plain object (the validator's ``wire`` type) with the option's description, which
-keeps ``tools/list`` small.
+A nested option (``pace``, ``reconnect``, ``respond``, ``steps``, ``rs485``, ``reset``, the framings
+…) is a ``TypedDict`` declared once (``option_types.py``, or beside the code that uses it: ``core/
+pace.py``, ``core/reconnect.py``, ``serial/responder.py``, ``engine/lab_reset.py``) with its fields'
+types and ranges: ``mypy`` checks a dict literal against it in the Python API, and its validator
+(``core.unknown_keys.keyed``) refuses a bad one as the options are built, with the option's own
+texts (an unknown key named with the closest known one); the code behind trusts it. A framing or
+parser object is checked by the codec code (profiles and captures hand it the same objects). Its
+tool publishes a plain object (the validator's ``wire`` type) with the option's description, which
+keeps ``tools/list`` small. No option is ``Any`` (tests/unit/test_nested_options.py).
 
 A field's description is published once, on the operation that owns it: the read window's fields
 are described on ``read`` and appear without a description on ``transact`` and ``capture_boot``
