@@ -45,16 +45,9 @@ GNSS_KEYS = ("protocol", "rx_parser", "steps")  # the arguments that can name on
 def register(reg: ToolRegistry, svc: Services) -> None:
     """Register a tool for every operation of the table."""
     functions = tool_functions(svc)
-    for op in OPERATIONS:
-        hints = op.hints
-        reg.tool(
-            title=op.title,
-            description=op.description,
-            read_only=hints.read_only,
-            destructive=hints.destructive,
-            idempotent=hints.idempotent,
-            mutates=hints.mutates,
-        )(functions[op.name])
+    for op in OPERATIONS:  # its hints are the tool's annotations (read_only, destructive, …)
+        hints = dataclasses.asdict(op.hints)
+        reg.tool(title=op.title, description=op.description, **hints)(functions[op.name])
 
 
 def tool_functions(svc: Services) -> dict[str, Callable[..., Awaitable[Any]]]:
