@@ -294,7 +294,7 @@ class Engine:
 
 
 class _Runner(Protocol):
-    def run(self, coro: Coroutine[Any, Any, T]) -> T: ...
+    def run(self, coro: Coroutine[object, object, T]) -> T: ...
 
 
 def blocking(
@@ -395,7 +395,7 @@ class SyncEngine:
     def _runner(self) -> SyncEngine:  # ``blocking`` runs through it; a property, so self is no cycle
         return self
 
-    def run(self, coro: Coroutine[Any, Any, T]) -> T:
+    def run(self, coro: Coroutine[object, object, T]) -> T:
         return asyncio.run_coroutine_threadsafe(coro, self._loop).result()
 
     open = opened(Engine.open)

@@ -24,7 +24,7 @@ from serial_mcp.core.pace import parse_pace
 from serial_mcp.core.reconnect import parse_policy
 from serial_mcp.core.ring import MAX_CAPACITY, MIN_CAPACITY
 from serial_mcp.core.settings import SerialSettings, validate_settings
-from serial_mcp.core.unknown_keys import did_you_mean
+from serial_mcp.core.unknown_keys import reject_unknown_keys
 from serial_mcp.errors import ErrorCode, InvalidArgument, StorageError
 
 SCHEMA_VERSION: Final = 1
@@ -194,14 +194,7 @@ def _storable(value: Any, field: str, depth: int = 0) -> Any:
     raise InvalidArgument(messages.PROFILE_NOT_STORABLE.format(field=field, value=value))
 
 
-def check_keys(raw: Mapping[str, Any], allowed: tuple[str, ...], field: str) -> None:
-    for key in raw:
-        if key not in allowed:
-            raise InvalidArgument(
-                messages.PROFILE_UNKNOWN_KEY.format(
-                    field=field, key=key, hint=did_you_mean(key, allowed), allowed=", ".join(allowed)
-                )
-            )
+check_keys = reject_unknown_keys  # a profile's unknown key is said as an option's
 
 
 def validate_defaults(raw: object, field: str = "defaults") -> dict[str, Any]:

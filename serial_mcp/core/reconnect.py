@@ -33,7 +33,7 @@ ReconnectArg = Annotated[
         messages.RECONNECT_BAD,
         wrong=messages.RECONNECT_RANGE,
         typed=messages.RECONNECT_BAD,
-        wire=bool | dict[str, Any] | None,
+        wire=bool | dict[str, object] | None,
     ),
 ]
 _CHECK: TypeAdapter[bool | ReconnectSpec | None] | None = None

@@ -9,7 +9,6 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any, Literal
 
 from serial_mcp import messages
-from serial_mcp.core.unknown_keys import reject_unknown_keys
 from serial_mcp.errors import InvalidArgument, Short
 
 Parity = Literal["none", "even", "odd", "mark", "space"]
@@ -21,7 +20,6 @@ FLOW_CONTROLS: tuple[FlowControl, ...] = ("none", "software", "hardware")
 DATA_BITS = (5, 6, 7, 8)
 STOP_BITS = (1, 1.5, 2)
 MAX_BAUD = 12_000_000
-RS485_KEYS = ("rts_level_for_tx", "rts_level_for_rx", "loopback", "delay_before_tx", "delay_before_rx")
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,7 +31,7 @@ class SerialSettings:
     parity: Parity = "none"
     stop_bits: float = 1
     flow_control: FlowControl = "none"
-    rs485: dict[str, Any] | None = None  # open-time RS-485 transceiver control (see RS485_KEYS)
+    rs485: dict[str, Any] | None = None  # open-time RS-485 transceiver control (checked: open's Rs485Spec)
     low_latency: bool = False  # Linux ASYNC_LOW_LATENCY where the driver supports it
 
     def as_dict(self) -> dict[str, Any]:
@@ -73,23 +71,6 @@ def validate_settings(s: SerialSettings) -> SerialSettings:
             messages.BAD_FLOW.format(value=Short(s.flow_control), allowed=", ".join(FLOW_CONTROLS))
         )
     stop = int(s.stop_bits) if float(s.stop_bits).is_integer() else s.stop_bits
-    if s.rs485 is not None:
-        _check_rs485(s.rs485)
     if not isinstance(s.low_latency, bool):
         raise InvalidArgument(messages.BAD_LOW_LATENCY)
     return replace(s, parity=parity, stop_bits=stop)
-
-
-def _check_rs485(spec: Any) -> None:
-    if not isinstance(spec, dict):
-        raise InvalidArgument(messages.BAD_RS485.format(allowed=", ".join(RS485_KEYS)))
-    reject_unknown_keys(spec, RS485_KEYS, "rs485")
-    for key in ("rts_level_for_tx", "rts_level_for_rx", "loopback"):
-        if key in spec and not isinstance(spec[key], bool):
-            raise InvalidArgument(messages.BAD_RS485.format(allowed=", ".join(RS485_KEYS)))
-    for key in ("delay_before_tx", "delay_before_rx"):
-        value = spec.get(key)
-        if value is not None and (
-            isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1
-        ):
-            raise InvalidArgument(messages.BAD_RS485.format(allowed=", ".join(RS485_KEYS)))

@@ -52,7 +52,7 @@ class Keyed(WrapValidator):
     """The validator of a declared nested option; ``wire`` is the plain type its tool publishes
     (the tool takes the object as it comes, and the options model checks it with these texts)."""
 
-    wire: Any = None
+    wire: object = None
 
 
 def keyed(
@@ -61,7 +61,7 @@ def keyed(
     bad: str,
     wrong: str | None = None,
     typed: str | None = None,
-    wire: Any = dict[str, Any] | None,
+    wire: object = dict[str, object] | None,
     texts: Mapping[str, str] | None = None,
 ) -> Keyed:
     """The validator of an option whose object form is ``spec`` (a ``TypedDict`` whose fields declare

@@ -8,31 +8,20 @@ everything before touching the port, and returns a typed result from ``engine/re
 from __future__ import annotations
 
 from contextlib import AsyncExitStack
-from typing import Any
 
 import anyio
 
 from serial_mcp import messages
 from serial_mcp.core.keys import encode_keys
-from serial_mcp.core.unknown_keys import reject_unknown_keys
 from serial_mcp.engine import lab_reset, read_plan, read_shape, responding, results, writing
 from serial_mcp.engine.access import Caller
 from serial_mcp.engine.line_actions import pulse_lines
-from serial_mcp.engine.options import (
-    CaptureBootOptions,
-    FlushOptions,
-    WriteOptions,
-)
+from serial_mcp.engine.options import CaptureBootOptions, FlushOptions, WriteOptions
 from serial_mcp.engine.services import Services
-from serial_mcp.errors import InvalidArgument, Short
+from serial_mcp.errors import InvalidArgument
 from serial_mcp.serial import reader
 from serial_mcp.serial.touch import touch_1200
 from serial_mcp.serial.tx import MAX_WRITE_TIMEOUT_MS
-
-MAX_HOLD_MS = 10_000
-BOOT_TIMEOUT_MS = 5000  # capture_boot's default wait: a boot takes longer than a reply
-RESET_KEYS = ("dtr", "rts", "hold_ms", "kind")
-RESET_KINDS = ("lines", "1200bps_touch")
 
 
 async def write(svc: Services, caller: Caller, connection_id: str, opts: WriteOptions) -> results.WriteResult:
@@ -85,7 +74,7 @@ async def capture_boot(
     Bytes that arrived before the mark and were not read are counted (``bytes_before_mark``)."""
     svc.policy.require_writable("capture_boot")
     conn = svc.connection(caller, connection_id, "control")
-    pulse = parse_reset(opts.reset)
+    pulse = lab_reset.filled(opts.reset) if opts.reset is not None else None  # checked: its type
     trigger = writing.payload(opts.send, None) if opts.send else None
     respond = opts.respond
     responding.check(svc, "capture_boot", respond)
@@ -118,29 +107,3 @@ async def capture_boot(
         bytes_before_mark=before,
         events=await read_shape.new_events(conn, req.cursor, outcome.next_offset),
     )
-
-
-def parse_reset(reset: Any) -> dict[str, Any] | None:
-    if reset is None:
-        return None
-    if not isinstance(reset, dict):
-        raise InvalidArgument(messages.RESET_BAD)
-    if lab_reset.is_lab(reset):
-        return lab_reset.parse(reset)
-    reject_unknown_keys(reset, RESET_KEYS, "reset")
-    kind = reset.get("kind", "lines")
-    if kind not in RESET_KINDS:
-        raise InvalidArgument(messages.RESET_KIND_BAD.format(value=Short(kind)))
-    if kind == "1200bps_touch":
-        others = sorted(k for k in reset if k != "kind")
-        if others:
-            raise InvalidArgument(messages.RESET_TOUCH_ALONE.format(keys=", ".join(others)))
-        return {"kind": kind}
-    dtr, rts, hold = reset.get("dtr"), reset.get("rts"), reset.get("hold_ms", 100)
-    if dtr is None and rts is None:
-        raise InvalidArgument(messages.RESET_NO_LINE)
-    if any(v is not None and not isinstance(v, bool) for v in (dtr, rts)):
-        raise InvalidArgument(messages.RESET_BAD)
-    if isinstance(hold, bool) or not isinstance(hold, int) or not 1 <= hold <= MAX_HOLD_MS:
-        raise InvalidArgument(messages.RESET_HOLD.format(max=MAX_HOLD_MS))
-    return {"dtr": dtr, "rts": rts, "hold_ms": hold}

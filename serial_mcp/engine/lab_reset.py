@@ -19,13 +19,14 @@ from typing_extensions import TypedDict  # pydantic validates it on Python 3.11 
 
 from serial_mcp import messages
 from serial_mcp.core.unknown_keys import keyed
-from serial_mcp.errors import DeviceError, ErrorCode, InvalidArgument
+from serial_mcp.errors import DeviceError, ErrorCode, InvalidArgument, Short
 from serial_mcp.serial.connection import Connection
 from serial_mcp.serial.handle import LabControls
 
 MAX_OFF_MS = 60_000
 DEFAULT_OFF_MS = 1000
 MAX_HOLD_MS = 10_000
+DEFAULT_HOLD_MS = 100
 NonEmpty = Annotated[str, Strict(), Field(min_length=1)]
 
 
@@ -44,6 +45,23 @@ class OutputPulse(TypedDict, total=False):
     hold_ms: Annotated[int, Strict(), Field(ge=1, le=MAX_HOLD_MS)]
 
 
+class LinePulse(TypedDict, total=False):
+    """``{"dtr": false, "rts": true, "hold_ms": 100}``: the levels held ``hold_ms``, then restored."""
+
+    dtr: Annotated[bool, Strict()] | None
+    rts: Annotated[bool, Strict()] | None
+    hold_ms: Annotated[int, Strict(), Field(ge=1, le=MAX_HOLD_MS)]
+    kind: Literal["lines"]
+
+
+class Touch(TypedDict):
+    """``{"kind": "1200bps_touch"}``: a 1200 baud open and close (the bootloader of a native-USB board)."""
+
+    kind: Literal["1200bps_touch"]
+
+
+ResetSpec = LinePulse | Touch | PowerCycle | OutputPulse
+KINDS = ("lines", "1200bps_touch")
 TEXTS = {
     "power": messages.LAB_RESET_POWER,
     "off_ms": messages.LAB_RESET_OFF_MS.format(max=MAX_OFF_MS),
@@ -58,19 +76,49 @@ def is_lab(reset: Mapping[str, object] | None) -> bool:
     return reset is not None and ("power" in reset or "digital_output" in reset)
 
 
-def parse(reset: Mapping[str, object]) -> dict[str, Any]:
-    """The checked lab reset (``invalid_argument`` naming what is wrong; nothing is switched)."""
-    spec = PowerCycle if "power" in reset else OutputPulse
-    check = _CHECKS.get(spec) or _CHECKS.setdefault(
+def check(value: object) -> ResetSpec | None:
+    """``capture_boot``'s ``reset`` checked by the type its keys pick, each fault in its own words
+    (the option's validator: a bad reset is refused as the options are built)."""
+    if value is None:
+        return None
+    if not isinstance(value, Mapping):
+        raise InvalidArgument(messages.RESET_BAD)
+    if is_lab(value):
+        spec: type[Any] = PowerCycle if "power" in value else OutputPulse
+    elif set(value) - set(LinePulse.__annotations__):
+        spec = LinePulse  # its check names the unknown key
+    elif (kind := value.get("kind", "lines")) == "1200bps_touch":
+        if len(value) > 1:
+            others = ", ".join(sorted(k for k in value if k != "kind"))
+            raise InvalidArgument(messages.RESET_TOUCH_ALONE.format(keys=others))
+        spec = Touch
+    elif kind != "lines":
+        raise InvalidArgument(messages.RESET_KIND_BAD.format(value=Short(kind)))
+    elif value.get("dtr") is None and value.get("rts") is None:
+        raise InvalidArgument(messages.RESET_NO_LINE)
+    else:
+        spec = LinePulse
+    adapter = _CHECKS.get(spec) or _CHECKS.setdefault(
         spec, TypeAdapter(Annotated[spec, keyed(spec, "reset", messages.RESET_BAD, texts=TEXTS)])
     )
-    given = check.validate_python(reset)
-    if spec is PowerCycle:
-        return {"power": "cycle", "off_ms": given.get("off_ms", DEFAULT_OFF_MS), "name": given.get("name")}
-    output = given["digital_output"]
-    if output is False:
+    if value.get("digital_output", True) is False:  # no output named: only true says "the one"
         raise InvalidArgument(TEXTS["digital_output"])
-    return {"digital_output": None if output is True else output, "hold_ms": given.get("hold_ms", 100)}
+    given: ResetSpec = adapter.validate_python(value)
+    return given
+
+
+def filled(reset: Mapping[str, object]) -> dict[str, Any]:
+    """A checked reset with its defaults: ``{dtr, rts, hold_ms}``, ``{kind}``, ``{power, off_ms,
+    name}`` or ``{digital_output, hold_ms}`` (``None``: the place's one output)."""
+    hold = reset.get("hold_ms", DEFAULT_HOLD_MS)
+    if "power" in reset:
+        return {"power": "cycle", "off_ms": reset.get("off_ms", DEFAULT_OFF_MS), "name": reset.get("name")}
+    if "digital_output" in reset:
+        output = reset["digital_output"]
+        return {"digital_output": None if output is True else output, "hold_ms": hold}
+    if reset.get("kind") == "1200bps_touch":
+        return {"kind": "1200bps_touch"}
+    return {"dtr": reset.get("dtr"), "rts": reset.get("rts"), "hold_ms": hold}
 
 
 def controls(conn: Connection) -> LabControls:

@@ -8,7 +8,7 @@ number is expected is ``invalid_argument``, never silently 1 or 0.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Annotated, Any, Literal, Required
+from typing import Annotated, Literal, Required
 
 from pydantic import (
     ConfigDict,
@@ -31,8 +31,12 @@ from serial_mcp.core.pace import PaceArg, PaceSpec
 from serial_mcp.core.reconnect import ReconnectArg, ReconnectSpec
 from serial_mcp.core.screen import MAX_COLS, MAX_ROWS, MIN_SIZE
 from serial_mcp.core.unknown_keys import Keyed, keyed, reject_unknown_keys
+from serial_mcp.engine import lab_reset
+from serial_mcp.engine.lab_reset import ResetSpec as ResetSpec  # declared beside its check
 from serial_mcp.errors import InvalidArgument, Short
 from serial_mcp.serial.reader import MAX_TIMEOUT_MS
+from serial_mcp.serial.responder import MAX_TIMES
+from serial_mcp.serial.responder import RuleSpec as RuleSpec  # declared beside the code that uses it
 
 Int = Annotated[int, Strict()]
 Number = Annotated[float, Strict()]
@@ -47,23 +51,13 @@ Share = Literal["read", "write"]
 Direction = Literal["send", "receive"]
 XProtocol = Literal["xmodem", "xmodem_crc", "xmodem_1k", "ymodem"]
 ByteOrder = Literal["big", "little"]
-MAX_RESPOND_TIMES = 100
-
-
-class RuleSpec(TypedDict, total=False):
-    """A respond rule: when ``on`` (a match) arrives, send ``send`` (``times`` times at most)."""
-
-    on: Required[str | dict[str, object]]
-    send: Required[str]
-    encoding: str  # checked where ``send`` is decoded, with its own text
-    times: Annotated[int, Strict(), Field(ge=1, le=MAX_RESPOND_TIMES)]
 
 
 RULE_CHECK = keyed(
     RuleSpec,
     "respond",
     messages.RESPOND_BAD,
-    wrong=messages.RESPOND_TIMES.format(max=MAX_RESPOND_TIMES),
+    wrong=messages.RESPOND_TIMES.format(max=MAX_TIMES),
     typed=messages.RESPOND_BAD,
 )
 RuleArg = Annotated[RuleSpec | None, RULE_CHECK]
@@ -135,12 +129,12 @@ def _check_steps(value: object, handler: ValidatorFunctionWrapHandler) -> object
 _CLOSED = ConfigDict(extra="forbid")
 
 
-def checked(text: str | Callable[[Any], None], **fields: Any) -> WrapValidator:
+def checked(text: str | Callable[[object], None], **fields: object) -> WrapValidator:
     """A type's validation, its failure said as ``text`` (formatted with ``fields`` and ``value``:
     what was given), or by ``text(value)``, which raises the contract's own error for each fault
     before the type is asked."""
 
-    def validate(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+    def validate(value: object, handler: ValidatorFunctionWrapHandler) -> object:
         if callable(text):
             if value is not None:
                 text(value)
@@ -171,7 +165,7 @@ class ScreenSize(TypedDict, total=False):
     rows: Annotated[int, Strict(), Field(ge=MIN_SIZE, le=MAX_ROWS)]
 
 
-def _match_texts(value: Any) -> None:
+def _match_texts(value: object) -> None:
     Matcher.from_spec(value)  # its faults in the contract's words (cached: compiled once a pattern)
 
 
@@ -196,6 +190,54 @@ From = Annotated[
     checked(messages.READ_BAD_FROM),
     WithJsonSchema({"type": ["integer", "string", "object"]}),
 ]
+Loose = dict[str, object] | None  # what a tool publishes for an object its options model checks
+
+
+def _as_given(value: object, handler: ValidatorFunctionWrapHandler) -> object:
+    """An object passed on as given: the code that uses it judges its keys and values, with its texts."""
+    return value if isinstance(value, dict) else handler(value)
+
+
+AS_GIVEN = Keyed(_as_given, wire=Loose)
+
+
+class TxFramingSpec(TypedDict, total=False):
+    """``tx_framing``: how a write is framed. Which keys a ``type`` takes, and the forms of their
+    values, are checked by the framing code (``core.framing.config``) with its own texts."""
+
+    type: Required[str]
+    ending: str
+    delimiter: str
+    encoding: Enc
+    checksum: dict[str, object]
+    prefix_size: int
+    endianness: ByteOrder
+    header_offset: int
+    max_length: int
+    start: str | list[str]
+    end: str
+    sync: str | list[str]
+    length: int | dict[str, object]
+    header_length: int
+
+
+class RxFramingSpec(TxFramingSpec, total=False):
+    """``rx_framing``: how the bytes read are cut into frames (checked as ``tx_framing`` is)."""
+
+    include_terminators: bool
+    skip_empty: bool
+    reply_to: str  # modbus_rtu: the request (hex) whose reply is expected
+
+
+class ParserSpec(TypedDict, total=False):
+    """``rx_parser``: what each frame is parsed as (checked by ``core.parsers.config``)."""
+
+    type: Required[str]
+    validate: bool
+    prompt: str | None  # shell_prompt
+    print_filter: str | None  # esp_log
+
+
 Cursor = Annotated[str | None, Field(description=messages.P_CURSOR)]
 Timeout = Annotated[Int | None, Field(description=messages.P_TIMEOUT_MS)]
 IdleMs = Annotated[Int | None, Field(description=messages.P_IDLE_MS)]
@@ -210,9 +252,9 @@ Match = Annotated[
 ]
 EncOut = Annotated[Enc | None, Field(description=messages.P_ENCODING_OUT)]
 Protocol = Annotated[str | None, Field(description=messages.P_PROTOCOL)]
-RxFraming = Annotated[dict[str, Any] | None, Field(description=messages.P_RX_FRAMING)]
+RxFraming = Annotated[RxFramingSpec | None, AS_GIVEN, Field(description=messages.P_RX_FRAMING)]
 RxParser = Annotated[
-    dict[str, Any] | None, Field(description=f"{messages.P_RX_PARSER} {messages.P_VALIDATE_DEFAULT}")
+    ParserSpec | None, AS_GIVEN, Field(description=f"{messages.P_RX_PARSER} {messages.P_VALIDATE_DEFAULT}")
 ]
 Respond = Annotated[RuleArg, Field(description=messages.P_RESPOND)]
 StripAnsi = Annotated[bool, Field(description=messages.P_STRIP_ANSI)]
@@ -238,41 +280,12 @@ Reply = Annotated[str | None, Field(description=messages.P_REPLY)]
 Verbose = Annotated[bool, Field(description=messages.P_VERBOSE)]
 
 
-def _as_given(value: object, handler: ValidatorFunctionWrapHandler) -> object:
-    """An object passed on as given: the code that uses it judges its keys and values, with its texts."""
-    return value if isinstance(value, dict) else handler(value)
-
-
-class TxFramingSpec(TypedDict, total=False):
-    """``tx_framing``: how a write is framed. Which keys a ``type`` takes, and the forms of their
-    values, are checked by the framing code (``core.framing.config``) with its own texts."""
-
-    type: Required[str]
-    ending: str
-    delimiter: object
-    encoding: str
-    checksum: object
-    prefix_size: int
-    endianness: str
-    header_offset: int
-    max_length: int
-    start: object
-    end: object
-    sync: object
-    length: object
-    header_length: int
-
-
 # --- writing -----------------------------------------------------------------------------------
 Data = Annotated[str, Field(description=messages.P_DATA)]
 EncIn = Annotated[Enc | None, Field(description=messages.P_ENCODING_IN)]
 EncBoth = Annotated[Enc | None, Field(description=messages.P_ENCODING_BOTH)]
 ReadEncoding = Annotated[Enc | None, Field(description=messages.P_READ_ENCODING)]
-TxFraming = Annotated[
-    TxFramingSpec | None,
-    Keyed(_as_given, wire=dict[str, Any] | None),
-    Field(description=messages.P_TX_FRAMING),
-]
+TxFraming = Annotated[TxFramingSpec | None, AS_GIVEN, Field(description=messages.P_TX_FRAMING)]
 Pace = Annotated[PaceArg, Field(description=messages.P_PACE)]
 Keys = Annotated[list[str] | None, Field(description=messages.P_KEYS)]
 WriteTimeout = Annotated[Int | None, Field(description=messages.P_WRITE_TIMEOUT_MS)]
@@ -280,29 +293,12 @@ WriteStall = Annotated[Int | None, Field(description=messages.P_WRITE_STALL_MS)]
 ReadEcho = Annotated[bool, Field(description=messages.P_READ_ECHO)]
 Steps = Annotated[
     list[StepSpec] | None,
-    Keyed(_check_steps, wire=list[dict[str, Any]] | None),
+    Keyed(_check_steps, wire=list[dict[str, object]] | None),
     Field(description=messages.P_STEPS),
 ]
-
-
-class ResetSpec(TypedDict, total=False):
-    """``capture_boot``'s reset: the lines ``{dtr, rts, hold_ms}``, ``{"kind": "1200bps_touch"}``, or
-    on a labgrid place ``{power: "cycle", off_ms, name}`` / ``{digital_output, hold_ms}``. Which keys
-    go together, and their values, are checked by ``io_ops.parse_reset`` and ``lab_reset.parse``."""
-
-    dtr: bool | None
-    rts: bool | None
-    hold_ms: int
-    kind: Literal["lines", "1200bps_touch"]
-    power: Literal["cycle"]
-    off_ms: int
-    name: str | None
-    digital_output: str | bool
-
-
 Reset = Annotated[
     ResetSpec | None,
-    Keyed(_as_given, wire=dict[str, Any] | None),
+    Keyed(lambda v, _: lab_reset.check(v), wire=Loose),
     Field(description=f"{messages.P_RESET}{messages.P_RESET_TOUCH} {messages.P_RESET_LAB}"),
 ]
 BootSend = Annotated[str | None, Field(description=messages.P_BOOT_SEND)]
@@ -340,7 +336,7 @@ LowLatency = Annotated[bool | None, Field(description=messages.P_LOW_LATENCY)]
 ShareMode = Annotated[Share | None, Field(description=messages.P_SHARE)]
 StandingRules = Annotated[
     Standing | None,
-    Keyed(lambda v, _: None if v is None else standing_rules(v), wire=list[dict[str, Any] | str] | None),
+    Keyed(lambda v, _: None if v is None else standing_rules(v), wire=list[dict[str, object] | str] | None),
     Field(description=messages.P_RESPOND_OPEN),
 ]
 Dtr = Annotated[bool | None, Field(description=messages.P_DTR)]
@@ -357,7 +353,6 @@ OptionalConnection = Annotated[str | None, Field(description=messages.P_CONNECTI
 Revision = Annotated[Int | None, Field(description=messages.P_EXPECTED_REVISION)]
 ToRevision = Annotated[Int, Field(description=messages.P_TO_REVISION)]
 Overwrite = Annotated[bool, Field(description=messages.P_OVERWRITE)]
-Table = dict[str, object]  # a framing or parser object (checked by the codecs' own code)
 
 
 class SettingsSpec(TypedDict, total=False):
@@ -371,9 +366,9 @@ class SettingsSpec(TypedDict, total=False):
     stop_bits: float
     flow_control: str
     protocol: str | None
-    rx_framing: Table | None
+    rx_framing: RxFramingSpec | None
     tx_framing: TxFramingSpec | None
-    rx_parser: Table | None
+    rx_parser: ParserSpec | None
     rx_buffer_size: int
     reconnect: bool | ReconnectSpec | None
     pace: PaceSpec | None
@@ -385,7 +380,7 @@ class SettingsSpec(TypedDict, total=False):
 
 
 Defaults = Annotated[
-    SettingsSpec, Keyed(_as_given, wire=dict[str, Any]), Field(description=messages.P_DEFAULTS)
+    SettingsSpec, Keyed(_as_given, wire=dict[str, object]), Field(description=messages.P_DEFAULTS)
 ]
 LogLimit = Annotated[Int, Field(description=messages.P_LOG_LIMIT)]
 LogSince = Annotated[Int | None, Field(description=messages.P_LOG_SINCE)]

@@ -16,13 +16,15 @@ Options that several operations share are declared in one base and inherited: th
 by ``open`` and ``reconfigure``. An option named after a Python keyword is spelt with a trailing
 underscore (``from_``) and published under its keyword (``from``).
 
-A nested option (``pace``, ``reconnect``, ``respond``, ``steps``, ``rs485`` …) is a ``TypedDict``
-declared once (``option_types.py``, or ``core/pace.py`` and ``core/reconnect.py`` where the core
-uses it too) with its fields' types and ranges: ``mypy`` checks a dict literal against it in the
-Python API, and its validator (``core.unknown_keys.keyed``) refuses a bad one as the options are
-built, with the option's own texts (an unknown key named with the closest known one). Its tool
-publishes a plain object (the validator's ``wire`` type) with the option's description, which
-keeps ``tools/list`` small.
+A nested option (``pace``, ``reconnect``, ``respond``, ``steps``, ``rs485``, ``reset``, the framings
+…) is a ``TypedDict`` declared once (``option_types.py``, or beside the code that uses it: ``core/
+pace.py``, ``core/reconnect.py``, ``serial/responder.py``, ``engine/lab_reset.py``) with its fields'
+types and ranges: ``mypy`` checks a dict literal against it in the Python API, and its validator
+(``core.unknown_keys.keyed``) refuses a bad one as the options are built, with the option's own
+texts (an unknown key named with the closest known one); the code behind trusts it. A framing or
+parser object is checked by the codec code (profiles and captures hand it the same objects). Its
+tool publishes a plain object (the validator's ``wire`` type) with the option's description, which
+keeps ``tools/list`` small. No option is ``Any`` (tests/unit/test_nested_options.py).
 
 A field's description is published once, on the operation that owns it: the read window's fields
 are described on ``read`` and appear without a description on ``transact`` and ``capture_boot``
@@ -148,7 +150,6 @@ class ReadWindow(NoOptions):
     rx_parser: t.RxParser = None
     max_frames: t.MaxFrames = None
     until: t.Until = None
-    verbose: t.Verbose = False  # issue 26: every field of the result, nulls and defaults too
     reply: t.Reply = None  # issue 26: with match, return only the match (and N bytes before it)
 
 
@@ -162,6 +163,9 @@ class CursorView(ReadWindow):
 
 
 READ_WINDOW = frozenset(f.name for f in dataclasses.fields(CursorView))
+# ``verbose`` (every field of the answer) is no option of the engine's: the tools of a read take it
+# for the answer layer (``serial_mcp.answers``; mcp/tools.py), described on ``read``.
+DESCRIBED_ON_READ = READ_WINDOW | {"verbose"}
 
 
 @dataclass(frozen=True, kw_only=True, config=CONFIG)
@@ -196,7 +200,7 @@ class TransactOptions(CursorView, Forcing):
     """``transact``: write, then read the reply from a mark taken before the write; or, with
     ``steps``, a whole dialog."""
 
-    described_elsewhere: ClassVar[frozenset[str]] = READ_WINDOW | {"tx_framing"}  # tx_framing: as in write
+    described_elsewhere: ClassVar[frozenset[str]] = DESCRIBED_ON_READ | {"tx_framing"}  # as in write
 
     data: t.Data = dataclasses.field(default="", kw_only=False)
     encoding: t.EncBoth = None
@@ -214,7 +218,7 @@ class TransactOptions(CursorView, Forcing):
 class CaptureBootOptions(ReadWindow, Forcing):
     """``capture_boot``: mark the RX edge, trigger the boot (reset lines and/or ``send``), read it."""
 
-    described_elsewhere: ClassVar[frozenset[str]] = READ_WINDOW
+    described_elsewhere: ClassVar[frozenset[str]] = DESCRIBED_ON_READ
 
     reset: t.Reset = None
     encoding: t.EncOut = None
@@ -241,7 +245,7 @@ class SerialFields(NoOptions):
     stop_bits: t.StopBits = None
     flow_control: t.FlowControl = None
 
-    def settings(self) -> dict[str, Any]:
+    def settings(self) -> dict[str, object]:
         """The UART settings given (None = unchanged)."""
         return {f: getattr(self, f) for f in SERIAL_FIELDS}
 
@@ -272,7 +276,7 @@ class OpenOptions(SerialFields):
     respond: t.StandingRules = None
     elf: t.Elf = None
 
-    def fields(self) -> dict[str, Any]:
+    def fields(self) -> dict[str, object]:
         """The settings a profile may supply (None = not given)."""
         return {k: getattr(self, k) for k in PROFILE_FIELDS}
 

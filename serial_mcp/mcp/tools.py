@@ -27,13 +27,15 @@ from pydantic.fields import FieldInfo
 
 from serial_mcp.core.unknown_keys import Keyed
 from serial_mcp.engine.operations import OPERATIONS, Operation, invoke
-from serial_mcp.engine.options import invalid, wire_name
+from serial_mcp.engine.option_types import Verbose
+from serial_mcp.engine.options import ReadWindow, invalid, wire_name
 from serial_mcp.engine.services import Progress, Services, progress_reporter
 from serial_mcp.mcp.callers import current
 from serial_mcp.mcp.toolkit import ToolRegistry
 
 CONNECTION_ID = "connection_id"
 CONTEXT = "ctx"
+VERBOSE = "verbose"  # issue 26: every field of a read's answer, nulls and defaults too
 REPORTS_PROGRESS = frozenset({"send_break", "file_transfer"})  # MCP progress notifications
 GNSS_PARSERS = "serial_mcp.core.parsers.gnss"
 GNSS_NAMES = frozenset({"gnss", "ubx", "rtcm3"})  # the parser types and the preset that load it
@@ -43,16 +45,9 @@ GNSS_KEYS = ("protocol", "rx_parser", "steps")  # the arguments that can name on
 def register(reg: ToolRegistry, svc: Services) -> None:
     """Register a tool for every operation of the table."""
     functions = tool_functions(svc)
-    for op in OPERATIONS:
-        hints = op.hints
-        reg.tool(
-            title=op.title,
-            description=op.description,
-            read_only=hints.read_only,
-            destructive=hints.destructive,
-            idempotent=hints.idempotent,
-            mutates=hints.mutates,
-        )(functions[op.name])
+    for op in OPERATIONS:  # its hints are the tool's annotations (read_only, destructive, …)
+        hints = dataclasses.asdict(op.hints)
+        reg.tool(title=op.title, description=op.description, **hints)(functions[op.name])
 
 
 def tool_functions(svc: Services) -> dict[str, Callable[..., Awaitable[Any]]]:
@@ -68,6 +63,7 @@ def tool_function(op: Operation[Any, Any, Any], svc: Services) -> Callable[..., 
 
     async def tool(**kwargs: Any) -> Any:
         target = kwargs.pop(CONNECTION_ID) if op.on_connection else None
+        kwargs.pop(VERBOSE, None)  # the answer's (toolkit.structured_result), not the engine's
         ctx: Context | None = kwargs.pop(CONTEXT, None)
         await first_use(model, kwargs)
         try:
@@ -135,6 +131,9 @@ def signature(op: Operation[Any, Any, Any], progress: bool = False) -> inspect.S
         annotation = _published(hints[field.name], field.name, described=field.name not in hidden)
         default = inspect.Parameter.empty if field.default is dataclasses.MISSING else field.default
         params.append(inspect.Parameter(field.name, kw, annotation=annotation, default=default))
+    if issubclass(model, ReadWindow):  # how much of the answer to show (serial_mcp/answers.py)
+        verbose = _published(Verbose, VERBOSE, described=VERBOSE not in hidden)
+        params.append(inspect.Parameter(VERBOSE, kw, annotation=verbose, default=False))
     return inspect.Signature(params, return_annotation=result_type(op.run))
 
 

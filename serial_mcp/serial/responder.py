@@ -22,24 +22,34 @@ import threading
 import weakref
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Annotated, Any, Protocol, Required
+
+from pydantic import Field, Strict
+from typing_extensions import TypedDict  # pydantic validates it on Python 3.11 too
 
 from serial_mcp import messages
 from serial_mcp.core.encoding import decode_input
 from serial_mcp.core.match import Matcher
 from serial_mcp.core.settings import SerialSettings
-from serial_mcp.core.unknown_keys import reject_unknown_keys
 from serial_mcp.errors import InvalidArgument
 from serial_mcp.serial.tx import BITS_PER_CHAR, WriteStopped
 
 log = logging.getLogger(__name__)
 
-RESPOND_KEYS = ("on", "send", "encoding", "times")
 MAX_TIMES = 100
 _REGEX_WINDOW = 4096  # bytes of history a regex/glob pattern is searched in
 PRIME_WINDOW = 64 * 1024  # at most this much unread history is shown to a rule being armed (under the lock)
 ANSWER_QUEUE = 16  # answers waiting behind the one being written; one more is dropped (respond failed)
 ANSWER_BOUND_S = 1.0  # plus its wire time: an answer the device has not taken by then is dropped
+
+
+class RuleSpec(TypedDict, total=False):
+    """A respond rule: when ``on`` (a match) arrives, send ``send`` (``times`` times at most)."""
+
+    on: Required[str | dict[str, object]]
+    send: Required[str]
+    encoding: str  # checked where ``send`` is decoded, with its own text
+    times: Annotated[int, Strict(), Field(ge=1, le=MAX_TIMES)]
 
 
 @dataclass
@@ -59,20 +69,14 @@ class Responder:
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     @classmethod
-    def from_spec(cls, spec: Any) -> Responder:
-        if not isinstance(spec, dict):
-            raise InvalidArgument(messages.RESPOND_BAD)
-        reject_unknown_keys(spec, RESPOND_KEYS, "respond")
-        if "on" not in spec or "send" not in spec or not isinstance(spec["send"], str):
-            raise InvalidArgument(messages.RESPOND_BAD)
-        times = spec.get("times", 1)
-        if isinstance(times, bool) or not isinstance(times, int) or not 1 <= times <= MAX_TIMES:
-            raise InvalidArgument(messages.RESPOND_TIMES.format(max=MAX_TIMES))
-        send = decode_input(spec["send"], str(spec.get("encoding", "utf8")), field="respond.send")
+    def from_spec(cls, spec: RuleSpec) -> Responder:
+        """The responder of a rule its option's type has checked (``RULE_CHECK``, as the options
+        are built); what is left is to decode ``send`` and compile ``on``, each with its own text."""
+        send = decode_input(spec["send"], spec.get("encoding", "utf8"), field="respond.send")
         if not send:
             raise InvalidArgument(messages.RESPOND_BAD)
         on = spec["on"] if isinstance(spec["on"], str) else str(spec["on"].get("pattern", ""))
-        return cls(Matcher.from_spec(spec["on"]), send, times, on=on[:80])
+        return cls(Matcher.from_spec(spec["on"]), send, spec.get("times", 1), on=on[:80])
 
     def feed(self, data: bytes, offset: int) -> bool:
         """Look at new bytes starting at stream offset ``offset`` (``b""`` looks again at what is

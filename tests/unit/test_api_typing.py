@@ -37,6 +37,12 @@ def blocking() -> None:
         eng.open("sim://modem", reconnect={"max_atempts": 3}, pace={"inter_line_ms": 5})
         eng.configure({"baud_rat": 9600}, profile="bench")
         eng.configure({"baud_rate": 9600, "respond": ["terminal"]}, profile="bench")
+        conn.read(rx_framing={"type": "line", "endign": "lf"})
+        conn.read(rx_parser={"type": "nmea", "validat": True})
+        conn.capture_boot(reset={"dtr": False, "hold": 5})
+        conn.write("x", tx_framing={"type": "line", "ending": "lf"})
+        conn.capture_boot(reset={"power": "cycle", "off_ms": 500}, rx_parser={"type": "raw"})
+        conn.read(verbose=True)
 '''
 
 
@@ -69,3 +75,9 @@ def test_mypy_rejects_a_misspelt_option_and_a_wrong_type(tmp_path: Path) -> None
     assert not any(':23: error: Argument "pace"' in e for e in errors), out  # a right one type-checks
     assert any(":24: error:" in e and "baud_rat" in e for e in errors), out  # configure's defaults too
     assert not any(":25:" in e for e in errors), out
+    # every nested option is declared (issue 41.1): framing, parser and reset keys are checked too
+    assert any(':26: error: Argument "rx_framing"' in e for e in errors), out
+    assert any(':27: error: Argument "rx_parser"' in e for e in errors), out
+    assert any(':28: error: Argument "reset"' in e for e in errors), out
+    assert not any(f":{n}:" in e for e in errors for n in (29, 30)), out
+    assert any(':31: error: Unexpected keyword argument "verbose"' in e for e in errors), out  # answers'

@@ -13,7 +13,7 @@ import pytest
 from serial_mcp.api import SyncEngine
 from serial_mcp.core.port_url import labgrid_parts, parse_port, redact
 from serial_mcp.core.settings import SerialSettings
-from serial_mcp.engine.io_ops import parse_reset
+from serial_mcp.engine.lab_reset import check, filled
 from serial_mcp.errors import ErrorCode, SerialMcpError
 from serial_mcp.serial.system_open import SystemOpener
 
@@ -96,14 +96,14 @@ def test_a_lab_reset_on_a_local_port_is_refused_before_anything_moves() -> None:
 )
 def test_a_bad_lab_reset_is_refused_saying_what_is_wrong(reset: dict[str, object], needle: str) -> None:
     with pytest.raises(SerialMcpError) as refused:
-        parse_reset(reset)
+        check(reset)  # the reset option's validator: refused as capture_boot's options are built
     assert refused.value.code == ErrorCode.INVALID_ARGUMENT and needle in refused.value.message
 
 
 def test_lab_resets_parse_to_their_defaults() -> None:
-    assert parse_reset({"power": "cycle"}) == {"power": "cycle", "off_ms": 1000, "name": None}
-    assert parse_reset({"digital_output": True}) == {"digital_output": None, "hold_ms": 100}
-    assert parse_reset({"dtr": False}) == {"dtr": False, "rts": None, "hold_ms": 100}  # unchanged
+    assert filled({"power": "cycle"}) == {"power": "cycle", "off_ms": 1000, "name": None}
+    assert filled({"digital_output": True}) == {"digital_output": None, "hold_ms": 100}
+    assert filled({"dtr": False}) == {"dtr": False, "rts": None, "hold_ms": 100}  # unchanged
 
 
 WITHOUT_LABGRID = r"""

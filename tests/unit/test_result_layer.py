@@ -50,6 +50,20 @@ def test_a_lean_answer_leaves_frame_times_out_and_verbose_keeps_every_field() ->
     assert text(result) == result.summary() and text(Frame(data="", offset=0)) is None
 
 
+def test_verbose_is_the_tools_answer_flag_not_an_engine_option() -> None:
+    """The engine ignores ``verbose``: its read options lack it (the Python API refuses it), and the
+    tools of a read take it for the answer layer, described once, on ``read``."""
+    from serial_mcp.engine import operations as ops
+    from serial_mcp.engine.options import ReadOptions, names
+    from serial_mcp.mcp.tools import signature
+
+    assert "verbose" not in names(ReadOptions)
+    for op in (ops.READ, ops.TRANSACT, ops.CAPTURE_BOOT):
+        param = signature(op).parameters["verbose"]
+        assert param.default is False and (op is ops.READ) == ("every field" in str(param.annotation))
+    assert "verbose" not in signature(ops.WRITE).parameters
+
+
 async def test_one_transact_touches_few_files() -> None:
     """Counted with a profile hook over one warm transact on ``loop://`` through the Python API (the
     calling thread); ``bench/count_transact_files.py --list`` names them (and the pump thread's).

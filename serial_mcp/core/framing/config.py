@@ -122,48 +122,24 @@ def build_decoder(rx_framing: object, offset: int = 0, *, field: str = "rx_frami
     scanned = _scanned(opts, kind, include, offset)
     if scanned is not None:
         return scanned
+    common: dict[str, Any] = {
+        "include_terminators": include,
+        "skip_empty": opts.boolean("skip_empty", False),
+        "offset": offset,
+    }
     if kind == "length_prefixed":
-        return LengthPrefixedDecoder(
-            **_prefix_layout(opts),
-            include_terminators=include,
-            skip_empty=opts.boolean("skip_empty", False),
-            checksum=_checksum(opts),
-            offset=offset,
-        )
-    max_length = opts.integer("max_length", DEFAULT_MAX_LENGTH, 1, _MAX_SEPARATED)
+        return LengthPrefixedDecoder(**_prefix_layout(opts), checksum=_checksum(opts), **common)
+    common["max_length"] = opts.integer("max_length", DEFAULT_MAX_LENGTH, 1, _MAX_SEPARATED)
     if kind == "line":
-        return LineDecoder(
-            ending=opts.choice("ending", ("auto", "lf", "cr", "crlf"), "auto"),
-            include_terminators=include,
-            skip_empty=opts.boolean("skip_empty", False),
-            offset=offset,
-            max_length=max_length,
-        )
+        return LineDecoder(ending=opts.choice("ending", ("auto", "lf", "cr", "crlf"), "auto"), **common)
     if kind == "delimiter":
-        return DelimiterDecoder(
-            _encoded(opts, "delimiter", None),
-            include_terminators=include,
-            skip_empty=opts.boolean("skip_empty", False),
-            checksum=_checksum(opts),
-            offset=offset,
-            max_length=max_length,
-        )
+        return DelimiterDecoder(_encoded(opts, "delimiter", None), checksum=_checksum(opts), **common)
     if kind == "start_end":
-        return StartEndDecoder(
-            _markers(opts),
-            _encoded(opts, "end", "\r\n"),
-            include_terminators=include,
-            skip_empty=opts.boolean("skip_empty", False),
-            checksum=_checksum(opts),
-            offset=offset,
-            max_length=max_length,
-        )
+        markers = _markers(opts)
+        return StartEndDecoder(markers, _encoded(opts, "end", "\r\n"), checksum=_checksum(opts), **common)
     if kind == "slip":
-        return SlipDecoder(include_terminators=include, offset=offset, max_length=max_length)
-    skip_empty = opts.boolean("skip_empty", False)
-    return CobsDecoder(
-        include_terminators=include, skip_empty=skip_empty, offset=offset, max_length=max_length
-    )
+        return SlipDecoder(include_terminators=include, offset=offset, max_length=common["max_length"])
+    return CobsDecoder(**common)
 
 
 def reply_framing(rx_framing: object, request: bytes) -> object:
