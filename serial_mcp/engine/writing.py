@@ -121,18 +121,14 @@ def _stopped(
 
 
 async def write_locked(
-    conn: Connection,
-    data: bytes,
-    pace: Pace | None = None,
-    timeout_s: float | None = None,
-    stall_s: float | None = None,
+    conn: Connection, data: bytes, pace: Pace | None, budget: float, stall_s: float | None = None
 ) -> WriteOutcome:
-    """Write with the TX turn held; an OS error marks the connection lost and becomes ``io_error``;
-    a device that stops taking data ends the write at its deadline (``timed_out``, bytes counted).
+    """Write with the TX turn held, within ``budget`` seconds; an OS error marks the connection lost
+    and becomes ``io_error``; a device that stops taking data ends the write at its deadline
+    (``timed_out``, bytes counted).
 
     The tx event is logged as the write starts, so a fast reply is never logged before its command.
     """
-    budget = write_budget(conn, data, pace, None) if timeout_s is None else timeout_s
     try:
         out = await conn.send(data, pace, budget, stall_s)
     except TimeoutError as exc:

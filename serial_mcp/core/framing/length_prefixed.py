@@ -14,7 +14,7 @@ from typing import Literal
 
 from serial_mcp import messages
 from serial_mcp.core.framing.base import Frame, FrameEvent, FramingError
-from serial_mcp.core.framing.checksum import ChecksumSpec
+from serial_mcp.core.framing.checksum import ChecksumSpec, checked
 from serial_mcp.errors import InvalidArgument
 
 DEFAULT_MAX_PREFIXED = 65536
@@ -134,11 +134,7 @@ class LengthPrefixedDecoder:
         hp = h + self._prefix
         if self._skip_empty and len(raw) == hp:
             return None
-        valid: bool | None = None
-        detail: str | None = None
-        covered = raw
-        if self._checksum is not None:
-            covered, valid, detail = self._checksum.checked(raw)
+        covered, valid, detail = checked(self._checksum, raw)
         data = raw if self._include else covered[:h] + covered[hp:]
         return Frame(data, start, end, valid, detail)
 

@@ -11,12 +11,12 @@ import re
 from collections.abc import Sequence
 
 from serial_mcp import messages
-from serial_mcp.core.framing._receivebuffer import ReceiveBuffer, as_bytes
+from serial_mcp.core.framing._receivebuffer import BufferedDecoder, as_bytes
 from serial_mcp.core.framing.base import DEFAULT_MAX_LENGTH, Frame, FrameEvent, FramingError
-from serial_mcp.core.framing.checksum import ChecksumSpec
+from serial_mcp.core.framing.checksum import ChecksumSpec, checked
 
 
-class StartEndDecoder:
+class StartEndDecoder(BufferedDecoder):
     """Incremental decoder for frames opened by one of ``start`` and closed by ``end``."""
 
     __slots__ = (
@@ -26,7 +26,6 @@ class StartEndDecoder:
         "_in_frame",
         "_include",
         "_max_start",
-        "_rx",
         "_skip_empty",
         "_start_re",
         "_starts",
@@ -45,6 +44,7 @@ class StartEndDecoder:
     ) -> None:
         if not start or not all(start) or not end:
             raise ValueError("start markers and end marker must be non-empty")
+        super().__init__(offset)  # a partial frame (in_frame) or a possible partial start marker
         self._starts = sorted(set(start), key=len, reverse=True)
         self._start_re = re.compile(b"|".join(re.escape(s) for s in self._starts))
         self._max_start = len(self._starts[0])
@@ -53,14 +53,8 @@ class StartEndDecoder:
         self._skip_empty = skip_empty
         self._checksum = checksum
         self.max_length = max_length
-        self._rx = ReceiveBuffer(offset)  # a partial frame (in_frame) or a possible partial start marker
         self._in_frame = False
         self._discarding = False
-
-    @property
-    def pending_start(self) -> int:
-        """Absolute offset of the first byte not yet emitted as (or skipped past) a frame."""
-        return self._rx.base
 
     @property
     def bytes_skipped(self) -> int:
@@ -156,11 +150,7 @@ class StartEndDecoder:
             return FramingError(messages.FRAMING_TOO_LONG.format(max_length=self.max_length), base + s)
         if self._skip_empty and e == body:
             return None
-        data = work[body:e]
-        valid: bool | None = None
-        detail: str | None = None
-        if self._checksum is not None:
-            data, valid, detail = self._checksum.checked(data)
+        data, valid, detail = checked(self._checksum, work[body:e])
         if self._include:
             data = work[s:stop]
         return Frame(data, base + s, base + stop, valid, detail)
