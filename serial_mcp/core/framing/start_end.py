@@ -44,7 +44,6 @@ class StartEndDecoder(BufferedDecoder):
     ) -> None:
         if not start or not all(start) or not end:
             raise ValueError("start markers and end marker must be non-empty")
-        super().__init__(offset)  # a partial frame (in_frame) or a possible partial start marker
         self._starts = sorted(set(start), key=len, reverse=True)
         self._start_re = re.compile(b"|".join(re.escape(s) for s in self._starts))
         self._max_start = len(self._starts[0])
@@ -53,6 +52,7 @@ class StartEndDecoder(BufferedDecoder):
         self._skip_empty = skip_empty
         self._checksum = checksum
         self.max_length = max_length
+        super().__init__(offset)  # a partial frame (in_frame) or a possible partial start marker
         self._in_frame = False
         self._discarding = False
 
