@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from serial_mcp import messages
 from serial_mcp.core.framing.base import DEFAULT_MAX_LENGTH, Frame, FrameEvent, FramingError
 from serial_mcp.core.framing.checksum import ChecksumSpec, checked
@@ -43,14 +45,12 @@ class DelimiterDecoder(SeparatorDecoder):
         return self._cut(piece, start, start + len(piece), b"")
 
 
+@dataclass(frozen=True, slots=True)
 class DelimiterEncoder:
     """Appends the checksum (if any) and the delimiter to each payload."""
 
-    __slots__ = ("checksum", "delimiter")
-
-    def __init__(self, delimiter: bytes, checksum: ChecksumSpec | None = None) -> None:
-        self.delimiter = delimiter
-        self.checksum = checksum
+    delimiter: bytes
+    checksum: ChecksumSpec | None = None
 
     def encode(self, payload: bytes) -> bytes:
         """``payload`` [+ checksum] + delimiter."""

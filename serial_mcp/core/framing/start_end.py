@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from serial_mcp import messages
 from serial_mcp.core.framing._receivebuffer import BufferedDecoder, as_bytes
@@ -179,15 +180,13 @@ class StartEndDecoder(BufferedDecoder):
             self._discarding = True
 
 
+@dataclass(frozen=True, slots=True)
 class StartEndEncoder:
     """Wraps each payload (plus checksum, if any) in the first start marker and the end marker."""
 
-    __slots__ = ("checksum", "end", "start")
-
-    def __init__(self, start: bytes, end: bytes = b"\r\n", checksum: ChecksumSpec | None = None) -> None:
-        self.start = start
-        self.end = end
-        self.checksum = checksum
+    start: bytes
+    end: bytes = b"\r\n"
+    checksum: ChecksumSpec | None = None
 
     def encode(self, payload: bytes) -> bytes:
         """start + payload [+ checksum] + end."""
