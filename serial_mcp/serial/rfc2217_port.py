@@ -127,14 +127,15 @@ class LentPort:
         self._dtr = bool(level)
         if self._en_held_low and self._dtr and self._rts:  # esp_reset: on to download mode
             self._download_boot()
-            return
-        applied = self._drive(self.conn.handle.set_dtr, self._dtr)
-        if applied:
-            self.conn.lines_set(dtr=self._dtr)
-        self.conn.record("control", dtr=self._dtr, rts=None, source=SOURCE, applied=applied)
-        self._watch_reset()
+        else:
+            self._line(self._drive(self.conn.handle.set_dtr, self._dtr), dtr=self._dtr)
 
-    def _watch_reset(self) -> None:
+    def _line(self, applied: bool, dtr: bool | None = None, rts: bool | None = None) -> None:
+        """DTR or RTS was driven (``applied``: on the port): noted on the connection and in its log;
+        an ESP32 reset is watched for (EN held low by RTS)."""
+        if applied:
+            self.conn.lines_set(dtr=dtr, rts=rts)
+        self.conn.record("control", dtr=dtr, rts=rts, source=SOURCE, applied=applied)
         self._en_held_low = self.esp_reset and self._rts and not self._dtr
 
     def _download_boot(self) -> None:
@@ -153,11 +154,7 @@ class LentPort:
     @rts.setter
     def rts(self, level: bool) -> None:
         self._rts = bool(level)
-        applied = self._drive(self.conn.handle.set_rts, self._rts)
-        if applied:
-            self.conn.lines_set(rts=self._rts)
-        self.conn.record("control", dtr=None, rts=self._rts, source=SOURCE, applied=applied)
-        self._watch_reset()
+        self._line(self._drive(self.conn.handle.set_rts, self._rts), rts=self._rts)
 
     @property
     def break_condition(self) -> bool:
