@@ -109,15 +109,11 @@ async def write_all(conn: Connection, data: bytes, pace: Pace | None, budget: fl
 def _stopped(
     conn: Connection, data: bytes, budget: float, written: int, stalled: bool = False
 ) -> SerialMcpError:
-    if stalled:
-        text = messages.WRITE_STOPPED_STALLED.format(
-            id=conn.id, ms=DEFAULT_STALL_MS, written=written, total=len(data)
-        )
-    else:
-        text = messages.WRITE_STOPPED_TIMEOUT.format(
-            id=conn.id, ms=round(budget * 1000), written=written, total=len(data)
-        )
-    return OperationTimeout(ErrorCode.WRITE_TIMEOUT, text)
+    text = messages.WRITE_STOPPED_STALLED if stalled else messages.WRITE_STOPPED_TIMEOUT
+    ms = DEFAULT_STALL_MS if stalled else round(budget * 1000)
+    return OperationTimeout(
+        ErrorCode.WRITE_TIMEOUT, text.format(id=conn.id, ms=ms, written=written, total=len(data))
+    )
 
 
 async def write_locked(
