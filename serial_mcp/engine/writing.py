@@ -109,11 +109,10 @@ async def write_all(conn: Connection, data: bytes, pace: Pace | None, budget: fl
 def _stopped(
     conn: Connection, data: bytes, budget: float, written: int, stalled: bool = False
 ) -> SerialMcpError:
-    text = messages.WRITE_STOPPED_STALLED if stalled else messages.WRITE_STOPPED_TIMEOUT
+    template = messages.WRITE_STOPPED_STALLED if stalled else messages.WRITE_STOPPED_TIMEOUT
     ms = DEFAULT_STALL_MS if stalled else round(budget * 1000)
-    return OperationTimeout(
-        ErrorCode.WRITE_TIMEOUT, text.format(id=conn.id, ms=ms, written=written, total=len(data))
-    )
+    text = template.format(id=conn.id, ms=ms, written=written, total=len(data))
+    return OperationTimeout(ErrorCode.WRITE_TIMEOUT, text)
 
 
 async def write_locked(
