@@ -13,19 +13,6 @@ from typing import TYPE_CHECKING, Any
 from serial_mcp.version import __version__
 
 _API = ("Engine", "EngineConnection", "SyncConnection", "SyncEngine")
-_ERRORS = (
-    "AccessError",
-    "Conflict",
-    "DeviceError",
-    "ErrorCode",
-    "InvalidArgument",
-    "LimitReached",
-    "NotFound",
-    "OperationTimeout",
-    "PortError",
-    "SerialMcpError",
-    "StorageError",
-)
 __all__ = [
     "AccessError",
     "Conflict",
@@ -68,8 +55,8 @@ def __getattr__(name: str) -> Any:
     contracts must not see them all depend on the top-level API."""
     if name in _API:
         return getattr(importlib.import_module("serial_mcp.api"), name)
-    if name in _ERRORS:
-        return getattr(importlib.import_module("serial_mcp.errors"), name)
     if name == "results":
         return importlib.import_module("serial_mcp.engine.results")
+    if name in __all__:  # the error classes and ErrorCode
+        return getattr(importlib.import_module("serial_mcp.errors"), name)
     raise AttributeError(name)

@@ -241,15 +241,7 @@ def _anycrc_path(model: CrcModel) -> _Func | None:
         import anycrc  # optional C extension (a dependency)
     except ImportError:  # pragma: no cover - the pure table stays correct, only slower
         return None
-    engine = anycrc.CRC(
-        width=model.width,
-        poly=model.poly,
-        init=model.init,
-        refin=model.refin,
-        refout=model.refout,
-        xorout=model.xorout,
-    )
-    calc: _Func = engine.calc
+    calc: _Func = anycrc.CRC(*model[1:7]).calc  # width, poly, init, refin, refout, xorout: the same order
     if calc(b"123456789") != model.check or calc(b"") != _crc_table(model, b""):
         return None
     return calc

@@ -278,7 +278,7 @@ async def _micropython_step(
     interrupt = step.get("interrupt") is not False
 
     async def send(data: bytes) -> int:
-        out = await writing.write_locked(conn, data, None)
+        out = await writing.write_locked(conn, data, None, writing.write_budget(conn, data, None, None))
         if out.timed_out:
             raise OperationTimeout(
                 ErrorCode.WRITE_TIMEOUT, messages.WRITE_TIMEOUT.format(id=conn.id), connection_id=conn.id

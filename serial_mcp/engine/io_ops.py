@@ -1,5 +1,5 @@
 """I/O operations: write, flush, capture_boot — all through the ring and its cursors (``read`` and
-``transact`` are in ``engine/exchange.py``, which ``dialog_ops`` builds on too).
+``transact`` are in ``engine/exchange.py`` with the dialog steps built on them).
 
 Each takes the caller and plain typed arguments (as a tool or a script would give them), validates
 everything before touching the port, and returns a typed result from ``engine/results.py``.

@@ -55,6 +55,9 @@ class Hints:
 
 
 READING = Hints(read_only=True, idempotent=True)
+WRITING = Hints(destructive=True, mutates=True)
+SETTING = Hints(destructive=True, idempotent=True, mutates=True)  # the same call again changes nothing more
+CHANGING = Hints(mutates=True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,46 +108,37 @@ GET_STATUS = _op(
     "get_status", o.NoOptions, port_ops.get_status_op, "Connection status", messages.D_GET_STATUS, READING
 )
 RECONNECT = _op(
-    "reconnect", o.NoOptions, port_ops.reconnect, "Reopen a connection's port", messages.D_RECONNECT,
-    Hints(mutates=True),
-)  # fmt: skip
-LEND = _op(
-    "lend", o.LendOptions, lend_ops.lend, "Lend the port and take it back",
-    messages.D_LEND, Hints(destructive=True, mutates=True),
-)  # fmt: skip
+    "reconnect", o.NoOptions, port_ops.reconnect, "Reopen a connection's port", messages.D_RECONNECT, CHANGING
+)
+LEND = _op("lend", o.LendOptions, lend_ops.lend, "Lend the port and take it back", messages.D_LEND, WRITING)
 
 # --- I/O ----------------------------------------------------------------------------------------
 READ = _op("read", o.ReadOptions, exchange.read, "Read received data", messages.D_READ)
-WRITING = Hints(destructive=True, mutates=True)
 WRITE = _op("write", o.WriteOptions, io_ops.write, "Write data", messages.D_WRITE, WRITING)
 TRANSACT = _op(
     "transact", o.TransactOptions, exchange.transact, "Write then read the reply", messages.D_TRANSACT,
     WRITING,
 )  # fmt: skip
-FLUSH = _op(
-    "flush", o.FlushOptions, io_ops.flush, "Discard buffered data", messages.D_FLUSH,
-    Hints(destructive=True, idempotent=True, mutates=True),
-)  # fmt: skip
+FLUSH = _op("flush", o.FlushOptions, io_ops.flush, "Discard buffered data", messages.D_FLUSH, SETTING)
 CAPTURE_BOOT = _op(
     "capture_boot", o.CaptureBootOptions, io_ops.capture_boot,
-    "Reset the board and capture its boot output", messages.D_CAPTURE_BOOT, Hints(mutates=True),
+    "Reset the board and capture its boot output", messages.D_CAPTURE_BOOT, CHANGING,
 )  # fmt: skip
 
 # --- line control -------------------------------------------------------------------------------
 SET_DTR_RTS = _op(
-    "set_dtr_rts", o.LinesOptions, line_ops.set_dtr_rts, "Set DTR/RTS", messages.D_SET_DTR_RTS,
-    Hints(destructive=True, idempotent=True, mutates=True),
-)  # fmt: skip
+    "set_dtr_rts", o.LinesOptions, line_ops.set_dtr_rts, "Set DTR/RTS", messages.D_SET_DTR_RTS, SETTING
+)
 SEND_BREAK = _op(
     "send_break", o.BreakOptions, line_ops.send_break, "Send BREAK", messages.D_SEND_BREAK, WRITING,
 )  # fmt: skip
 SET_FLOW_CONTROL = _op(
     "set_flow_control", o.FlowOptions, line_ops.set_flow_control, "Set flow control", messages.D_SET_FLOW,
-    Hints(destructive=True, idempotent=True, mutates=True),
+    SETTING,
 )  # fmt: skip
 RECONFIGURE = _op(
     "reconfigure", o.ReconfigureOptions, line_ops.reconfigure, "Change UART settings",
-    messages.D_RECONFIGURE, Hints(destructive=True, idempotent=True, mutates=True),
+    messages.D_RECONFIGURE, SETTING,
 )  # fmt: skip
 
 # --- profiles -----------------------------------------------------------------------------------
@@ -158,19 +152,19 @@ OPEN_PROFILE = _op(
 )  # fmt: skip
 SAVE_PROFILE = _op(
     "save_profile", o.SaveProfileOptions, profile_ops.save_profile, "Save a connection as a profile",
-    messages.D_SAVE_PROFILE, Hints(mutates=True),
+    messages.D_SAVE_PROFILE, CHANGING,
 )  # fmt: skip
 DELETE_PROFILE = _op(
     "delete_profile", o.DeleteProfileOptions, profile_ops.delete_profile, "Delete a profile",
-    messages.D_DELETE_PROFILE, Hints(destructive=True, mutates=True), on_connection=False,
+    messages.D_DELETE_PROFILE, WRITING, on_connection=False,
 )  # fmt: skip
 CONFIGURE = _op(
     "configure", o.ConfigureOptions, profile_ops.configure, "Change a profile or a connection",
-    messages.D_CONFIGURE, Hints(mutates=True), on_connection=False,
+    messages.D_CONFIGURE, CHANGING, on_connection=False,
 )  # fmt: skip
 ROLLBACK_PROFILE = _op(
     "rollback_profile", o.RollbackOptions, profile_ops.rollback_profile,
-    "Restore an earlier profile revision", messages.D_ROLLBACK, Hints(mutates=True), on_connection=False,
+    "Restore an earlier profile revision", messages.D_ROLLBACK, CHANGING, on_connection=False,
 )  # fmt: skip
 
 # --- logs and captures --------------------------------------------------------------------------
@@ -196,11 +190,11 @@ LIST_CAPTURES = _op(
 # --- console and utilities ----------------------------------------------------------------------
 DETECT_BAUD = _op(
     "detect_baud", o.DetectBaudOptions, console_ops.detect_baud, "Detect the baud rate",
-    messages.D_DETECT_BAUD, Hints(mutates=True),
+    messages.D_DETECT_BAUD, CHANGING,
 )  # fmt: skip
 FILE_TRANSFER = _op(
     "file_transfer", o.TransferOptions, console_ops.file_transfer, "XMODEM/YMODEM file transfer",
-    messages.D_FILE_TRANSFER, Hints(mutates=True),
+    messages.D_FILE_TRANSFER, CHANGING,
 )  # fmt: skip
 COMPUTE_CHECKSUM = _op(
     "compute_checksum", o.ChecksumOptions, checksum_ops.compute_checksum, "Compute a checksum",

@@ -109,30 +109,21 @@ async def write_all(conn: Connection, data: bytes, pace: Pace | None, budget: fl
 def _stopped(
     conn: Connection, data: bytes, budget: float, written: int, stalled: bool = False
 ) -> SerialMcpError:
-    if stalled:
-        text = messages.WRITE_STOPPED_STALLED.format(
-            id=conn.id, ms=DEFAULT_STALL_MS, written=written, total=len(data)
-        )
-    else:
-        text = messages.WRITE_STOPPED_TIMEOUT.format(
-            id=conn.id, ms=round(budget * 1000), written=written, total=len(data)
-        )
+    template = messages.WRITE_STOPPED_STALLED if stalled else messages.WRITE_STOPPED_TIMEOUT
+    ms = DEFAULT_STALL_MS if stalled else round(budget * 1000)
+    text = template.format(id=conn.id, ms=ms, written=written, total=len(data))
     return OperationTimeout(ErrorCode.WRITE_TIMEOUT, text)
 
 
 async def write_locked(
-    conn: Connection,
-    data: bytes,
-    pace: Pace | None = None,
-    timeout_s: float | None = None,
-    stall_s: float | None = None,
+    conn: Connection, data: bytes, pace: Pace | None, budget: float, stall_s: float | None = None
 ) -> WriteOutcome:
-    """Write with the TX turn held; an OS error marks the connection lost and becomes ``io_error``;
-    a device that stops taking data ends the write at its deadline (``timed_out``, bytes counted).
+    """Write with the TX turn held, within ``budget`` seconds; an OS error marks the connection lost
+    and becomes ``io_error``; a device that stops taking data ends the write at its deadline
+    (``timed_out``, bytes counted).
 
     The tx event is logged as the write starts, so a fast reply is never logged before its command.
     """
-    budget = write_budget(conn, data, pace, None) if timeout_s is None else timeout_s
     try:
         out = await conn.send(data, pace, budget, stall_s)
     except TimeoutError as exc:

@@ -10,13 +10,12 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import select
 import threading
-import tty
 from typing import Literal
 
 from serial_mcp.core.eventlog import LogEvent
 from serial_mcp.serial.connection import Connection
+from serial_mcp.serial.raw_pty import open_raw_pty, wait_readable
 
 log = logging.getLogger(__name__)
 
@@ -29,11 +28,7 @@ class PtyMirror:
     def __init__(self, conn: Connection, mode: MirrorMode) -> None:
         self.conn = conn
         self.mode = mode
-        self.master, self._slave = os.openpty()
-        tty.setraw(self.master)
-        tty.setraw(self._slave)
-        os.set_blocking(self.master, False)
-        self.path = os.ttyname(self._slave)
+        self.master, self._slave, self.path = open_raw_pty()
         os.fchmod(self._slave, 0o600)  # like ``mesg n``: group tty (write, wall) cannot type to the device
         self.rdev = os.fstat(self._slave).st_rdev  # an open of this device is refused (engine.mirroring)
         self.dropped = 0
@@ -56,11 +51,7 @@ class PtyMirror:
 
     def _from_person(self) -> None:
         while True:
-            try:
-                ready, _, _ = select.select([self.master, self._stop_r], [], [])
-            except (OSError, ValueError):
-                return
-            if self._stop_r in ready:
+            if not wait_readable(self.master, self._stop_r):
                 return
             try:
                 data = os.read(self.master, 4096)

@@ -19,12 +19,12 @@ import os
 import select
 import threading
 import time
-import tty
 from collections.abc import Callable
 from types import TracebackType
 from typing import Final, Self
 
 from serial_mcp.serial.handle import PortEOF, PortHandle
+from serial_mcp.serial.raw_pty import open_raw_pty, wait_readable
 from serial_mcp.serial.replay import ReplayPortHandle
 
 HOST_SETTLE_S: Final = 0.2  # after the host's open: let it finish configuring (and flushing) the port
@@ -41,13 +41,8 @@ class PtyBridge:
     def __init__(self, handle: PortHandle, on_finished: Callable[[str], None] | None = None) -> None:
         self.handle = handle
         self._on_finished = on_finished
-        master, slave = os.openpty()
-        tty.setraw(master)
-        tty.setraw(slave)
-        self.path = os.ttyname(slave)
+        self._master, slave, self.path = open_raw_pty()
         os.close(slave)  # only the host holds the slave: its open is what starts the bridge
-        os.set_blocking(master, False)
-        self._master = master
         self._wake_r, self._wake_w = os.pipe()
         self._stop = threading.Event()
         self._closed = False
@@ -91,11 +86,7 @@ class PtyBridge:
 
     def _from_host(self) -> None:
         while not self._stop.is_set():
-            try:
-                ready, _, _ = select.select([self._master, self._wake_r], [], [])
-            except (OSError, ValueError):
-                return
-            if self._wake_r in ready:
+            if not wait_readable(self._master, self._wake_r):
                 return
             try:
                 data = os.read(self._master, _CHUNK)

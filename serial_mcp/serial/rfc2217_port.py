@@ -41,6 +41,18 @@ def _setting(name: str) -> Any:
     return property(lambda self: getattr(self.settings, name), lambda self, value: self._set(**{name: value}))
 
 
+def _flow(mode: str) -> Any:
+    """A pyserial flow flag (``xonxoff``, ``rtscts``): whether the client's flow control is ``mode``;
+    clearing it while it is set turns flow control off, clearing it otherwise changes nothing."""
+
+    def on(self: LentPort) -> bool:
+        return self.settings.flow_control == mode
+
+    return property(
+        on, lambda self, value: self._set(flow_control=mode if value else ("none" if on(self) else None))
+    )
+
+
 class LentPort:
     """What the mirror's ``PortManager`` sees as its serial port (attribute names are pyserial's)."""
 
@@ -88,21 +100,8 @@ class LentPort:
         lambda self: self.settings.parity[0].upper(), lambda self, value: self._set(parity=value)
     )
 
-    @property
-    def xonxoff(self) -> bool:
-        return self.settings.flow_control == "software"
-
-    @xonxoff.setter
-    def xonxoff(self, value: bool) -> None:
-        self._set(flow_control="software" if value else ("none" if self.xonxoff else None))
-
-    @property
-    def rtscts(self) -> bool:
-        return self.settings.flow_control == "hardware"
-
-    @rtscts.setter
-    def rtscts(self, value: bool) -> None:
-        self._set(flow_control="hardware" if value else ("none" if self.rtscts else None))
+    xonxoff = _flow("software")
+    rtscts = _flow("hardware")
 
     # --- output lines ---------------------------------------------------------------------------
 
@@ -118,23 +117,19 @@ class LentPort:
             return False
         return True
 
-    @property
-    def dtr(self) -> bool:
-        return self._dtr
-
-    @dtr.setter
-    def dtr(self, level: bool) -> None:
+    def _set_dtr(self, level: bool) -> None:
         self._dtr = bool(level)
         if self._en_held_low and self._dtr and self._rts:  # esp_reset: on to download mode
             self._download_boot()
-            return
-        applied = self._drive(self.conn.handle.set_dtr, self._dtr)
-        if applied:
-            self.conn.lines.levels_set(dtr=self._dtr)
-        self.conn.record("control", dtr=self._dtr, rts=None, source=SOURCE, applied=applied)
-        self._watch_reset()
+        else:
+            self._line(self._drive(self.conn.handle.set_dtr, self._dtr), dtr=self._dtr)
 
-    def _watch_reset(self) -> None:
+    def _line(self, applied: bool, dtr: bool | None = None, rts: bool | None = None) -> None:
+        """DTR or RTS was driven (``applied``: on the port): noted on the connection and in its log;
+        an ESP32 reset is watched for (EN held low by RTS)."""
+        if applied:
+            self.conn.lines.levels_set(dtr=dtr, rts=rts)
+        self.conn.record("control", dtr=dtr, rts=rts, source=SOURCE, applied=applied)
         self._en_held_low = self.esp_reset and self._rts and not self._dtr
 
     def _download_boot(self) -> None:
@@ -146,28 +141,18 @@ class LentPort:
             self.conn.lines.levels_set(True, False)
         self.conn.record("control", dtr=True, rts=False, source=SOURCE, applied=applied, esp_reset=True)
 
-    @property
-    def rts(self) -> bool:
-        return self._rts
-
-    @rts.setter
-    def rts(self, level: bool) -> None:
+    def _set_rts(self, level: bool) -> None:
         self._rts = bool(level)
-        applied = self._drive(self.conn.handle.set_rts, self._rts)
-        if applied:
-            self.conn.lines.levels_set(rts=self._rts)
-        self.conn.record("control", dtr=None, rts=self._rts, source=SOURCE, applied=applied)
-        self._watch_reset()
+        self._line(self._drive(self.conn.handle.set_rts, self._rts), rts=self._rts)
 
-    @property
-    def break_condition(self) -> bool:
-        return self._break
-
-    @break_condition.setter
-    def break_condition(self, level: bool) -> None:
+    def _set_break(self, level: bool) -> None:
         self._break = bool(level)
         applied = self._drive(self.conn.handle.set_break, self._break)
         self.conn.record("break", on=self._break, source=SOURCE, applied=applied)
+
+    dtr = property(lambda self: self._dtr, _set_dtr)
+    rts = property(lambda self: self._rts, _set_rts)
+    break_condition = property(lambda self: self._break, _set_break)
 
     # --- input lines (what the client is notified of) -------------------------------------------
 

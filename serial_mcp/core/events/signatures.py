@@ -184,6 +184,11 @@ def _boot(
     return Signature(name, family, "boot", "info", triggers, head, rank=rank, **more)
 
 
+def _esp_rom(name: str, trigger: bytes, head: str) -> Signature:
+    """An ESP ROM banner row: the ``rst:`` line with the reset reason follows within three lines."""
+    return _boot(name, "esp-rom", (trigger,), head, 0, end=_RST, max_lines=3, merges=("esp_rom_rst",))
+
+
 def _reset(
     name: str, family: str, triggers: tuple[bytes, ...], head: str, reason: str = "software reset"
 ) -> Signature:
@@ -196,26 +201,8 @@ SIGNATURES: tuple[Signature, ...] = (
     # ESP ROM bootloaders: ESP32's ``ets Jun  8 2016`` banner and the newer chips' ``ESP-ROM:`` banner come a
     # line or two before the ``rst:`` line that gives the reset reason. (ESP8266's one-line ``ets Jan  8 2013,
     # rst cause:2, boot mode:(3,6)`` is found as a boot by the first row, its reason not decoded.)
-    _boot(
-        "esp_rom_ets",
-        "esp-rom",
-        (b"ets J",),
-        r"\bets (?P<rom_date>[A-Z][a-z]{2} [ \d]\d \d{4})",
-        0,
-        end=_RST,
-        max_lines=3,
-        merges=("esp_rom_rst",),
-    ),
-    _boot(
-        "esp_rom",
-        "esp-rom",
-        (b"ESP-ROM:",),
-        r"ESP-ROM:(?P<rom>\S+)",
-        0,
-        end=_RST,
-        max_lines=3,
-        merges=("esp_rom_rst",),
-    ),
+    _esp_rom("esp_rom_ets", b"ets J", r"\bets (?P<rom_date>[A-Z][a-z]{2} [ \d]\d \d{4})"),
+    _esp_rom("esp_rom", b"ESP-ROM:", r"ESP-ROM:(?P<rom>\S+)"),
     _boot("esp_rom_rst", "esp-rom", (b"rst:0x",), _RST, 0),
     # ESP-IDF: the second-stage bootloader, then the application.
     _boot(

@@ -90,3 +90,18 @@ class ReceiveBuffer:
         rest = bytes(buf[i + k :])
         buf.clear()
         return rest
+
+
+class BufferedDecoder:
+    """A decoder whose undecided bytes wait in a :class:`ReceiveBuffer` (separator-based, start_end,
+    scan-based): where its next frame may start is the buffer's ``base``."""
+
+    __slots__ = ("_rx",)
+
+    def __init__(self, offset: int) -> None:
+        self._rx = ReceiveBuffer(offset)
+
+    @property
+    def pending_start(self) -> int:
+        """Absolute offset of the first byte not yet emitted as (or skipped past) a frame."""
+        return self._rx.base

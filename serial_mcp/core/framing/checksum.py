@@ -84,6 +84,11 @@ class ChecksumSpec:
         return payload + self.separator + self._value_bytes(payload)
 
 
+def checked(spec: ChecksumSpec | None, body: bytes) -> tuple[bytes, bool | None, str | None]:
+    """``spec.checked(body)``, or ``(body, None, None)`` for a framing that declares no checksum."""
+    return (body, None, None) if spec is None else spec.checked(body)
+
+
 def parse_checksum(raw: object, field: str) -> ChecksumSpec:
     """Validate a ``checksum`` option object into a :class:`ChecksumSpec`."""
     opts = Options(raw, field, example='{"algorithm": "crc16_modbus", "endianness": "little"}')

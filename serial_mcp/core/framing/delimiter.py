@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from serial_mcp import messages
 from serial_mcp.core.framing.base import DEFAULT_MAX_LENGTH, Frame, FrameEvent, FramingError
-from serial_mcp.core.framing.checksum import ChecksumSpec
+from serial_mcp.core.framing.checksum import ChecksumSpec, checked
 from serial_mcp.core.framing.separated import SeparatorDecoder
 
 
@@ -32,11 +34,7 @@ class DelimiterDecoder(SeparatorDecoder):
     def _cut(self, piece: bytes, start: int, end: int, term: bytes) -> FrameEvent | None:
         if self._skip_empty and not piece:
             return None
-        valid: bool | None = None
-        detail: str | None = None
-        data = piece
-        if self._checksum is not None:
-            data, valid, detail = self._checksum.checked(piece)
+        data, valid, detail = checked(self._checksum, piece)
         if self._include:
             data = piece + term
         return Frame(data, start, end, valid, detail)
@@ -47,14 +45,12 @@ class DelimiterDecoder(SeparatorDecoder):
         return self._cut(piece, start, start + len(piece), b"")
 
 
+@dataclass(frozen=True, slots=True)
 class DelimiterEncoder:
     """Appends the checksum (if any) and the delimiter to each payload."""
 
-    __slots__ = ("checksum", "delimiter")
-
-    def __init__(self, delimiter: bytes, checksum: ChecksumSpec | None = None) -> None:
-        self.delimiter = delimiter
-        self.checksum = checksum
+    delimiter: bytes
+    checksum: ChecksumSpec | None = None
 
     def encode(self, payload: bytes) -> bytes:
         """``payload`` [+ checksum] + delimiter."""

@@ -10,11 +10,12 @@ reported again until a frame decodes).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Literal
 
 from serial_mcp import messages
 from serial_mcp.core.framing.base import Frame, FrameEvent, FramingError
-from serial_mcp.core.framing.checksum import ChecksumSpec
+from serial_mcp.core.framing.checksum import ChecksumSpec, checked
 from serial_mcp.errors import InvalidArgument
 
 DEFAULT_MAX_PREFIXED = 65536
@@ -134,44 +135,31 @@ class LengthPrefixedDecoder:
         hp = h + self._prefix
         if self._skip_empty and len(raw) == hp:
             return None
-        valid: bool | None = None
-        detail: str | None = None
-        covered = raw
-        if self._checksum is not None:
-            covered, valid, detail = self._checksum.checked(raw)
+        covered, valid, detail = checked(self._checksum, raw)
         data = raw if self._include else covered[:h] + covered[hp:]
         return Frame(data, start, end, valid, detail)
 
 
+@dataclass(frozen=True, slots=True)
 class LengthPrefixedEncoder:
     """Builds ``header + length + payload [+ checksum]`` from ``header + payload``."""
 
-    __slots__ = ("_checksum", "_endianness", "_header", "_prefix", "max_length")
-
-    def __init__(
-        self,
-        prefix_size: int = 2,
-        endianness: Literal["big", "little"] = "big",
-        header_offset: int = 0,
-        max_length: int = DEFAULT_MAX_PREFIXED,
-        checksum: ChecksumSpec | None = None,
-    ) -> None:
-        self._prefix = prefix_size
-        self._endianness: Literal["big", "little"] = endianness
-        self._header = header_offset
-        self.max_length = max_length
-        self._checksum = checksum
+    prefix_size: int = 2
+    endianness: Literal["big", "little"] = "big"
+    header_offset: int = 0
+    max_length: int = DEFAULT_MAX_PREFIXED
+    checksum: ChecksumSpec | None = None
 
     def encode(self, payload: bytes) -> bytes:
         """The framed bytes; raises InvalidArgument when the payload cannot be framed."""
-        h = self._header
+        h = self.header_offset
         if len(payload) < h:
             message = messages.FRAMING_SHORTER_THAN_HEADER.format(length=len(payload), header_offset=h)
             raise InvalidArgument(message)
         body = payload[h:]
-        length = len(body) + (self._checksum.size if self._checksum else 0)
-        limit = min(self.max_length, (1 << (8 * self._prefix)) - 1)
+        length = len(body) + (self.checksum.size if self.checksum else 0)
+        limit = min(self.max_length, (1 << (8 * self.prefix_size)) - 1)
         if length > limit:
             raise InvalidArgument(messages.FRAMING_PAYLOAD_TOO_LONG.format(length=length, limit=limit))
-        raw = payload[:h] + length.to_bytes(self._prefix, self._endianness) + body
-        return self._checksum.append(raw) if self._checksum else raw
+        raw = payload[:h] + length.to_bytes(self.prefix_size, self.endianness) + body
+        return self.checksum.append(raw) if self.checksum else raw

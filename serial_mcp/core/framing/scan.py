@@ -44,7 +44,7 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Final, Protocol, cast, runtime_checkable
 
-from serial_mcp.core.framing._receivebuffer import ReceiveBuffer, as_bytes
+from serial_mcp.core.framing._receivebuffer import BufferedDecoder, as_bytes
 from serial_mcp.core.framing.base import Frame, FrameEvent
 
 __all__ = ["NEED", "REJECT", "FrameRule", "ScanDecoder", "declares"]
@@ -121,7 +121,7 @@ def _maker(rule: FrameRule) -> _Make:
     return fast if fast is not None else rule.frame
 
 
-class ScanDecoder:
+class ScanDecoder(BufferedDecoder):
     """Incremental decoder over one or more :class:`FrameRule`; see the module docstring."""
 
     __slots__ = (
@@ -134,7 +134,6 @@ class ScanDecoder:
         "_prefixes",
         "_quiet",
         "_rules",
-        "_rx",
         "_search",
     )
 
@@ -162,17 +161,12 @@ class ScanDecoder:
             for s in r.syncs
             if firsts.count(s[0]) == 1
         }
-        self._rx = ReceiveBuffer(offset)
+        super().__init__(offset)
         longest = max((cast(SizedRule, r).max_length for r in rules if declares(r, SizedRule)), default=0)
         self._credit_max = max(CREDIT_FLOOR, 2 * longest)
         self._credit = self._credit_max  # bytes of false candidates that may still be checked ...
         self._credit_at = offset  # ... as of this absolute stream position
         self._quiet: list[int] = []  # absolute stream positions of silences inside a waiting candidate
-
-    @property
-    def pending_start(self) -> int:
-        """Absolute offset of the first byte not yet emitted as (or skipped past) a frame."""
-        return self._rx.base
 
     @property
     def bytes_skipped(self) -> int:

@@ -9,25 +9,20 @@ through its separator, whether it arrived whole or in pieces.
 from __future__ import annotations
 
 from serial_mcp import messages
-from serial_mcp.core.framing._receivebuffer import ReceiveBuffer, as_bytes
+from serial_mcp.core.framing._receivebuffer import BufferedDecoder, as_bytes
 from serial_mcp.core.framing.base import FrameEvent, FramingError
 
 
-class SeparatorDecoder:
+class SeparatorDecoder(BufferedDecoder):
     """Base decoder: subclasses implement ``_cut`` (piece -> event or None)."""
 
-    __slots__ = ("_discarding", "_rx", "_sep", "max_length")
+    __slots__ = ("_discarding", "_sep", "max_length")
 
     def __init__(self, separator: bytes, *, offset: int, max_length: int) -> None:
+        super().__init__(offset)  # the unterminated tail, its offset and search position
         self._sep = separator
-        self._rx = ReceiveBuffer(offset)  # the unterminated tail, its offset and search position
         self._discarding = False  # skipping an overlong frame up to its separator
         self.max_length = max_length
-
-    @property
-    def pending_start(self) -> int:
-        """Absolute offset of the first byte not yet emitted as (or skipped past) a frame."""
-        return self._rx.base
 
     def reset(self, offset: int) -> None:
         """Drop partial state; the next byte fed is at absolute ``offset``."""

@@ -9,14 +9,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from serial_mcp import messages
-from serial_mcp.core.framing._receivebuffer import ReceiveBuffer, as_bytes
+from serial_mcp.core.framing._receivebuffer import BufferedDecoder, as_bytes
 from serial_mcp.core.framing.base import DEFAULT_MAX_LENGTH, Frame, FrameEvent, FramingError
-from serial_mcp.core.framing.checksum import ChecksumSpec
+from serial_mcp.core.framing.checksum import ChecksumSpec, checked
 
 
-class StartEndDecoder:
+class StartEndDecoder(BufferedDecoder):
     """Incremental decoder for frames opened by one of ``start`` and closed by ``end``."""
 
     __slots__ = (
@@ -26,7 +27,6 @@ class StartEndDecoder:
         "_in_frame",
         "_include",
         "_max_start",
-        "_rx",
         "_skip_empty",
         "_start_re",
         "_starts",
@@ -53,14 +53,9 @@ class StartEndDecoder:
         self._skip_empty = skip_empty
         self._checksum = checksum
         self.max_length = max_length
-        self._rx = ReceiveBuffer(offset)  # a partial frame (in_frame) or a possible partial start marker
+        super().__init__(offset)  # a partial frame (in_frame) or a possible partial start marker
         self._in_frame = False
         self._discarding = False
-
-    @property
-    def pending_start(self) -> int:
-        """Absolute offset of the first byte not yet emitted as (or skipped past) a frame."""
-        return self._rx.base
 
     @property
     def bytes_skipped(self) -> int:
@@ -156,11 +151,7 @@ class StartEndDecoder:
             return FramingError(messages.FRAMING_TOO_LONG.format(max_length=self.max_length), base + s)
         if self._skip_empty and e == body:
             return None
-        data = work[body:e]
-        valid: bool | None = None
-        detail: str | None = None
-        if self._checksum is not None:
-            data, valid, detail = self._checksum.checked(data)
+        data, valid, detail = checked(self._checksum, work[body:e])
         if self._include:
             data = work[s:stop]
         return Frame(data, base + s, base + stop, valid, detail)
@@ -189,15 +180,13 @@ class StartEndDecoder:
             self._discarding = True
 
 
+@dataclass(frozen=True, slots=True)
 class StartEndEncoder:
     """Wraps each payload (plus checksum, if any) in the first start marker and the end marker."""
 
-    __slots__ = ("checksum", "end", "start")
-
-    def __init__(self, start: bytes, end: bytes = b"\r\n", checksum: ChecksumSpec | None = None) -> None:
-        self.start = start
-        self.end = end
-        self.checksum = checksum
+    start: bytes
+    end: bytes = b"\r\n"
+    checksum: ChecksumSpec | None = None
 
     def encode(self, payload: bytes) -> bytes:
         """start + payload [+ checksum] + end."""

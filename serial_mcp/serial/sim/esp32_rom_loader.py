@@ -20,11 +20,14 @@ from __future__ import annotations
 import hashlib
 import struct
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Final
 
 from serial_mcp.serial.sim import esp_rom_protocol as p
 from serial_mcp.serial.sim.esp_spi_flash import SpiFlashChip, SpiPeripheral
+
+Words = tuple[int, ...]  # the little-endian 32-bit words a command's data starts with
 
 FLASH_SIZE: Final = 4 * 1024 * 1024
 SECTOR: Final = 0x1000
@@ -151,12 +154,15 @@ class Esp32RomLoader:
         self.commands += 1
         if cmd.size != len(cmd.data):
             return Result([p.response(cmd.op, error=p.ERR_INVALID_MESSAGE)])
-        handler = _HANDLERS.get(cmd.op)
+        handler, count = _HANDLERS.get(cmd.op, (None, 0))
         if handler is None:
             if len(self.unknown) < 64:
                 self.unknown.append(cmd.op)
             return Result([p.response(cmd.op, error=p.ERR_INVALID_MESSAGE)])
-        return handler(self, cmd)
+        w = p.words(cmd.data, count)
+        if w is None:  # shorter than the words the command takes
+            return self._fail(cmd.op, p.ERR_INVALID_MESSAGE)
+        return handler(self, cmd, w)
 
     @staticmethod
     def _fail(op: int, error: int) -> Result:
@@ -168,18 +174,15 @@ class Esp32RomLoader:
 
     # --- commands -----------------------------------------------------------------------------------
 
-    def _sync(self, cmd: p.Command) -> Result:
+    def _sync(self, cmd: p.Command, _w: Words) -> Result:
         if cmd.data != p.SYNC_PAYLOAD:
             return self._fail(cmd.op, p.ERR_INVALID_MESSAGE)
         return Result([p.response(p.SYNC, p.SYNC_VALUE)] * p.SYNC_ANSWERS)
 
-    def _read_reg(self, cmd: p.Command) -> Result:
-        w = p.words(cmd.data, 1)
-        if w is None:
-            return self._fail(cmd.op, p.ERR_INVALID_MESSAGE)
+    def _read_reg(self, cmd: p.Command, w: Words) -> Result:
         return self._ok(cmd.op, self.read_word(w[0]))
 
-    def _write_reg(self, cmd: p.Command) -> Result:
+    def _write_reg(self, cmd: p.Command, _w: Words) -> Result:
         if not cmd.data or len(cmd.data) % 16:
             return self._fail(cmd.op, p.ERR_INVALID_MESSAGE)
         for addr, value, mask, _delay_us in struct.iter_unpack("<IIII", cmd.data):
@@ -212,24 +215,21 @@ class Esp32RomLoader:
         self.regs[addr] = (self.regs.get(addr, 0) & ~mask) | (value & mask)
         return True
 
-    def _spi_attach(self, cmd: p.Command) -> Result:
+    def _spi_attach(self, cmd: p.Command, _w: Words) -> Result:
         if len(cmd.data) not in (4, 8):
             return self._fail(cmd.op, p.ERR_INVALID_MESSAGE)
         self.attached = True
         return self._ok(cmd.op)
 
-    def _spi_set_params(self, cmd: p.Command) -> Result:
-        w = p.words(cmd.data, 6)
-        if w is None:
-            return self._fail(cmd.op, p.ERR_INVALID_MESSAGE)
+    def _spi_set_params(self, cmd: p.Command, w: Words) -> Result:
         _, total, _block, sector, page, _mask = w
         if not 0 < total <= 16 * 1024 * 1024 or sector != SECTOR or page != 256:
             return self._fail(cmd.op, p.ERR_INVALID_PARAM)
         self.flash_param_size = total
         return self._ok(cmd.op)
 
-    def _change_baud(self, cmd: p.Command) -> Result:
-        w = p.words(cmd.data, 2)
+    def _change_baud(self, cmd: p.Command, _w: Words) -> Result:
+        w = p.words(cmd.data, 2)  # short: a bad parameter, not a bad message
         if w is None or not 300 <= w[0] <= 5_000_000:
             return self._fail(cmd.op, p.ERR_INVALID_PARAM)
         result = self._ok(cmd.op)
@@ -239,9 +239,8 @@ class Esp32RomLoader:
     def _flash_limit(self) -> int:
         return min(len(self.flash), self.flash_param_size)
 
-    def _begin(self, cmd: p.Command, kind: str) -> Result:
-        w = p.words(cmd.data, 4)
-        if w is None or len(cmd.data) != 16:  # the ESP32 ROM takes no fifth (encryption) word
+    def _begin(self, cmd: p.Command, w: Words, kind: str) -> Result:
+        if len(cmd.data) != 16:  # the ESP32 ROM takes no fifth (encryption) word
             return self._fail(cmd.op, p.ERR_INVALID_MESSAGE)
         size, blocks, block_size, offset = w
         if size and not self.attached:  # the ESP32 ROM needs SPI_ATTACH before it touches the flash
@@ -255,19 +254,18 @@ class Esp32RomLoader:
         self.session = _Download(kind, offset, size, blocks, block_size, inflater=inflater)
         return self._ok(cmd.op)
 
-    def _flash_begin(self, cmd: p.Command) -> Result:
-        return self._begin(cmd, "flash")
+    def _flash_begin(self, cmd: p.Command, w: Words) -> Result:
+        return self._begin(cmd, w, "flash")
 
-    def _defl_begin(self, cmd: p.Command) -> Result:
-        return self._begin(cmd, "defl")
+    def _defl_begin(self, cmd: p.Command, w: Words) -> Result:
+        return self._begin(cmd, w, "defl")
 
-    def _data(self, cmd: p.Command) -> Result:
+    def _data(self, cmd: p.Command, w: Words) -> Result:
         """A _DATA command: its payload checked against the open session of its kind, then written."""
         kind, write = _DATA[cmd.op]
         s = self.session
-        w = p.words(cmd.data, 4)
-        if s is None or s.kind != kind or w is None:
-            return self._fail(cmd.op, p.ERR_FAILED if w is not None else p.ERR_INVALID_MESSAGE)
+        if s is None or s.kind != kind:
+            return self._fail(cmd.op, p.ERR_FAILED)
         length, seq = w[0], w[1]
         data = cmd.data[16:]
         if length != len(data) or length > s.block_size:
@@ -310,20 +308,14 @@ class Esp32RomLoader:
         s.seq += 1
         return self._ok(cmd.op)
 
-    def _end(self, cmd: p.Command) -> Result:
+    def _end(self, cmd: p.Command, w: Words) -> Result:
         """FLASH_END / FLASH_DEFL_END: word 0 is 1 to run the app in flash, 0 to reboot."""
-        w = p.words(cmd.data, 1)
-        if w is None:
-            return self._fail(cmd.op, p.ERR_INVALID_MESSAGE)
         self.session = None  # the loader leaves, session or not
         result = self._ok(cmd.op)
         result.exit = Exit("run") if w[0] else Exit("reboot")
         return result
 
-    def _md5(self, cmd: p.Command) -> Result:
-        w = p.words(cmd.data, 4)
-        if w is None:
-            return self._fail(cmd.op, p.ERR_INVALID_MESSAGE)
+    def _md5(self, cmd: p.Command, w: Words) -> Result:
         addr, size = w[0], w[1]
         if not self.attached:
             return self._fail(cmd.op, p.ERR_FAILED)
@@ -332,10 +324,7 @@ class Esp32RomLoader:
         digest = hashlib.md5(self.flash[addr : addr + size]).hexdigest().encode()
         return self._ok(cmd.op, payload=digest)  # the ROM sends the digest as 32 hex characters
 
-    def _read_slow(self, cmd: p.Command) -> Result:
-        w = p.words(cmd.data, 2)
-        if w is None:
-            return self._fail(cmd.op, p.ERR_INVALID_MESSAGE)
+    def _read_slow(self, cmd: p.Command, w: Words) -> Result:
         addr, length = w
         if not self.attached:
             return self._fail(cmd.op, p.ERR_FAILED)
@@ -346,10 +335,7 @@ class Esp32RomLoader:
         block = bytes(self.flash[addr : addr + length]).ljust(READ_SLOW_BLOCK, b"\xff")
         return self._ok(cmd.op, payload=block)  # always a 64-byte buffer
 
-    def _mem_begin(self, cmd: p.Command) -> Result:
-        w = p.words(cmd.data, 4)
-        if w is None:
-            return self._fail(cmd.op, p.ERR_INVALID_MESSAGE)
+    def _mem_begin(self, cmd: p.Command, w: Words) -> Result:
         size, blocks, block_size, offset = w
         if size > MAX_RAM or block_size > p.MAX_DATA_BLOCK:
             return self._fail(cmd.op, p.ERR_RAM_SIZE)
@@ -367,10 +353,7 @@ class Esp32RomLoader:
         s.seq += 1
         return self._ok(cmd.op)
 
-    def _mem_end(self, cmd: p.Command) -> Result:
-        w = p.words(cmd.data, 2)
-        if w is None:
-            return self._fail(cmd.op, p.ERR_INVALID_MESSAGE)
+    def _mem_end(self, cmd: p.Command, w: Words) -> Result:
         no_entry, entry = w
         if self.session is not None and self.session.kind == "mem":
             self.session = None
@@ -380,24 +363,25 @@ class Esp32RomLoader:
         return result
 
 
-_HANDLERS = {
-    p.SYNC: Esp32RomLoader._sync,
-    p.READ_REG: Esp32RomLoader._read_reg,
-    p.WRITE_REG: Esp32RomLoader._write_reg,
-    p.SPI_ATTACH: Esp32RomLoader._spi_attach,
-    p.SPI_SET_PARAMS: Esp32RomLoader._spi_set_params,
-    p.CHANGE_BAUDRATE: Esp32RomLoader._change_baud,
-    p.FLASH_BEGIN: Esp32RomLoader._flash_begin,
-    p.FLASH_DATA: Esp32RomLoader._data,
-    p.FLASH_END: Esp32RomLoader._end,
-    p.FLASH_DEFL_BEGIN: Esp32RomLoader._defl_begin,
-    p.FLASH_DEFL_DATA: Esp32RomLoader._data,
-    p.FLASH_DEFL_END: Esp32RomLoader._end,
-    p.SPI_FLASH_MD5: Esp32RomLoader._md5,
-    p.READ_FLASH_SLOW: Esp32RomLoader._read_slow,
-    p.MEM_BEGIN: Esp32RomLoader._mem_begin,
-    p.MEM_DATA: Esp32RomLoader._data,
-    p.MEM_END: Esp32RomLoader._mem_end,
+_HANDLERS: dict[int, tuple[Callable[[Esp32RomLoader, p.Command, Words], Result], int]] = {
+    # each command, and how many 32-bit words its data holds at least (fewer: "invalid message")
+    p.SYNC: (Esp32RomLoader._sync, 0),
+    p.READ_REG: (Esp32RomLoader._read_reg, 1),
+    p.WRITE_REG: (Esp32RomLoader._write_reg, 0),
+    p.SPI_ATTACH: (Esp32RomLoader._spi_attach, 0),
+    p.SPI_SET_PARAMS: (Esp32RomLoader._spi_set_params, 6),
+    p.CHANGE_BAUDRATE: (Esp32RomLoader._change_baud, 0),
+    p.FLASH_BEGIN: (Esp32RomLoader._flash_begin, 4),
+    p.FLASH_DATA: (Esp32RomLoader._data, 4),
+    p.FLASH_END: (Esp32RomLoader._end, 1),
+    p.FLASH_DEFL_BEGIN: (Esp32RomLoader._defl_begin, 4),
+    p.FLASH_DEFL_DATA: (Esp32RomLoader._data, 4),
+    p.FLASH_DEFL_END: (Esp32RomLoader._end, 1),
+    p.SPI_FLASH_MD5: (Esp32RomLoader._md5, 4),
+    p.READ_FLASH_SLOW: (Esp32RomLoader._read_slow, 2),
+    p.MEM_BEGIN: (Esp32RomLoader._mem_begin, 4),
+    p.MEM_DATA: (Esp32RomLoader._data, 4),
+    p.MEM_END: (Esp32RomLoader._mem_end, 2),
 }
 
 _DATA = {  # a _DATA command: the session kind it belongs to, and how its checked block is written

@@ -23,14 +23,11 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from urllib.parse import parse_qs, urlsplit
 
-from serial_mcp import messages
 from serial_mcp.core.settings import SerialSettings
-from serial_mcp.errors import InvalidArgument
 from serial_mcp.serial.fake import FakeDevice
 from serial_mcp.serial.sim.micropython_exec import Result, run, traceback
-from serial_mcp.serial.sim.timeline import TimedPortHandle, Timeline
+from serial_mcp.serial.sim.timeline import TimedPortHandle, Timeline, sim_option, start_board
 
 CTRL_A, CTRL_B, CTRL_C, CTRL_D, CTRL_E = 1, 2, 3, 4, 5
 BANNER = (
@@ -243,12 +240,7 @@ def _shown_at_prompt(result: Result) -> bytes:
 
 
 def running_of(port: str) -> bool:
-    state = parse_qs(urlsplit(port).query).get("state", ["repl"])[-1]
-    if state not in ("repl", "running"):
-        raise InvalidArgument(
-            messages.SIM_BAD_OPTION.format(port=port, option="state", allowed="repl|running"), port=port
-        )
-    return state == "running"
+    return sim_option(port, "state", "repl", "repl|running", ("repl", "running").__contains__) == "running"
 
 
 class BoardPortHandle(TimedPortHandle):
@@ -264,10 +256,5 @@ class BoardPortHandle(TimedPortHandle):
 
 
 def open_micropython(port: str, settings: SerialSettings) -> TimedPortHandle:
-    running = running_of(port)  # checked before the timeline's thread starts: a refused open leaves none
-    timeline = Timeline(port)
-    device = FakeDevice(port)
-    board = MicroPythonBoard(device, timeline, running)
-    device.responder = board
-    board.power_on()
-    return BoardPortHandle(board, settings)
+    running = running_of(port)
+    return BoardPortHandle(start_board(port, lambda d, t: MicroPythonBoard(d, t, running)), settings)

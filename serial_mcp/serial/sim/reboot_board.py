@@ -13,13 +13,10 @@ from __future__ import annotations
 import functools
 import threading
 from collections.abc import Callable
-from urllib.parse import parse_qs, urlsplit
 
-from serial_mcp import messages
 from serial_mcp.core.settings import SerialSettings
-from serial_mcp.errors import InvalidArgument
 from serial_mcp.serial.fake import MAX_COMMAND_LINE, FakeDevice
-from serial_mcp.serial.sim.timeline import TimedPortHandle, Timeline
+from serial_mcp.serial.sim.timeline import TimedPortHandle, Timeline, sim_option, start_board
 
 BANNER = (
     b"\r\nU-Boot SPL 2024.01 (serial-mcp sim)\r\nTrying to boot from MMC1\r\n"
@@ -161,20 +158,10 @@ class RebootBoard:
 
 
 def bootdelay_of(port: str) -> int:
-    query = parse_qs(urlsplit(port).query)
-    raw = query.get("bootdelay", ["3"])[-1]
-    if not raw.isdigit() or int(raw) > 9:
-        raise InvalidArgument(
-            messages.SIM_BAD_OPTION.format(port=port, option="bootdelay", allowed="0-9"), port=port
-        )
-    return int(raw)
+    return int(sim_option(port, "bootdelay", "3", "0-9", lambda raw: raw.isdigit() and int(raw) <= 9))
 
 
 def open_reboot_board(port: str, settings: SerialSettings) -> TimedPortHandle:
-    bootdelay = bootdelay_of(port)  # checked before the timeline's thread starts: a refused open leaves none
-    timeline = Timeline(port)
-    device = FakeDevice(port)
-    board = RebootBoard(device, timeline, bootdelay)
-    device.responder = board
-    board.power_on()
-    return TimedPortHandle(device, settings, timeline)
+    bootdelay = bootdelay_of(port)
+    board = start_board(port, lambda d, t: RebootBoard(d, t, bootdelay))
+    return TimedPortHandle(board.device, settings, board.timeline)

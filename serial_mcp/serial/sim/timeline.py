@@ -14,8 +14,12 @@ import itertools
 import threading
 import time
 from collections.abc import Callable
+from typing import Protocol, TypeVar
+from urllib.parse import parse_qs, urlsplit
 
+from serial_mcp import messages
 from serial_mcp.core.settings import SerialSettings
+from serial_mcp.errors import InvalidArgument
 from serial_mcp.serial.fake import FakeDevice, FakePortHandle
 
 Action = Callable[[], None]
@@ -77,3 +81,35 @@ class TimedPortHandle(FakePortHandle):
     def close(self) -> None:
         self.timeline.stop()
         super().close()
+
+
+def sim_option(port: str, option: str, default: str, allowed: str, ok: Callable[[str], bool]) -> str:
+    """``option`` of a ``sim://`` port's query (``default`` where not given); a value ``ok`` refuses
+    is ``invalid_argument`` naming what is ``allowed``. Read before the timeline's thread starts, so
+    a refused open leaves none."""
+    value = parse_qs(urlsplit(port).query).get(option, [default])[-1]
+    if not ok(value):
+        raise InvalidArgument(
+            messages.SIM_BAD_OPTION.format(port=port, option=option, allowed=allowed), port=port
+        )
+    return value
+
+
+class Board(Protocol):
+    """A simulated board: it answers what the host writes and starts when powered on."""
+
+    def __call__(self, data: bytes, /) -> bytes | None: ...
+
+    def power_on(self) -> None: ...
+
+
+BoardT = TypeVar("BoardT", bound=Board)
+
+
+def start_board(port: str, make: Callable[[FakeDevice, Timeline], BoardT]) -> BoardT:
+    """A board made on a new device and timeline, answering the device's writes, powered on."""
+    device = FakeDevice(port)
+    board = make(device, Timeline(port))
+    device.responder = board
+    board.power_on()
+    return board
