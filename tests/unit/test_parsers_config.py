@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from serial_mcp.core.parsers import PARSER_TYPES, RawParser, build_parser
@@ -104,10 +104,14 @@ interesting = st.lists(
 
 @settings(max_examples=500, deadline=None)
 @given(kind=st.sampled_from(PARSER_TYPES), payload=interesting | st.binary(max_size=200))
+@example(kind="rtcm3", payload=b"\xd3\x00\x00\x00\x00\x00")  # hypothesis's find: an empty RTCM3 body
+@example(kind="ubx", payload=bytes.fromhex("b56201070000084f"))  # a well-formed UBX frame
 @pytest.mark.slow
 def test_parsers_never_raise_and_fields_are_json(kind: str, payload: bytes) -> None:
     parsed = build_parser({"type": kind}).parse(payload)
     json.dumps(parsed.fields, allow_nan=False)
     assert parsed.checksum_valid in (None, True, False)
     assert isinstance(parsed.final, bool)
-    assert isinstance(parsed.fields.get("kind"), str)
+    # A frame says what it is: text parsers by ``kind``; the binary GNSS ones (ubx, rtcm3, gnss) by
+    # ``protocol`` and their message ``name``, their ``kind`` only for an invalid frame.
+    assert isinstance(parsed.fields.get("kind") or parsed.fields.get("protocol"), str)
