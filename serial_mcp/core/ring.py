@@ -8,6 +8,7 @@ holds one short lock around every call.
 
 from __future__ import annotations
 
+import mmap
 from bisect import bisect_left
 from typing import NamedTuple
 
@@ -46,7 +47,9 @@ class RxRing:
         if not MIN_CAPACITY <= capacity <= MAX_CAPACITY:
             raise ValueError(f"capacity must be within {MIN_CAPACITY}..{MAX_CAPACITY}, got {capacity}")
         self._cap = capacity
-        self._buf = bytearray(capacity)
+        # Anonymous memory the kernel maps in as bytes first land there: a quiet port's ring costs
+        # no resident memory (a bytearray is zero-filled, so all of it at once: 260 KiB a port).
+        self._buf = mmap.mmap(-1, capacity)
         self._end = 0
         # Chunk arrival times: _stamp_ends[i] is the end offset of a chunk that arrived at _stamp_times[i].
         # Lists with a moving head (compacted now and then) keep bisect O(log n).
@@ -124,7 +127,7 @@ class RxRing:
             return b""
         cap = self._cap
         pos = begin % cap
-        view = memoryview(self._buf)  # one copy out (a bytearray slice is a copy, and bytes() another)
+        view = memoryview(self._buf)  # one copy out (a slice is a copy, and bytes() another)
         if pos + n <= cap:
             return view[pos : pos + n].tobytes()
         return b"".join((view[pos:], view[: n - (cap - pos)]))
