@@ -30,7 +30,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _pty_devices import REPO, Responder, machine_note, median, open_pty, percentile, print_table
-from bench_raw_calls import Contender, RawClient, floor, ours, peer
+from bench_raw_calls import Contender, RawClient, _ms, floor, ours, peer
 from bench_startup import SERVERS, time_to_tools_list
 from bench_transact import PEER, dev_tty_alias, peer_command
 
@@ -95,10 +95,6 @@ def launches(rounds: int) -> dict[str, list[float]]:
         for name, argv in order:
             samples[name].append(time_to_tools_list(argv, env, str(REPO)))
     return samples
-
-
-def _ms(seconds: float) -> str:
-    return f"{seconds * 1000:.3f}"
 
 
 def main() -> int:
