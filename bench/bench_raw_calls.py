@@ -23,7 +23,17 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _pty_devices import REPO, Responder, machine_note, median, monotonic, open_pty, percentile, print_table
+from _pty_devices import (
+    REPO,
+    PtyPair,
+    Responder,
+    machine_note,
+    median,
+    monotonic,
+    open_pty,
+    percentile,
+    print_table,
+)
 from bench_transact import GOAL_FLOOR, GOAL_PEER, PEER, dev_tty_alias, peer_command
 
 HELLO = {
@@ -121,6 +131,22 @@ def peer(command: str, path: str) -> Contender:
     return Contender(client, ("transact", args), ("configure_logging", {"level": "INFO"}))
 
 
+def run_interleaved(contenders: dict[str, Contender], calls: int, warmup: int) -> None:
+    """``warmup`` untimed then ``calls`` timed rounds, each contender once a round (the same minutes)."""
+    for i in range(warmup + calls):
+        for c in contenders.values():
+            c.one(keep=i >= warmup)
+
+
+def close_all(contenders: dict[str, Contender], devices: list[Responder], pairs: list[PtyPair]) -> None:
+    for c in contenders.values():
+        c.client.close()
+    for d in devices:
+        d.stop()
+    for pair in pairs:
+        pair.close()
+
+
 def _ms(seconds: float) -> str:
     return f"{seconds * 1000:.3f}"
 
@@ -146,16 +172,9 @@ def main() -> int:
             contenders["bare SDK server"] = floor(pairs[1].path)
             if peer_cmd is not None and alias is not None:
                 contenders[PEER] = peer(peer_cmd, alias)
-            for i in range(args.warmup + args.calls):
-                for c in contenders.values():
-                    c.one(keep=i >= args.warmup)
+            run_interleaved(contenders, args.calls, args.warmup)
     finally:
-        for c in contenders.values():
-            c.client.close()
-        for d in devices:
-            d.stop()
-        for pair in pairs:
-            pair.close()
+        close_all(contenders, devices, pairs)
 
     print(f"per call, raw JSON-RPC client over stdio, {args.calls} rounds — {machine_note()}")
     rows = []

@@ -30,7 +30,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _pty_devices import REPO, Responder, machine_note, median, open_pty, percentile, print_table
-from bench_raw_calls import Contender, RawClient, _ms, floor, ours, peer
+from bench_raw_calls import Contender, RawClient, _ms, close_all, floor, ours, peer, run_interleaved
 from bench_startup import SERVERS, time_to_tools_list
 from bench_transact import PEER, dev_tty_alias, peer_command
 
@@ -71,16 +71,9 @@ def per_call(calls: int, warmup: int, peer_cmd: str | None) -> dict[str, Contend
             contenders["bare SDK server"] = floor(pairs[2].path)
             if peer_cmd is not None and alias is not None:
                 contenders[PEER] = peer(peer_cmd, alias)
-            for i in range(warmup + calls):
-                for c in contenders.values():
-                    c.one(keep=i >= warmup)
+            run_interleaved(contenders, calls, warmup)
     finally:
-        for c in contenders.values():
-            c.client.close()
-        for d in devices:
-            d.stop()
-        for pair in pairs:
-            pair.close()
+        close_all(contenders, devices, pairs)
     return contenders
 
 

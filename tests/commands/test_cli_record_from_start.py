@@ -3,16 +3,15 @@ sends at open is in the file), and the header says the capture starts at offset 
 
 from __future__ import annotations
 
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from serial_mcp.core.capture import CaptureEvent, CaptureHeader, capture_text
 from serial_mcp.store.capture_files import read_capture
+from tests.pty.devices import interrupt_once_file_holds
 
 pytestmark = pytest.mark.slow
 
@@ -32,14 +31,7 @@ def test_cli_record_holds_the_banner_sent_at_open(tmp_path: Path) -> None:
         stdin=subprocess.DEVNULL,
     )
     try:
-        # Another process's file offers no event to wait on: watch it, bounded.
-        deadline = time.monotonic() + 30
-        while not (out.exists() and b"line 059" in out.read_bytes()):
-            if time.monotonic() > deadline or proc.poll() is not None:
-                pytest.fail("the recording never held the banner's last line")
-            time.sleep(0.02)
-        proc.send_signal(signal.SIGINT)
-        assert proc.wait(timeout=30) == 0
+        interrupt_once_file_holds(proc, out, b"line 059", "the recording never held the banner's last line")
     finally:
         if proc.poll() is None:
             proc.kill()

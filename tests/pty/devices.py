@@ -9,10 +9,16 @@ from __future__ import annotations
 
 import os
 import select
+import signal
+import subprocess
 import threading
+import time
 import tty
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING
+
+import pytest
 
 if TYPE_CHECKING:
     from serial_mcp import Engine
@@ -119,3 +125,15 @@ class AtResponder:
 def inner(eng: Engine, cid: str) -> Connection:
     """The engine's connection behind the id ``cid`` (for tests that look inside)."""
     return eng.services.manager.get(cid)
+
+
+def interrupt_once_file_holds(proc: subprocess.Popen[bytes], path: Path, needle: bytes, failure: str) -> None:
+    """Ctrl-C a CLI recorder once ``path`` holds ``needle``, and expect a clean exit. Another
+    process's file offers no event to wait on: it is watched, bounded (30 s, or the process ending)."""
+    deadline = time.monotonic() + 30
+    while not (path.exists() and needle in path.read_bytes()):
+        if time.monotonic() > deadline or proc.poll() is not None:
+            pytest.fail(failure)
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGINT)
+    assert proc.wait(timeout=30) == 0

@@ -8,7 +8,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +15,7 @@ import pytest
 import serial
 
 from serial_mcp.store.capture_files import read_capture
-from tests.pty.devices import PtyDevice
+from tests.pty.devices import PtyDevice, interrupt_once_file_holds
 from tests.raw_rpc import INITIALIZE_PARAMS, INITIALIZED
 
 pytestmark = pytest.mark.slow
@@ -49,15 +48,7 @@ def test_record_until_ctrl_c(tmp_path: Path) -> None:
     try:
         wait_for_line(proc.stderr, b"recording")
         dev.send(b"U-Boot 2024.01\r\nHit any key to stop autoboot\r\n")
-        # Another process's file offers no event to wait on: watch it, bounded (the recorder
-        # flushes whenever it has caught up, so the bytes appear promptly).
-        deadline = time.monotonic() + 30
-        while not (out.exists() and b"autoboot" in out.read_bytes()):
-            if time.monotonic() > deadline or proc.poll() is not None:
-                pytest.fail("the recorder never wrote the bytes to its file")
-            time.sleep(0.02)
-        proc.send_signal(signal.SIGINT)
-        assert proc.wait(timeout=30) == 0
+        interrupt_once_file_holds(proc, out, b"autoboot", "the recorder never wrote the bytes to its file")
     finally:
         if proc.poll() is None:
             proc.kill()
