@@ -98,9 +98,11 @@ def check(value: object) -> ResetSpec | None:
         raise InvalidArgument(messages.RESET_NO_LINE)
     else:
         spec = LinePulse
-    adapter = _CHECKS.get(spec) or _CHECKS.setdefault(
-        spec, TypeAdapter(Annotated[spec, keyed(spec, "reset", messages.RESET_BAD, texts=TEXTS)])
-    )
+    if (adapter := _CHECKS.get(spec)) is None:
+        form: Any = Annotated[
+            spec, keyed(spec, "reset", messages.RESET_BAD, texts=TEXTS)
+        ]  # built at run time
+        adapter = _CHECKS.setdefault(spec, TypeAdapter(form))
     if value.get("digital_output", True) is False:  # no output named: only true says "the one"
         raise InvalidArgument(TEXTS["digital_output"])
     given: ResetSpec = adapter.validate_python(value)

@@ -6,7 +6,8 @@ a browser or a CI artifact upload never sees half a page). A report is derived d
 replaces an older report of the same name.
 
 ``read_regular_file`` is the view's reader: one descriptor, opened without blocking (a FIFO with no
-writer does not hang it), checked to be a regular file and read up to a size cap, so a device
+writer does not hang the open), checked to be a regular file (or, for the view, a FIFO, read on
+that same descriptor) and read up to a size cap, so a device
 (``/dev/zero``) or an endless pipe is refused with what it is instead of read until memory runs out.
 """
 
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import select
 import stat
 from pathlib import Path
 
@@ -55,8 +57,9 @@ def file_kind(mode: int) -> str | None:
     return next((kind for test, kind in _KINDS if test(mode)), messages.FILE_KIND_OTHER)
 
 
-def read_regular_file(path: str | Path, max_bytes: int) -> bytes:
-    """The bytes of the regular file ``path``, at most ``max_bytes`` of them.
+def read_regular_file(path: str | Path, max_bytes: int, *, pipes: bool = False) -> bytes:
+    """The bytes of the regular file ``path``, at most ``max_bytes`` of them; with ``pipes``, a
+    FIFO's too, read on the same descriptor as ``cat`` reads one (see ``_read_pipe``).
 
     ``NotRegularFile`` for anything else (checked on the open descriptor, so what is read is what
     was checked), ``TooBig`` past the cap (by its size, or by reading one byte more: a file that
@@ -72,6 +75,11 @@ def read_regular_file(path: str | Path, max_bytes: int) -> bytes:
     except OSError as exc:
         os.close(fd)
         raise unreadable(name, exc) from None
+    if pipes and stat.S_ISFIFO(st.st_mode):
+        try:
+            return _read_pipe(fd, name, max_bytes)
+        finally:
+            os.close(fd)
     if kind is not None:  # before fdopen, which refuses a directory with an errno of its own
         os.close(fd)
         raise NotRegularFile(name, kind)
@@ -88,6 +96,34 @@ def read_regular_file(path: str | Path, max_bytes: int) -> bytes:
                 want = _GROWTH_CHUNK
         except OSError as exc:
             raise unreadable(name, exc) from None
+    if got > max_bytes:
+        raise TooBig(name, got, max_bytes)
+    return b"".join(chunks)
+
+
+def _read_pipe(fd: int, name: str, max_bytes: int) -> bytes:
+    """A FIFO's bytes until its writers are gone, on the descriptor that judged it. It was opened
+    without waiting, and never closed meanwhile: a writer that opens, writes and closes before the
+    first read has its bytes kept in the pipe for us (a second open would lose them and then wait
+    for a writer that never comes). Poll blocks until a writer has come (Linux raises POLLHUP on a
+    FIFO only after a writer opened it since our open), so this waits as ``cat`` does."""
+    chunks: list[bytes] = []
+    got = 0
+    poller = select.poll()
+    poller.register(fd, select.POLLIN)
+    try:
+        while got <= max_bytes:
+            poller.poll()
+            try:
+                chunk = os.read(fd, min(1 << 20, max_bytes + 1 - got))
+            except BlockingIOError:
+                continue
+            if not chunk:  # POLLHUP and nothing left: every writer has gone
+                break
+            chunks.append(chunk)
+            got += len(chunk)
+    except OSError as exc:
+        raise unreadable(name, exc) from None
     if got > max_bytes:
         raise TooBig(name, got, max_bytes)
     return b"".join(chunks)

@@ -12,7 +12,6 @@ the one-shots' usage errors; an error whose exception carries no text still says
 from __future__ import annotations
 
 import os
-import stat
 import sys
 import webbrowser
 from collections.abc import Callable, Sequence
@@ -28,7 +27,6 @@ from serial_mcp.store.capture_files import (
     TooBig,
     file_kind,
     read_regular_file,
-    unreadable,
     write_report,
 )
 from serial_mcp.view.model import DEFAULT_GAP_S, ViewOptions, build_view
@@ -62,48 +60,11 @@ def _check_target(target: Path) -> None:
 
 def _read_input(file: str) -> bytes:
     try:
-        try:
-            return read_regular_file(file, MAX_INPUT_BYTES)
-        except NotRegularFile as exc:
-            data = _read_pipe(file, MAX_INPUT_BYTES)
-            if data is None:
-                raise _Refused(messages.VIEW_NOT_REGULAR_INPUT.format(path=file, kind=exc.kind)) from None
-            return data
+        return read_regular_file(file, MAX_INPUT_BYTES, pipes=True)
+    except NotRegularFile as exc:
+        raise _Refused(messages.VIEW_NOT_REGULAR_INPUT.format(path=file, kind=exc.kind)) from None
     except TooBig as exc:
         raise _Refused(messages.VIEW_INPUT_TOO_BIG.format(path=file, size=exc.size, max=exc.limit)) from None
-
-
-def _read_pipe(file: str, max_bytes: int) -> bytes | None:
-    """A pipe's bytes, as ``cat`` reads them (None when ``file`` is not a pipe). It is judged on a
-    descriptor opened without waiting, then opened again through that descriptor (the same pipe,
-    whatever the path names meanwhile) to wait for a FIFO's writer; past ``max_bytes`` it is ``TooBig``."""
-    try:
-        probe = os.open(file, os.O_RDONLY | os.O_NONBLOCK)
-    except OSError as exc:
-        raise unreadable(file, exc) from None
-    try:
-        st = os.fstat(probe)
-        if not stat.S_ISFIFO(st.st_mode):
-            return None
-        again = f"/proc/self/fd/{probe}"
-        fd = os.open(again if os.path.exists(again) else file, os.O_RDONLY)  # blocks until a writer, as cat
-    finally:
-        os.close(probe)
-    chunks: list[bytes] = []
-    got = 0
-    try:
-        if not stat.S_ISFIFO(os.fstat(fd).st_mode):
-            return None
-        while got <= max_bytes and (chunk := os.read(fd, min(1 << 20, max_bytes + 1 - got))):
-            chunks.append(chunk)
-            got += len(chunk)
-    except OSError as exc:
-        raise unreadable(file, exc) from None
-    finally:
-        os.close(fd)
-    if got > max_bytes:
-        raise TooBig(file, got, max_bytes)
-    return b"".join(chunks)
 
 
 def run_view(

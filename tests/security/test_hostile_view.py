@@ -16,6 +16,7 @@ import os
 import stat
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -234,3 +235,40 @@ def test_an_error_without_text_is_never_printed_empty(
     assert cli.main(["view", str(capture), "-o", str(tmp_path / "m.html")]) == 1
     line = one_clear_line(capsys.readouterr().err)
     assert "MemoryError" in line and "esp32-boot.jsonl" in line
+
+
+def test_a_fifo_writer_that_comes_and_goes_while_it_is_judged_loses_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A fast writer (``cat small > fifo``) may open, write and close while the view is still judging
+    what the path is: the bytes must still be read, not dropped with a descriptor and then waited for
+    forever (CI hung here for 120 s). The writer is run at the worst moment: inside the first fstat."""
+    capture = capture_from_raw(b"hello world\n" * 10, tmp_path / "real.jsonl")
+    fifo = tmp_path / "capture.jsonl"
+    os.mkfifo(fifo)
+    real_fstat = os.fstat
+    wrote: list[int] = []
+
+    def fstat_then_write(fd: int) -> os.stat_result:
+        st = real_fstat(fd)
+        if stat.S_ISFIFO(st.st_mode) and not wrote:
+            w = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)  # succeeds: the view holds a reader
+            wrote.append(os.write(w, capture.read_bytes()))
+            os.close(w)
+        return st
+
+    monkeypatch.setattr(os, "fstat", fstat_then_write)
+    done: list[int] = []
+    worker = threading.Thread(
+        target=lambda: done.append(
+            command.run_view(str(fifo), str(tmp_path / "f.html"), None, None, None, None)
+        ),
+        daemon=True,
+    )
+    worker.start()
+    worker.join(CHILD_TIMEOUT_S)
+    if worker.is_alive():  # unblock the hung reader so the suite can go on, then fail
+        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+        pytest.fail("the view waited for a writer that had already written and gone")
+    assert wrote and done == [0]
+    assert "hello world" in (tmp_path / "f.html").read_text(encoding="utf-8")
