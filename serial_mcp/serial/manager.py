@@ -134,6 +134,7 @@ class ConnectionManager:
         self._given: dict[str, str] = {}  # connection id -> the port name as given (conn.port is redacted)
         self._ids = itertools.count(1)
         self._open_lock = asyncio.Lock()
+        self._opening: dict[str, int] = {}  # port key -> ring size, of opens under way (counted as open)
         # Called on the loop with ("open" | "close", connection): the MCP layer's notifications hang here.
         self.observers: list[Callable[[str, Connection], None]] = []
 
@@ -157,46 +158,55 @@ class ConnectionManager:
             raise InvalidArgument(
                 messages.BAD_RX_BUFFER.format(value=Short(size), min=MIN_CAPACITY, max=MAX_CAPACITY)
             )
-        async with self._open_lock:
-            key = port_key(port)
+        key = port_key(port)
+        async with self._open_lock:  # the checks and the reservation, not the OS open: ports open in parallel
             for conn in self._connections.values():
                 if key in (port_key(self._given.get(conn.id, conn.port)), port_key(conn.port)):
                     shown = Short(redact(port))
                     busy = messages.PORT_BUSY_HERE.format(port=shown, id=conn.id, state=conn.state)
                     raise PortError(ErrorCode.PORT_BUSY, busy)
+            if key in self._opening:
+                raise PortError(
+                    ErrorCode.PORT_BUSY, messages.PORT_OPENING_HERE.format(port=Short(redact(port)))
+                )
             self._check_connection_count()
             self._check_ring_memory(size)
+            self._opening[key] = size
+        try:
             handle = await anyio.to_thread.run_sync(open_scrubbed, self.opener, port, settings)
-            conn_id = f"c{next(self._ids)}"
-            opener = self.opener
-            reopen: Callable[[SerialSettings], PortHandle] = lambda s: open_scrubbed(opener, port, s)  # noqa: E731
-            if follow is not None:
-                reopen = Follower(follow[0], port, follow[1], lambda p, s: open_scrubbed(opener, p, s))
-            try:
-                conn = Connection(
-                    conn_id,
-                    redact(port),
-                    handle,
-                    settings,
-                    size,
-                    asyncio.get_running_loop(),
-                    options,
-                    reopen=reopen,
-                    reconnect_policy=reconnect,
-                )
-            except MemoryError:  # the ring could not be allocated: say so, and let the port go
-                await anyio.to_thread.run_sync(handle.close)
-                raise LimitReached(
-                    ErrorCode.RESOURCE_LIMIT, messages.RING_ALLOC_FAILED.format(size=size)
-                ) from None
-            if isinstance(handle, LeaseHolder):  # a labgrid place: released when this connection closes
-                conn.closers.append(handle.hold_lease())
-            self._connections[conn_id] = conn
-            self._given[conn_id] = port
-            conn.start()
-            self._notify("open", conn)
-            log.info("opened %s as %s (%s)", conn.port, conn_id, settings)
-            return conn
+        finally:
+            del self._opening[key]
+        # registered with no await before it: nothing can take the port meanwhile
+        conn_id = f"c{next(self._ids)}"
+        opener = self.opener
+        reopen: Callable[[SerialSettings], PortHandle] = lambda s: open_scrubbed(opener, port, s)  # noqa: E731
+        if follow is not None:
+            reopen = Follower(follow[0], port, follow[1], lambda p, s: open_scrubbed(opener, p, s))
+        try:
+            conn = Connection(
+                conn_id,
+                redact(port),
+                handle,
+                settings,
+                size,
+                asyncio.get_running_loop(),
+                options,
+                reopen=reopen,
+                reconnect_policy=reconnect,
+            )
+        except MemoryError:  # the ring could not be allocated: say so, and let the port go
+            await anyio.to_thread.run_sync(handle.close)
+            raise LimitReached(
+                ErrorCode.RESOURCE_LIMIT, messages.RING_ALLOC_FAILED.format(size=size)
+            ) from None
+        if isinstance(handle, LeaseHolder):  # a labgrid place: released when this connection closes
+            conn.closers.append(handle.hold_lease())
+        self._connections[conn_id] = conn
+        self._given[conn_id] = port
+        conn.start()
+        self._notify("open", conn)
+        log.info("opened %s as %s (%s)", conn.port, conn_id, settings)
+        return conn
 
     def get(self, connection_id: str) -> Connection:
         """By id (``c1``), or by port name when exactly one connection has that port."""
@@ -220,7 +230,7 @@ class ConnectionManager:
     def _check_connection_count(self) -> None:
         """Refuse an open past ``max_connections``, or one the file limit leaves no descriptors for (a
         device port holds ``DESCRIPTORS_PER_PORT``; ``_DESCRIPTORS_SPARE`` stay free for the server)."""
-        n = len(self._connections)
+        n = len(self._connections) + len(self._opening)
         limit, free = file_limit(), free_descriptors()
         short = free is not None and free < DESCRIPTORS_PER_PORT + _DESCRIPTORS_SPARE
         if n >= self.max_connections or short:
@@ -232,7 +242,7 @@ class ConnectionManager:
             )
 
     def _check_ring_memory(self, size: int) -> None:
-        used = self.ring_memory()
+        used = self.ring_memory() + sum(self._opening.values())
         if used + size > self.max_ring_memory:
             raise LimitReached(
                 ErrorCode.RESOURCE_LIMIT,
