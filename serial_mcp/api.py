@@ -265,6 +265,7 @@ class Engine:
     open = opening(ops.OPEN)
     open_profile = opening(ops.OPEN_PROFILE)
     list_ports = on_engine(ops.LIST_PORTS)
+    identify = on_engine(ops.IDENTIFY)
     list_connections = on_engine(ops.LIST_CONNECTIONS)
     list_profiles = on_engine(ops.LIST_PROFILES)
     delete_profile = on_engine(ops.DELETE_PROFILE)
@@ -402,6 +403,7 @@ class SyncEngine:
     open_profile = opened(Engine.open_profile)
 
     list_ports = blocking(Engine.list_ports, "engine")
+    identify = blocking(Engine.identify, "engine")
     list_connections = blocking(Engine.list_connections, "engine")
     list_profiles = blocking(Engine.list_profiles, "engine")
     delete_profile = blocking(Engine.delete_profile, "engine")

@@ -50,7 +50,7 @@ class OneLineParser(argparse.ArgumentParser):
 
 MAX_READ_BYTES = 4 * 1024 * 1024  # a read's max_bytes bound (reader.MAX_MAX_BYTES; a test holds them equal)
 # the commands that write their data to stdout: with stdout closed they have nowhere to put it
-WRITES_STDOUT = frozenset({"demo", "mirror", "replay", "decode", "ports", "send", "read"})
+WRITES_STDOUT = frozenset({"demo", "mirror", "replay", "decode", "ports", "identify", "send", "read"})
 
 
 def max_bytes(text: str) -> int:
@@ -121,6 +121,12 @@ def build_parser() -> OneLineParser:
 
     ports = sub.add_parser("ports", help=messages.CLI_PORTS)
     ports.add_argument("--json", action="store_true", help=messages.CLI_JSON)
+
+    ident = sub.add_parser("identify", help=messages.CLI_IDENTIFY)
+    ident.add_argument("ports", metavar="PORT", nargs="*", help=messages.CLI_IDENTIFY_PORTS)
+    ident.add_argument("--listen-ms", type=int, default=1500, metavar="N", help=messages.P_LISTEN_MS)
+    ident.add_argument("--probe", action="store_true", help=messages.P_IDENTIFY_PROBE)
+    ident.add_argument("--json", action="store_true", help=messages.CLI_JSON)
 
     send = sub.add_parser("send", help=messages.CLI_SEND)
     port_argument(send)
@@ -208,12 +214,16 @@ def main(argv: Sequence[str] | None = None) -> int:
                 args.file, *decoding, args.format, args.direction, sys.stdout, events=args.events,
                 print_filter=args.print_filter, elf=args.elf,
             )  # fmt: skip
-        if args.command in ("ports", "send", "read"):
+        if args.command in ("ports", "identify", "send", "read"):
             from serial_mcp.commands import oneshot
 
             policy = config.port_policy(cfg)
             if args.command == "ports":
                 return oneshot.run_ports(policy, args.json, sys.stdout)
+            if args.command == "identify":
+                return oneshot.run_identify(
+                    policy, args.ports, args.listen_ms, args.probe, args.json, sys.stdout
+                )
             how = oneshot.How(
                 args.expect,
                 args.timeout_ms,

@@ -1,6 +1,8 @@
-"""``serial-mcp ports``, ``send`` and ``read``: one-shot work from a shell, on the tools' own operations.
+"""``serial-mcp ports``, ``identify``, ``send`` and ``read``: one-shot work from a shell, on the tools'
+own operations.
 
-Each is one tool call on a fresh engine: ``ports`` is ``list_ports``; ``send PORT DATA`` is
+Each is one tool call on a fresh engine: ``ports`` is ``list_ports``; ``identify PORT…`` is
+``identify`` (one line per port on stdout, listening only unless ``--probe``); ``send PORT DATA`` is
 ``open`` + ``transact`` (the reply is read from a mark taken before the write, so a fast answer is
 never missed; without ``--expect`` the read ends 100 ms after the reply goes quiet, or at the
 timeout when nothing comes); ``read PORT`` is ``open`` + ``read`` from the moment the port opened.
@@ -35,6 +37,7 @@ from serial_mcp.commands.output import announce, for_person, status
 from serial_mcp.core.encoding import decode_input, encode_output
 from serial_mcp.core.escapes import unescape
 from serial_mcp.engine.results import CaptureBootResult, Frame, ListPortsResult, ReadResult, TransactResult
+from serial_mcp.engine.results_identify import IdentifyResult
 from serial_mcp.errors import InvalidArgument, SerialMcpError
 from serial_mcp.serial.read_request import DEFAULT_MAX_BYTES, DEFAULT_TIMEOUT_MS
 
@@ -44,7 +47,7 @@ EXIT_USAGE: Final = 2
 EXIT_PORT: Final = 3
 
 R = TypeVar("R")
-Result = ListPortsResult | TransactResult | ReadResult | CaptureBootResult
+Result = ListPortsResult | IdentifyResult | TransactResult | ReadResult | CaptureBootResult
 W = TypeVar("W", TransactResult, CaptureBootResult)
 # a writing tool's call (given the read's options) and where its result keeps the reply
 Exchange = tuple[Callable[[EngineConnection, dict[str, Any]], Awaitable[W]], Callable[[W], ReadResult]]
@@ -54,6 +57,19 @@ def run_ports(policy: PortPolicy, as_json: bool, out: TextIO) -> int:
     async def go() -> tuple[Result, int]:
         async with engine(policy) as eng:
             return await eng.list_ports(), EXIT_OK
+
+    return _run(go, as_json, out)
+
+
+def run_identify(
+    policy: PortPolicy, ports: list[str], listen_ms: int, probe: bool, as_json: bool, out: TextIO
+) -> int:
+    async def go() -> tuple[Result, int]:
+        async with engine(policy) as eng:
+            result = await eng.identify(ports=ports or None, listen_ms=listen_ms, probe=probe)
+        for answer in result.ports:  # the engine closes them as the command ends: none is kept
+            answer.connection_id = answer.held = None
+        return result, EXIT_OK
 
     return _run(go, as_json, out)
 
@@ -257,6 +273,9 @@ def _run(go: Callable[[], Awaitable[tuple[Result, int]]], as_json: bool, out: Te
         announce(out, json.dumps(answers.full(result), ensure_ascii=False))
     elif isinstance(result, ListPortsResult):
         _show_ports(result, out)
+    elif isinstance(result, IdentifyResult):  # its lines are the answer: stdout, nothing more on stderr
+        announce(out, result.summary())
+        return code
     status(_summary(result))
     if isinstance(result, ListPortsResult) and result.lab_error:  # said with or without --json
         status(messages.CLI_PORTS_LAB_ERROR.format(error=for_person(result.lab_error)))

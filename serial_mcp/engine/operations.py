@@ -23,6 +23,7 @@ from serial_mcp.engine import (
     checksum_ops,
     console_ops,
     exchange,
+    identify_ops,
     io_ops,
     lend_ops,
     line_ops,
@@ -95,6 +96,10 @@ def _op(
 LIST_PORTS = _op(
     "list_ports", o.NoOptions, port_ops.list_ports, "List serial ports", messages.D_LIST_PORTS, READING,
     on_connection=False,
+)  # fmt: skip
+IDENTIFY = _op(
+    "identify", o.IdentifyOptions, identify_ops.identify, "Identify what is on each port",
+    messages.D_IDENTIFY, on_connection=False,
 )  # fmt: skip
 LIST_CONNECTIONS = _op(
     "list_connections", o.NoOptions, port_ops.list_connections_op, "List open connections",
@@ -202,7 +207,7 @@ COMPUTE_CHECKSUM = _op(
 )  # fmt: skip
 
 OPERATIONS: tuple[Operation[Any, Any, Any], ...] = (
-    LIST_PORTS, LIST_CONNECTIONS, OPEN, CLOSE, GET_STATUS, RECONNECT, LEND,
+    LIST_PORTS, IDENTIFY, LIST_CONNECTIONS, OPEN, CLOSE, GET_STATUS, RECONNECT, LEND,
     READ, WRITE, TRANSACT, FLUSH, CAPTURE_BOOT,
     SET_DTR_RTS, SEND_BREAK, SET_FLOW_CONTROL, RECONFIGURE,
     LIST_PROFILES, OPEN_PROFILE, SAVE_PROFILE, DELETE_PROFILE, CONFIGURE, ROLLBACK_PROFILE,

@@ -393,6 +393,15 @@ class DetectBaudOptions(Forcing):
 
 
 @dataclass(frozen=True, kw_only=True, config=CONFIG)
+class IdentifyOptions(NoOptions):
+    """``identify``: which ports, how long to listen, whether safe pokes may be sent."""
+
+    ports: t.IdentifyPorts = None
+    listen_ms: t.ListenMs = 1500
+    probe: t.IdentifyProbe = False
+
+
+@dataclass(frozen=True, kw_only=True, config=CONFIG)
 class TransferOptions(Forcing):
     direction: t.TransferDirection = dataclasses.field(kw_only=False)
     protocol: t.TransferProtocol = "xmodem_crc"

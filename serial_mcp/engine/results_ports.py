@@ -52,7 +52,7 @@ class ListPortsResult(BaseModel):
             + (f" open as {p.open_as}" if p.open_as else "")
             for p in self.ports
         )
-        shown = messages.S_PORTS.format(n=len(self.ports), names=names or "-")
+        shown = messages.S_PORTS.format(n=len(self.ports), names=names or "-") + messages.S_PORTS_UNSEEN
         return shown + (messages.S_LAB_ERROR.format(error=self.lab_error) if self.lab_error else "")
 
 

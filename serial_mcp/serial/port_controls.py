@@ -45,6 +45,13 @@ class PortLines:
         """The RTS level last set (None: untouched since open)."""
         return self._rts
 
+    def keep_on_close(self) -> bool:
+        """Closing will leave DTR and RTS as they are (HUPCL cleared on a local tty): a board whose
+        reset hangs on them is not reset by the close and the next open. Blocking."""
+        from serial_mcp.serial.system import keep_lines_on_close
+
+        return keep_lines_on_close(self._handle)
+
     def levels_set(self, dtr: bool | None = None, rts: bool | None = None) -> None:
         """DTR and/or RTS were set to these levels (None: that line was left alone)."""
         if dtr is not None:

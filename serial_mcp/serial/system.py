@@ -479,3 +479,19 @@ def _explain(port: str, exc: BaseException) -> str:
         url = port + ("&" if "?" in port else "?") + "ign_set_control"
         return f"{text}: " + messages.RFC2217_CONTROL_HINT.format(url=url)
     return text
+
+
+def keep_lines_on_close(handle: object) -> bool:
+    """Clear HUPCL on a local tty's descriptor, so closing it leaves DTR and RTS as they are and the
+    next open (which raises them) makes no edge: a board with an auto-reset circuit is not reset a
+    second time. False when the handle has no tty descriptor or the driver refuses. Blocking."""
+    fd = handle._fd if isinstance(handle, SystemPortHandle) else None
+    if fd is None or _is_pty(fd):
+        return False
+    try:
+        attrs = termios.tcgetattr(fd)
+        attrs[2] &= ~termios.HUPCL
+        termios.tcsetattr(fd, termios.TCSANOW, attrs)
+    except (termios.error, OSError):
+        return False
+    return True

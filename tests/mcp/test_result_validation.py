@@ -56,6 +56,7 @@ def _plan(cid: str) -> list[tuple[str, dict[str, Any]]]:
     return [
         ("list_ports", {}),
         ("list_connections", {}),
+        ("identify", {"ports": ["/dev/ttyFAKE0", "/dev/absent"], "listen_ms": 100}),
         ("get_status", c),
         ("read", {**c, "from": 0, "max_bytes": 4, "timeout_ms": 2000}),
         ("read", {**c, "from": 0, "protocol": "nmea0183", "timeout_ms": 200}),
