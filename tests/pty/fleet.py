@@ -238,9 +238,14 @@ def _qemu(name: str, machine: machines.Machine, ready: Callable[[int], None]) ->
     machine.start()
     try:
         sock = socket.create_connection(("127.0.0.1", machine.port), timeout=30)
+    except BaseException:
+        machine.kill()
+        raise
+    try:
         sock.settimeout(None)
         ready(sock.fileno())
     except BaseException:
+        sock.close()
         machine.kill()
         raise
     port = _Port().serve(on_host=sock.sendall, far=sock.fileno())
@@ -357,10 +362,11 @@ def _start_modbus(workdir: Path) -> _Running:
     far, far_slave = os.openpty()
     tty.setraw(far)
     tty.setraw(far_slave)
+    log = (workdir / "pymodbus.log").open("wb")
     proc = subprocess.Popen(
         [sys.executable, "-c", SLAVE, os.ttyname(far_slave), "rtu"],
         stdout=subprocess.PIPE,
-        stderr=(workdir / "pymodbus.log").open("wb"),
+        stderr=log,
         text=True,
         cwd=workdir,
     )
@@ -369,6 +375,7 @@ def _start_modbus(workdir: Path) -> _Running:
     def stop() -> None:
         proc.kill()
         proc.wait(10)
+        log.close()
         for fd in (far, far_slave):
             with contextlib.suppress(OSError):
                 os.close(fd)
