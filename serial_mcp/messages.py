@@ -1324,7 +1324,7 @@ READ_FROM_NO_EVENT = (
     " get_log give each event's seq."
 )
 # identify: kinds (core/port_kinds.py: what is on a port, judged from bytes) ---------------------------
-KIND_HOLD_COUNTDOWN = "U-Boot autoboot countdown: any byte stops it"
+KIND_HOLD_COUNTDOWN = "U-Boot autoboot countdown or boot menu: any byte stops it"
 KIND_HOLD_BOOT = "boot in progress"
 KIND_FEW_BYTES = "only {count} bytes"
 KIND_NOT_TEXT = "{count} bytes, not text: wrong baud rate?"

@@ -62,8 +62,6 @@ KINDS: Final[tuple[str, ...]] = (
 GENERIC_KINDS: Final = frozenset({"text_stream", "binary_stream", "silent", "unknown"})
 
 SCAN_BYTES: Final = 1 << 16  # the tail of what was heard that is judged
-BOOT_QUIET_MS: Final = 300.0  # boot lines with less quiet than this after them: a boot in progress
-COUNTDOWN_QUIET_MS: Final = 3000.0  # U-Boot prints its countdown every second
 BOOT_TAIL_LINES: Final = 40  # a boot line this far from the end still counts as a boot in progress
 EVIDENCE_MAX: Final = 48
 _FEW_DISTINCT: Final = 4  # a UART set far too fast reads a text console as a few values (0x00, 0x80 …)
@@ -158,8 +156,7 @@ def _lines(data: bytes) -> list[str]:
 
 
 _PROMPT_ROWS: Final = tuple(r for r in ROWS if r.role == "prompt")
-_COUNTDOWN_ROWS: Final = tuple(r for r in ROWS if r.role == "countdown")
-_LINE_ROWS: Final = tuple(r for r in ROWS if r.role in ("banner", "log", "urc"))
+_LINE_ROWS: Final = tuple(r for r in ROWS if r.role != "prompt")
 
 
 def _first_match(rows: tuple[KindRow, ...], line: str) -> tuple[KindRow, re.Match[str]] | None:
@@ -218,15 +215,12 @@ def judge_heard(heard: bytes, quiet_ms: float) -> Verdict:
     prompt = _first_match(_PROMPT_ROWS, tail)
     if prompt is not None:
         return _verdict(*prompt, tail, seen)
-    countdown = _first_match(_COUNTDOWN_ROWS, tail)
-    if countdown is not None:
-        hold = messages.KIND_HOLD_COUNTDOWN if quiet_ms < COUNTDOWN_QUIET_MS else None
-        return _verdict(*countdown, tail, {"uboot"}, hold)
     if latest is None:
         return _text_verdict(data)
     index, row, m = latest
-    booting = row.boot and quiet_ms < BOOT_QUIET_MS and len(lines) - index <= BOOT_TAIL_LINES
-    hold_off = messages.KIND_HOLD_BOOT if booting else None
+    booting = quiet_ms < row.hold_ms and len(lines) - index <= BOOT_TAIL_LINES
+    hold = messages.KIND_HOLD_COUNTDOWN if row.role == "countdown" else messages.KIND_HOLD_BOOT
+    hold_off = hold if booting else None
     if not row.kind:  # a boot stage that does not say what will answer (a kernel's log): a "\r" will show
         evidence = _line_evidence(lines[index])
         return Verdict("text_stream", "medium", evidence, EMPTY, hold_off=hold_off, settled=False)

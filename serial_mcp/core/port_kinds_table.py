@@ -2,15 +2,17 @@
 
 One :class:`KindRow` per fingerprint; adding a kind is adding rows (and a test with real output). Every
 pattern runs on one line of cleaned text (ANSI escapes removed, UTF-8 with bad bytes replaced, no line
-ending). Rows of role ``prompt`` and ``countdown`` are tried on the last line only, where a device waiting
-for input leaves its prompt; the other roles on every line, and the *last* line any of them matches says
-what the port is now (a board that booted through ROM, bootloader and kernel is what its latest stage is).
+ending). Rows of role ``prompt`` are tried on the last line only, where a device waiting for input leaves
+its prompt; the other roles on every line, and the *last* line any of them matches says what the port is
+now (a board that booted through ROM, bootloader and kernel is what its latest stage is).
 
 Roles: ``prompt`` (the device waits for a command: the kind is settled), ``countdown`` (U-Boot's autoboot
-countdown: nothing may be sent), ``banner`` (a boot banner or a stage of a boot chain), ``log`` (a running
-system's log lines), ``urc`` (a modem's unsolicited result codes). A row with ``boot`` set is a boot line:
-while such lines arrive, nothing may be sent either. A row with kind ``""`` is a boot stage that does not
-say what will answer (a kernel's log before its login prompt): it takes the kind away from earlier rows.
+countdown or boot menu: any byte stops it), ``banner`` (a boot banner or a stage of a boot chain), ``log``
+(a running system's log lines), ``urc`` (a modem's unsolicited result codes). A row with ``hold_ms`` is a
+boot line: while less than that much quiet follows the last such line, nothing may be sent (U-Boot's rows
+hold longer: a byte that arrives before its countdown still stops autoboot, and it prints the countdown
+every second). A row with kind ``""`` is a boot stage that does not say what will answer (a kernel's log
+before its login prompt): it takes the kind away from earlier rows.
 
 Frames (NMEA, UBX, Modbus RTU replies) are checked by their own decoders, not by this table.
 """
@@ -27,6 +29,8 @@ Confidence = Literal["high", "medium", "low"]
 Role = Literal["prompt", "countdown", "banner", "log", "urc"]
 
 EMPTY: Final[Mapping[str, object]] = MappingProxyType({})
+BOOT: Final = 300.0  # hold_ms of a boot line
+UBOOT: Final = 3000.0  # hold_ms of U-Boot's lines
 AT_OPEN: Final[Mapping[str, object]] = MappingProxyType({"protocol": "at_command"})
 
 
@@ -41,7 +45,7 @@ class KindRow:
     confidence: Confidence
     open: Mapping[str, object] = field(default_factory=lambda: EMPTY)
     prompt: str | None = None  # the prompt a transact waits for ("" = the matched text's group "prompt")
-    boot: bool = False  # a boot line: hold off while they arrive
+    hold_ms: float = 0.0  # a boot line: hold off until this much quiet follows it
     settles: bool = True  # the cue alone settles the kind (no poke can say more)
 
 
@@ -54,10 +58,10 @@ def _row(
     *,
     open_: Mapping[str, object] = EMPTY,
     prompt: str | None = None,
-    boot: bool = False,
+    hold_ms: float = 0.0,
     settles: bool = True,
 ) -> KindRow:
-    return KindRow(name, kind, role, re.compile(pattern), confidence, open_, prompt, boot, settles)
+    return KindRow(name, kind, role, re.compile(pattern), confidence, open_, prompt, hold_ms, settles)
 
 
 #: ESP-IDF's 2nd-stage bootloader tags (the app's own log lines have any other tag).
@@ -85,16 +89,25 @@ ROWS: Final[tuple[KindRow, ...]] = (
         "countdown",
         r"to stop autoboot|^Autobooting in \d+ s",
         prompt="=> ",
+        hold_ms=UBOOT,
         settles=False,
     ),
-    _row("uboot_bootmenu", "uboot", "countdown", r"^\s*Press UP/DOWN to move", prompt="=> ", settles=False),
+    _row(
+        "uboot_bootmenu",
+        "uboot",
+        "countdown",
+        r"^\s*Press UP/DOWN to move",
+        prompt="=> ",
+        hold_ms=UBOOT,
+        settles=False,
+    ),
     # --- banners and boot stages (any line; the last one counts) ----------------------------------------
     _row(
         "uboot_banner",
         "uboot",
         "banner",
         r"^U-Boot (?:SPL |TPL )?(?:20\d\d\.\d\d|\S+ \(\w{3} [ \d]?\d \d{4} - )",
-        boot=True,
+        hold_ms=UBOOT,
         settles=False,
     ),
     _row(
@@ -113,24 +126,29 @@ ROWS: Final[tuple[KindRow, ...]] = (
         prompt=">",
         settles=False,
     ),
-    _row("zephyr_banner", "zephyr", "banner", r"\*{3,} Booting Zephyr OS\b", boot=True, settles=False),
-    _row("esp_rom_ets", "esp_rom", "banner", r"^ets \w{3} {1,2}\d{1,2} \d{4}\b", boot=True),
-    _row("esp_rom_rst", "esp_rom", "banner", r"^rst:0x[0-9a-fA-F]+ \(\w+\),\s?boot:0x", boot=True),
-    _row("esp_rom_esp", "esp_rom", "banner", r"ESP-ROM:\w", boot=True),
+    _row("zephyr_banner", "zephyr", "banner", r"\*{3,} Booting Zephyr OS\b", hold_ms=BOOT, settles=False),
+    _row("esp_rom_ets", "esp_rom", "banner", r"^ets \w{3} {1,2}\d{1,2} \d{4}\b", hold_ms=BOOT),
+    _row("esp_rom_rst", "esp_rom", "banner", r"^rst:0x[0-9a-fA-F]+ \(\w+\),\s?boot:0x", hold_ms=BOOT),
+    _row("esp_rom_esp", "esp_rom", "banner", r"ESP-ROM:\w", hold_ms=BOOT),
     _row("esp_rom_download", "esp_rom", "banner", r"waiting for download$"),
     _row(
-        "esp_idf_bootloader", "esp_rom", "banner", rf"^[IWE] \(\d+\) {_ESP_BOOT_TAGS}: ", "medium", boot=True
+        "esp_idf_bootloader",
+        "esp_rom",
+        "banner",
+        rf"^[IWE] \(\d+\) {_ESP_BOOT_TAGS}: ",
+        "medium",
+        hold_ms=BOOT,
     ),
-    _row("linux_kernel", "", "banner", r"^\[ *\d+\.\d{6}\] ", boot=True),
-    _row("linux_version", "", "banner", r"^Linux version \d+\.\d+", boot=True),
+    _row("linux_kernel", "", "banner", r"^\[ *\d+\.\d{6}\] ", hold_ms=BOOT),
+    _row("linux_version", "", "banner", r"^Linux version \d+\.\d+", hold_ms=BOOT),
     _row(
         "uboot_starting_kernel",
         "",
         "banner",
         r"^(?:Starting kernel \.\.\.|## Booting kernel from)",
-        boot=True,
+        hold_ms=BOOT,
     ),
-    _row("seabios", "", "banner", r"^SeaBIOS \(version ", boot=True),
+    _row("seabios", "", "banner", r"^SeaBIOS \(version ", hold_ms=BOOT),
     # --- a running system's log lines --------------------------------------------------------------------
     _row("esp_idf_log", "esp_idf_app", "log", r"^[IWEDV] \(\d+\) [\w.-]+: "),
     _row("zephyr_log", "zephyr", "log", r"^\[\d\d:\d\d:\d\d\.\d{3},\d{3}\] <(?:inf|wrn|err|dbg)> ", "medium"),

@@ -139,6 +139,21 @@ HEARD = [
         "=> ",
     ),
     Heard("uboot_booting", lambda: _cut_after(_covr(), b"U-Boot SPL"), 20, "uboot", None, (), True, False),
+    # a byte before U-Boot's countdown still stops autoboot: its lines hold off for seconds, not 300 ms
+    Heard(
+        "uboot_init", lambda: _cut_after(_session(UBOOT, 0), b"Flash:"), 1500, "uboot", None, (), True, False
+    ),
+    Heard(
+        "uboot_hung",
+        lambda: _cut_after(_session(UBOOT, 0), b"Flash:"),
+        SILENCE,
+        "uboot",
+        None,
+        (),
+        False,
+        False,
+        ("cr",),
+    ),
     Heard("linux_login", lambda: _session(LINUX, 0), SILENCE, "linux_login", "login: "),
     Heard("linux_login_after_panic", lambda: SYSRQ, SILENCE, "linux_login", "login: "),
     Heard("linux_shell", lambda: _session(LINUX), SILENCE, "linux_shell", "# "),
@@ -595,3 +610,37 @@ def test_a_prefix_of_a_real_sample_is_never_a_wrong_kind(row: Heard, cut: int, q
     heard = row.data()[:cut]
     kind = judge_heard(heard, quiet).kind
     assert kind in GENERIC_KINDS | {row.kind} | _STAGES.get(row.name, set()), (row.name, cut, heard)
+
+
+def test_the_projects_simulators_are_told_apart() -> None:
+    """What the simulators the identify bench runs say (their texts follow real devices) is judged as the
+    device it simulates; the reboot board's bare ``# `` is a shell, but only medium."""
+    from serial_mcp.serial.sim import micropython as mp
+    from serial_mcp.serial.sim import reboot_board as board
+
+    cases = [
+        (mp.BANNER + mp.PROMPT, SILENCE, "micropython", "high", ">>> ", False),
+        (mp.RAW_BANNER, SILENCE, "micropython", "high", ">", False),
+        (board.BANNER + board.AUTOBOOT + b" 3 ", 800, "uboot", "high", "=> ", True),
+        (
+            board.BANNER + board.AUTOBOOT + b" 0 \r\n" + board.LOADER_PROMPT,
+            100,
+            "uboot",
+            "high",
+            "=> ",
+            False,
+        ),
+        (
+            board.BANNER + board.AUTOBOOT + b" 0 \r\n" + board.KERNEL_LOG,
+            100,
+            "text_stream",
+            "medium",
+            None,
+            True,
+        ),
+        (board.BANNER + board.KERNEL_LOG + board.SHELL_PROMPT, SILENCE, "linux_shell", "medium", "# ", False),
+    ]
+    for heard, quiet, kind, confidence, prompt, hold in cases:
+        verdict = judge_heard(heard, quiet)
+        assert (verdict.kind, verdict.confidence, verdict.prompt) == (kind, confidence, prompt), heard
+        assert (verdict.hold_off is not None) == hold, heard
