@@ -55,114 +55,67 @@ def _row(
     role: Role,
     pattern: str,
     confidence: Confidence = "high",
-    *,
-    open_: Mapping[str, object] = EMPTY,
     prompt: str | None = None,
     hold_ms: float = 0.0,
     settles: bool = True,
+    open_: Mapping[str, object] = EMPTY,
 ) -> KindRow:
     return KindRow(name, kind, role, re.compile(pattern), confidence, open_, prompt, hold_ms, settles)
 
 
-#: ESP-IDF's 2nd-stage bootloader tags (the app's own log lines have any other tag).
+# The longer patterns, by name.
+_USER_HOST = r"^[\w.-]+@[\w.-]+(?::\S*)? ?\S*(?P<prompt>[#$] )$"  # root@board:~# , pi@raspberrypi:~ $
+_BRACKET = r"^\[[\w.-]+@[\w.-]+ [^\]]*\](?P<prompt>[#$] )$"  # [root@host ~]#
+_UBOOT = r"^U-Boot (?:SPL |TPL )?(?:20\d\d\.\d\d|\S+ \(\w{3} [ \d]?\d \d{4} - )"  # or a vendor's version
 _ESP_BOOT_TAGS = r"(?:boot(?:\.esp\w+)?|esp_image|qio_mode|flash_encrypt|secure_boot\w*|bootloader_\w+)"
+_ESP_BOOTLOADER = (
+    rf"^[IWE] \(\d+\) {_ESP_BOOT_TAGS}: "  # ESP-IDF's 2nd-stage bootloader; the app's tags differ
+)
+_COUNTDOWN = r"to stop autoboot|^Autobooting in \d+ s"
+_MP_BANNER = r"^MicroPython \S+ on \d{4}-\d\d-\d\d"  # MicroPython v1.24.1 on 2024-11-29; …
+_MP_RAW = r"^raw REPL; CTRL-B to exit"
+_KERNEL_HANDOFF = r"^(?:Starting kernel \.\.\.|## Booting kernel from)"
+_ZEPHYR_LOG = r"^\[\d\d:\d\d:\d\d\.\d{3},\d{3}\] <(?:inf|wrn|err|dbg)> "
+_URC = (
+    r"^(?:RING|NO CARRIER|RDY|\+C(?:G|E)?REG: \d.*|\+CMTI: \".*|\+CRING: \w.*|\+CPIN: (?:READY|SIM PIN)"
+    r"|\^SYSSTART.*|\+QIND: .*|\+CFUN: \d)$"
+)
 
+# name, kind, role, pattern, confidence, prompt ("" = the pattern's group "prompt"), hold_ms, settles, open
 ROWS: Final[tuple[KindRow, ...]] = (
     # --- prompts (last line only) -----------------------------------------------------------------------
-    _row("uboot_prompt", "uboot", "prompt", r"^(?P<prompt>=> |U-Boot> )$", prompt=""),
-    _row("linux_login", "linux_login", "prompt", r"^[\w.-]+ (?P<prompt>login: )$", prompt=""),
-    _row("login_bare", "linux_login", "prompt", r"^(?P<prompt>login: )$", "medium", prompt=""),
-    _row(
-        "shell_user_host",
-        "linux_shell",
-        "prompt",
-        r"^[\w.-]+@[\w.-]+(?::\S*)? ?\S*(?P<prompt>[#$] )$",
-        prompt="",
-    ),
-    _row("shell_path", "linux_shell", "prompt", r"^(?:/\S*|~\S*) (?P<prompt>[#$] )$", "medium", prompt=""),
-    _row("shell_bare", "linux_shell", "prompt", r"^(?P<prompt>[#$] )$", "medium", prompt=""),
-    _row("zephyr_prompt", "zephyr", "prompt", r"^(?P<prompt>(?:uart|rtt|usb):~\$ ?)$", prompt=""),
-    _row("micropython_prompt", "micropython", "prompt", r"^(?P<prompt>>>> )$", "medium", prompt=""),
-    _row(
-        "uboot_countdown",
-        "uboot",
-        "countdown",
-        r"to stop autoboot|^Autobooting in \d+ s",
-        prompt="=> ",
-        hold_ms=UBOOT,
-        settles=False,
-    ),
-    _row(
-        "uboot_bootmenu",
-        "uboot",
-        "countdown",
-        r"^\s*Press UP/DOWN to move",
-        prompt="=> ",
-        hold_ms=UBOOT,
-        settles=False,
-    ),
-    # --- banners and boot stages (any line; the last one counts) ----------------------------------------
-    _row(
-        "uboot_banner",
-        "uboot",
-        "banner",
-        r"^U-Boot (?:SPL |TPL )?(?:20\d\d\.\d\d|\S+ \(\w{3} [ \d]?\d \d{4} - )",
-        hold_ms=UBOOT,
-        settles=False,
-    ),
-    _row(
-        "micropython_banner",
-        "micropython",
-        "banner",
-        r"^MicroPython \S+ on \d{4}-\d\d-\d\d",
-        prompt=">>> ",
-        settles=False,
-    ),
-    _row(
-        "micropython_raw_banner",
-        "micropython",
-        "banner",
-        r"^raw REPL; CTRL-B to exit",
-        prompt=">",
-        settles=False,
-    ),
-    _row("zephyr_banner", "zephyr", "banner", r"\*{3,} Booting Zephyr OS\b", hold_ms=BOOT, settles=False),
-    _row("esp_rom_ets", "esp_rom", "banner", r"^ets \w{3} {1,2}\d{1,2} \d{4}\b", hold_ms=BOOT),
-    _row("esp_rom_rst", "esp_rom", "banner", r"^rst:0x[0-9a-fA-F]+ \(\w+\),\s?boot:0x", hold_ms=BOOT),
-    _row("esp_rom_esp", "esp_rom", "banner", r"ESP-ROM:\w", hold_ms=BOOT),
+    _row("uboot_prompt", "uboot", "prompt", r"^(?P<prompt>=> |U-Boot> )$", "high", ""),
+    _row("linux_login", "linux_login", "prompt", r"^[\w.-]+ (?P<prompt>login: )$", "high", ""),
+    _row("login_bare", "linux_login", "prompt", r"^(?P<prompt>login: )$", "medium", ""),
+    _row("shell_user_host", "linux_shell", "prompt", _USER_HOST, "high", ""),
+    _row("shell_bracket", "linux_shell", "prompt", _BRACKET, "high", ""),
+    _row("shell_path", "linux_shell", "prompt", r"^(?:/\S*|~\S*) (?P<prompt>[#$] )$", "medium", ""),
+    _row("shell_bare", "linux_shell", "prompt", r"^(?P<prompt>[#$] )$", "medium", ""),
+    _row("zephyr_prompt", "zephyr", "prompt", r"^(?P<prompt>(?:uart|rtt|usb):~\$ ?)$", "high", ""),
+    _row("micropython_prompt", "micropython", "prompt", r"^(?P<prompt>>>> )$", "medium", ""),
+    # --- U-Boot waiting for a key (any line; the last one counts) ------------------------------------------
+    _row("uboot_countdown", "uboot", "countdown", _COUNTDOWN, "high", "=> ", UBOOT, False),
+    _row("uboot_bootmenu", "uboot", "countdown", r"^\s*Press UP/DOWN to move", "high", "=> ", UBOOT, False),
+    # --- banners and boot stages ---------------------------------------------------------------------------
+    _row("uboot_banner", "uboot", "banner", _UBOOT, "high", None, UBOOT, False),
+    _row("micropython_banner", "micropython", "banner", _MP_BANNER, "high", ">>> ", 0, False),
+    _row("micropython_raw_banner", "micropython", "banner", _MP_RAW, "high", ">", 0, False),
+    _row("micropython_soft_reboot", "micropython", "banner", r"^MPY: soft reboot$", "high", ">>> ", 0, False),
+    _row("zephyr_banner", "zephyr", "banner", r"\*{3,} Booting Zephyr OS\b", "high", None, BOOT, False),
+    _row("esp_rom_ets", "esp_rom", "banner", r"^ets \w{3} {1,2}\d{1,2} \d{4}\b", "high", None, BOOT),
+    _row("esp_rom_rst", "esp_rom", "banner", r"^rst:0x[0-9a-fA-F]+ \(\w+\),\s?boot:0x", "high", None, BOOT),
+    _row("esp_rom_esp", "esp_rom", "banner", r"ESP-ROM:\w", "high", None, BOOT),
     _row("esp_rom_download", "esp_rom", "banner", r"waiting for download$"),
-    _row(
-        "esp_idf_bootloader",
-        "esp_rom",
-        "banner",
-        rf"^[IWE] \(\d+\) {_ESP_BOOT_TAGS}: ",
-        "medium",
-        hold_ms=BOOT,
-    ),
-    _row("linux_kernel", "", "banner", r"^\[ *\d+\.\d{6}\] ", hold_ms=BOOT),
-    _row("linux_version", "", "banner", r"^Linux version \d+\.\d+", hold_ms=BOOT),
-    _row(
-        "uboot_starting_kernel",
-        "",
-        "banner",
-        r"^(?:Starting kernel \.\.\.|## Booting kernel from)",
-        hold_ms=BOOT,
-    ),
-    _row("seabios", "", "banner", r"^SeaBIOS \(version ", hold_ms=BOOT),
-    # --- a running system's log lines --------------------------------------------------------------------
+    _row("esp_idf_bootloader", "esp_rom", "banner", _ESP_BOOTLOADER, "medium", None, BOOT),
+    _row("linux_kernel", "", "banner", r"^\[ *\d+\.\d{6}\] ", "high", None, BOOT),
+    _row("linux_version", "", "banner", r"^Linux version \d+\.\d+", "high", None, BOOT),
+    _row("uboot_starting_kernel", "", "banner", _KERNEL_HANDOFF, "high", None, BOOT),
+    _row("seabios", "", "banner", r"^SeaBIOS \(version ", "high", None, BOOT),
+    # --- a running system's log lines ----------------------------------------------------------------------
     _row("esp_idf_log", "esp_idf_app", "log", r"^[IWEDV] \(\d+\) [\w.-]+: "),
-    _row("zephyr_log", "zephyr", "log", r"^\[\d\d:\d\d:\d\d\.\d{3},\d{3}\] <(?:inf|wrn|err|dbg)> ", "medium"),
-    # --- a modem's unsolicited result codes --------------------------------------------------------------
-    _row(
-        "at_urc",
-        "at_modem",
-        "urc",
-        r"^(?:RING|NO CARRIER|RDY|\+C(?:G|E)?REG: \d.*|\+CMTI: \".*|\+CRING: \w.*|\+CPIN: (?:READY|SIM PIN)"
-        r"|\^SYSSTART.*|\+QIND: .*|\+CFUN: \d)$",
-        "medium",
-        open_=AT_OPEN,
-        settles=False,
-    ),
+    _row("zephyr_log", "zephyr", "log", _ZEPHYR_LOG, "medium"),
+    # --- a modem's unsolicited result codes ----------------------------------------------------------------
+    _row("at_urc", "at_modem", "urc", _URC, "medium", None, 0, False, AT_OPEN),
 )
 
 #: A reply to ``AT\r`` that says a modem answered: a final result code on a line of its own.

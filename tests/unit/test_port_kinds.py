@@ -320,6 +320,8 @@ def test_every_row_matches_a_real_line() -> None:
         "login_bare": "busybox getty without a hostname",
         "shell_path": "busybox ash's '/ # '",
         "shell_bare": "a shell with PS1='# '",
+        "shell_bracket": "Fedora's and RHEL's '[user@host dir]# '",
+        "micropython_soft_reboot": "MicroPython's soft reset line (the rp2 port since 1.20; sim://micropython)",
     }
     assert unmatched <= set(known), unmatched - set(known)
 
@@ -621,6 +623,8 @@ def test_the_projects_simulators_are_told_apart() -> None:
     cases = [
         (mp.BANNER + mp.PROMPT, SILENCE, "micropython", "high", ">>> ", False),
         (mp.RAW_BANNER, SILENCE, "micropython", "high", ">", False),
+        (mp.SOFT_REBOOT + mp.BANNER + mp.PROMPT, SILENCE, "micropython", "high", ">>> ", False),
+        (mp.SOFT_REBOOT, 100, "micropython", "high", ">>> ", False),
         (board.BANNER + board.AUTOBOOT + b" 3 ", 800, "uboot", "high", "=> ", True),
         (
             board.BANNER + board.AUTOBOOT + b" 0 \r\n" + board.LOADER_PROMPT,
