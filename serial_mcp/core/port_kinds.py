@@ -67,6 +67,7 @@ EVIDENCE_MAX: Final = 48
 _FEW_DISTINCT: Final = 4  # a UART set far too fast reads a text console as a few values (0x00, 0x80 …)
 _ALNUM: Final = re.compile(rb"[A-Za-z0-9]")
 _LINE_BREAK: Final = re.compile(r"[\r\n]+")
+_PRINTK: Final = re.compile(r"\[ *\d+\.\d{6}\]")  # a kernel message's time stamp
 _crc16 = checksums.function("crc16_modbus")
 
 
@@ -159,6 +160,16 @@ _PROMPT_ROWS: Final = tuple(r for r in ROWS if r.role == "prompt")
 _LINE_ROWS: Final = tuple(r for r in ROWS if r.role != "prompt")
 
 
+def _prompt_line(lines: list[str]) -> str:
+    """The line a prompt would be on: the last one, but for kernel messages printed after the prompt (on
+    lines of their own, or on the prompt's line): they do not change what answers a key."""
+    i = len(lines) - 1
+    while i > 0 and _PRINTK.match(lines[i].lstrip()):
+        i -= 1
+    m = _PRINTK.search(lines[i], 1)
+    return lines[i] if m is None else lines[i][: m.start()]
+
+
 def _first_match(rows: tuple[KindRow, ...], line: str) -> tuple[KindRow, re.Match[str]] | None:
     for row in rows:
         m = row.pattern.search(line)
@@ -211,7 +222,7 @@ def judge_heard(heard: bytes, quiet_ms: float) -> Verdict:
             latest = (i, *hit)
             if hit[0].confidence == "high":
                 seen.add(hit[0].kind)  # a strong cue of a kind makes its weaker cues sure too
-    tail = lines[-1] if lines else ""
+    tail = _prompt_line(lines) if lines else ""
     prompt = _first_match(_PROMPT_ROWS, tail)
     if prompt is not None:
         return _verdict(*prompt, tail, seen)

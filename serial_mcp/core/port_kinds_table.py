@@ -85,7 +85,7 @@ _URC = (
 ROWS: Final[tuple[KindRow, ...]] = (
     # --- prompts (last line only) -----------------------------------------------------------------------
     _row("uboot_prompt", "uboot", "prompt", r"^(?P<prompt>=> |U-Boot> )$", "high", ""),
-    _row("linux_login", "linux_login", "prompt", r"^[\w.-]+ (?P<prompt>login: )$", "high", ""),
+    _row("linux_login", "linux_login", "prompt", r"^[\w.-]+ (?P<prompt>login: ?)$", "high", ""),
     _row("login_bare", "linux_login", "prompt", r"^(?P<prompt>login: )$", "medium", ""),
     _row("shell_user_host", "linux_shell", "prompt", _USER_HOST, "high", ""),
     _row("shell_bracket", "linux_shell", "prompt", _BRACKET, "high", ""),

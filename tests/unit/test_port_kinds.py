@@ -156,6 +156,8 @@ HEARD = [
     ),
     Heard("linux_login", lambda: _session(LINUX, 0), SILENCE, "linux_login", "login: "),
     Heard("linux_login_after_panic", lambda: SYSRQ, SILENCE, "linux_login", "login: "),
+    Heard("linux_login_then_kernel", lambda: _m32_lines(1276), 100, "linux_login", "login:"),
+    Heard("linux_login_kernel_on_its_line", lambda: _m32_lines(1274), 100, "linux_login", "login:"),
     Heard("linux_shell", lambda: _session(LINUX), SILENCE, "linux_shell", "# "),
     Heard(
         "kernel_booting", lambda: _cut_after(SYSRQ, b"Run /init"), 50, "text_stream", None, (), True, False
@@ -263,6 +265,14 @@ HEARD = [
     ),
     Heard("garbled", lambda: simulate_garble(MDF[:4000], 115200, 460800), SILENCE, "unknown", settled=False),
 ]
+
+
+def _m32_lines(count: int) -> bytes:
+    """The OpenWrt M32 boot log's first ``count`` lines: its login prompt (line 1274) has kernel messages after
+    it, the first on the prompt's own line."""
+    return b"".join(
+        (DATA / "bootlogs/openwrt-M32/Bootlog.txt").read_bytes().splitlines(keepends=True)[:count]
+    )
 
 
 def _covr() -> bytes:
@@ -600,7 +610,7 @@ _STAGES: dict[str, set[str]] = {
     "ublox_f9p": {"ublox", "nmea_gps"},
     "ublox_m8t": {"ublox", "nmea_gps"},
     "ublox_rtcm": {"ublox", "nmea_gps"},
-    "openwrt_running": {"uboot"},
+    "openwrt_running": {"uboot", "linux_login"},
 }
 
 
