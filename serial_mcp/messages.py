@@ -1342,3 +1342,12 @@ READ_FROM_NO_EVENT = (
     "from {{event: {seq}}}: this connection keeps no event {seq} (kept: {kept}); a result's events and"
     " get_log give each event's seq."
 )
+# identify: kinds (core/port_kinds.py: what is on a port, judged from bytes) ---------------------------
+KIND_HOLD_COUNTDOWN = "U-Boot autoboot countdown or boot menu: any byte stops it"
+KIND_HOLD_BOOT = "boot in progress"
+KIND_FEW_BYTES = "only {count} bytes"
+KIND_NOT_TEXT = "{count} bytes, not text: wrong baud rate?"
+KIND_BINARY = "{count} bytes, not text: {first}"
+KIND_FRAMES = "{count} valid {what} frames: {first}"
+KIND_MODBUS_REPLY = "slave {slave} at {baud} {framing}: {frame}"
+KIND_REPLY = "{poke} -> {reply}"
