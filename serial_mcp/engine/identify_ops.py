@@ -104,7 +104,8 @@ async def _identify_port(
     verdict, baud = await _listen(p, opts.listen_ms / 1000, uart=uart)
     note = verdict.hold_off
     if opts.probe and not verdict.settled:
-        verdict, note = await _probe(svc, caller, p, verdict, uart=uart)
+        verdict, note, rate = await _probe(svc, caller, p, verdict, uart=uart)
+        baud = rate or baud
     held.touch(svc, conn)
     return PortAnswer(
         port=port,
@@ -171,40 +172,53 @@ async def _sweep(p: _Port) -> tuple[Verdict, int] | None:
 
 async def _probe(
     svc: Services, caller: Caller, p: _Port, verdict: Verdict, *, uart: bool
-) -> tuple[Verdict, str | None]:
-    """Send the table's safe pokes while the question stays open; each reply is judged as it comes."""
+) -> tuple[Verdict, str | None, int | None]:
+    """Send the table's safe pokes while the question stays open, one at a time, asking the table again
+    after each reply (what is worth sending depends on what answered). Returns the verdict, why pokes
+    stopped short, and the rate of the poke that answered when it set one (a Modbus read)."""
     if verdict.hold_off:
-        return verdict, verdict.hold_off
+        return verdict, verdict.hold_off, None
     try:
         conn = svc.writing(caller, p.conn.id, "identify")
     except SerialMcpError as exc:
-        return verdict, messages.IDENTIFY_NOT_PROBED.format(why=exc.message)
+        return verdict, messages.IDENTIFY_NOT_PROBED.format(why=exc.message), None
     original = conn.settings
-    tried: set[bytes] = set()
+    sent: set[tuple[bytes, tuple[tuple[str, object], ...]]] = set()
+    answered: int | None = None
     try:
-        for poke in pokes_for(verdict, p.heard()):
-            if not uart and poke.data in tried:  # settings mean nothing off a UART: one try per request
-                continue
-            tried.add(poke.data)
+        while True:
+            left = [k for k in pokes_for(verdict, p.heard()) if _key(k, uart) not in sent]
+            if not left:
+                break
+            poke = left[0]
+            sent.add(_key(poke, uart))
             if uart and poke.settings:
                 await apply_settings(conn, original.updated(**_settings(poke.settings)))
-            reply = await _poke(p, poke)
-            verdict = judge_reply(poke, reply, verdict)
+            before = verdict
+            verdict = judge_reply(poke, await _poke(p, poke, uart), verdict)
+            if verdict is not before and isinstance(rate := poke.settings.get("baud_rate"), int) and uart:
+                answered = rate
             if verdict.settled or verdict.hold_off:
                 break
     finally:
         if conn.settings != original:
             with anyio.CancelScope(shield=True):
                 await apply_settings(conn, original)
-    return verdict, verdict.hold_off
+    return verdict, verdict.hold_off, answered
 
 
-async def _poke(p: _Port, poke: Poke) -> bytes:
+def _key(poke: Poke, uart: bool) -> tuple[bytes, tuple[tuple[str, object], ...]]:
+    """What makes two pokes the same: their bytes, and on a UART their settings (off a UART the rate
+    and parity mean nothing, so a request is sent once)."""
+    return poke.data, tuple(sorted(poke.settings.items())) if uart else ()
+
+
+async def _poke(p: _Port, poke: Poke, uart: bool) -> bytes:
     """Write one poke and what came back within its wait (ended early by a quiet gap after a reply)."""
     conn = p.conn
     mark = conn.rx.end()
     await writing.write(conn, poke.data)
-    p.sent.append(escape_bytes(poke.data) + _at(poke))
+    p.sent.append(escape_bytes(poke.data) + (_at(poke) if uart else ""))  # the rate it went at, on a UART
     deadline = time.monotonic() + poke.wait_ms / 1000
     while (left := deadline - time.monotonic()) > 0:
         end = conn.rx.end()

@@ -26,7 +26,9 @@ def _fleet_or_skip() -> dict[str, str]:
 
 
 def _sent(answer: PortAnswer) -> bytes:
-    return b"".join(s.encode().decode("unicode_escape").encode("latin-1") for s in answer.sent or ())
+    return b"".join(
+        s.split(" @")[0].encode().decode("unicode_escape").encode("latin-1") for s in answer.sent or ()
+    )
 
 
 async def _identify(devices: dict[str, FleetDevice], probe: bool) -> dict[str, PortAnswer]:
