@@ -39,7 +39,7 @@ from serial_mcp.core.port_kinds_table import (
     KindRow,
 )
 
-__all__ = ["KINDS", "Confidence", "Poke", "Verdict", "judge_heard", "judge_reply", "pokes_for"]
+__all__ = ["KINDS", "Confidence", "Poke", "Verdict", "escaped", "judge_heard", "judge_reply", "pokes_for"]
 
 KINDS: Final[tuple[str, ...]] = (
     "uboot",
@@ -97,7 +97,7 @@ class Poke:
 # --- evidence -------------------------------------------------------------------------------------------
 
 
-def _show(data: bytes) -> str:
+def escaped(data: bytes) -> str:
     """``data`` as at most EVIDENCE_MAX printable characters (``\\r``, ``\\n``, ``\\xNN`` escapes)."""
     parts: list[str] = []
     size = 0
@@ -120,7 +120,7 @@ def _hex(data: bytes, room: int = EVIDENCE_MAX) -> str:
 
 
 def _line_evidence(line: str) -> str:
-    return _show(line.lstrip().encode("utf-8", "replace"))
+    return escaped(line.lstrip().encode("utf-8", "replace"))
 
 
 # --- listening ------------------------------------------------------------------------------------------
@@ -140,13 +140,13 @@ def _frames_verdict(data: bytes) -> Verdict | None:
     if ubx and (len(ubx) >= 2 or len(nmea) >= 2):
         first = _hex(ubx[0], EVIDENCE_MAX - 22)
         evidence = messages.KIND_FRAMES.format(count=len(ubx), what="UBX", first=first)
-        return Verdict("ublox", "high", _show(evidence.encode()), {"protocol": "gnss"})
+        return Verdict("ublox", "high", escaped(evidence.encode()), {"protocol": "gnss"})
     if len(nmea) >= 2:
-        return Verdict("nmea_gps", "high", _show(nmea[0]), {"protocol": "nmea0183"})
+        return Verdict("nmea_gps", "high", escaped(nmea[0]), {"protocol": "nmea0183"})
     if len(rtcm) >= 2:
         first = _hex(rtcm[0], EVIDENCE_MAX - 24)
         evidence = messages.KIND_FRAMES.format(count=len(rtcm), what="RTCM3", first=first)
-        return Verdict("binary_stream", "high", _show(evidence.encode()), {"protocol": "gnss"})
+        return Verdict("binary_stream", "high", escaped(evidence.encode()), {"protocol": "gnss"})
     return None
 
 
@@ -303,7 +303,9 @@ def _modbus_reply(poke: Poke, reply: bytes) -> Verdict | None:
                 slave=slave, baud=rate, framing=framing, frame=frame.hex(" ")
             )
             settings = {k: v for k, v in poke.settings.items() if k != "baud_rate"}
-            return Verdict("modbus_rtu", "high", _show(text.encode()), {"protocol": "modbus_rtu", **settings})
+            return Verdict(
+                "modbus_rtu", "high", escaped(text.encode()), {"protocol": "modbus_rtu", **settings}
+            )
     return None
 
 
@@ -318,7 +320,7 @@ def judge_reply(poke: Poke, reply: bytes, before: Verdict) -> Verdict:
         for line in _lines(reply):
             if AT_FINAL.match(line.strip()):
                 evidence = messages.KIND_REPLY.format(poke="AT", reply=line.strip())
-                return Verdict("at_modem", "high", _show(evidence.encode()), AT_OPEN)
+                return Verdict("at_modem", "high", escaped(evidence.encode()), AT_OPEN)
     heard = judge_heard(reply, 0.0)
     if heard.kind not in GENERIC_KINDS:
         sure = heard.confidence == "high" or heard.kind == before.kind

@@ -24,7 +24,7 @@ import anyio
 from serial_mcp import messages
 from serial_mcp.core.baud import COMMON_RATES, MIN_SCORE, rank, score_text
 from serial_mcp.core.port_info import PortInfo
-from serial_mcp.core.port_kinds import Poke, Verdict, judge_heard, judge_reply, pokes_for
+from serial_mcp.core.port_kinds import Poke, Verdict, escaped, judge_heard, judge_reply, pokes_for
 from serial_mcp.engine import held, writing
 from serial_mcp.engine.access import Caller
 from serial_mcp.engine.line_actions import apply_settings
@@ -218,7 +218,7 @@ async def _poke(p: _Port, poke: Poke, uart: bool) -> bytes:
     conn = p.conn
     mark = conn.rx.end()
     await writing.write(conn, poke.data)
-    p.sent.append(escape_bytes(poke.data) + (_at(poke) if uart else ""))  # the rate it went at, on a UART
+    p.sent.append(escaped(poke.data) + (_at(poke) if uart else ""))  # the rate it went at, on a UART
     deadline = time.monotonic() + poke.wait_ms / 1000
     while (left := deadline - time.monotonic()) > 0:
         end = conn.rx.end()
@@ -226,14 +226,6 @@ async def _poke(p: _Port, poke: Poke, uart: bool) -> bytes:
         if end > mark and conn.rx.end() == end:  # a reply, then a quiet gap: it is over
             break
     return conn.rx.read(mark, None).data
-
-
-def escape_bytes(data: bytes) -> str:
-    """Bytes as a reader sees them: printable ASCII as is, ``\\r`` ``\\n``, else ``\\xNN``."""
-    return "".join(chr(b) if 32 <= b < 127 and b != 92 else _ESCAPES.get(b, f"\\x{b:02x}") for b in data)
-
-
-_ESCAPES = {13: "\\r", 10: "\\n", 9: "\\t", 92: "\\\\"}
 
 
 def _at(poke: Poke) -> str:
