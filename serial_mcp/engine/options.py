@@ -36,9 +36,9 @@ from __future__ import annotations
 import dataclasses
 import difflib
 from collections.abc import Callable, Mapping
-from typing import Any, ClassVar, TypeVar
+from typing import Annotated, Any, ClassVar, TypeVar
 
-from pydantic import ConfigDict, ValidationError
+from pydantic import ConfigDict, Field, ValidationError
 from pydantic.dataclasses import dataclass
 
 from serial_mcp import messages
@@ -134,11 +134,29 @@ class Forcing(NoOptions):
     force: t.Force = False
 
 
+# --- a question to a port: ``port`` instead of ``connection_id`` (issue 39) -------------------------
+OnPortName = Annotated[str | None, Field(description=messages.P_ON_PORT)]
+
+
+@dataclass(frozen=True, kw_only=True, config=CONFIG)
+class OnPort(NoOptions):
+    """``read``, ``write``, ``transact``, ``capture_boot``: ``port`` instead of ``connection_id``: the
+    caller's connection to it, or one opened as ``open`` opens it and held (``engine/held.py``);
+    ``baud_rate`` (and the operation's ``protocol``) are the open's, the rest the port's profile's."""
+
+    port: OnPortName = None
+    baud_rate: t.BaudRate = None
+
+    def named_port(self) -> bool:
+        """Does the call name a port or its settings (else its connection_id is all)?"""
+        return self.port is not None or self.baud_rate is not None
+
+
 # --- reading ---------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True, kw_only=True, config=CONFIG)
-class ReadWindow(NoOptions):
+class ReadWindow(OnPort):
     """How a read stops and what it decodes (shared by read, transact and capture_boot)."""
 
     timeout_ms: t.Timeout = None
@@ -162,10 +180,10 @@ class CursorView(ReadWindow):
     frames: t.Frames = None
 
 
-READ_WINDOW = frozenset(f.name for f in dataclasses.fields(CursorView))
+READ_WINDOW = frozenset(f.name for f in dataclasses.fields(CursorView)) - {"port", "baud_rate"}
 # ``verbose`` (every field of the answer) is no option of the engine's: the tools of a read take it
 # for the answer layer (``serial_mcp.answers``; mcp/tools.py), described on ``read``.
-DESCRIBED_ON_READ = READ_WINDOW | {"verbose"}
+DESCRIBED_ON_READ = READ_WINDOW | {"verbose", "port"}
 
 
 @dataclass(frozen=True, kw_only=True, config=CONFIG)
@@ -182,8 +200,10 @@ class ReadOptions(CursorView):
 
 
 @dataclass(frozen=True, kw_only=True, config=CONFIG)
-class WriteOptions(Forcing):
+class WriteOptions(Forcing, OnPort):
     """``write``: bytes (decoded from ``encoding``, then framed) and/or named keys."""
+
+    described_elsewhere: ClassVar[frozenset[str]] = frozenset({"port"})  # as in read
 
     data: t.Data = dataclasses.field(default="", kw_only=False)
     encoding: t.EncIn = None
