@@ -258,17 +258,15 @@ SERVER_INSTRUCTIONS = (
 )
 D_LIST_PORTS = "List serial ports on this machine with USB identity (vid, pid, serial). Start here."
 D_LIST_CONNECTIONS = "List open connections with state and byte counters."
-D_OPEN = "Open a port (/dev/ttyUSB0, COM3, socket://h:p, rfc2217://h:p, sim://KIND, replay://f.jsonl). 115200 8N1. rx_framing/rx_parser/tx_framing: defaults, as in read/write."
+D_OPEN = "Open a port for a long session (/dev/ttyUSB0, COM3, socket://h:p, rfc2217://h:p, sim://KIND, replay://f.jsonl), or keep one a call by port holds. 115200 8N1. rx_framing/rx_parser/tx_framing/pace: defaults, as in read/write."
 D_CLOSE = "Close a connection and release the port."
 D_GET_STATUS = "State, settings, counters, ring offsets, cursors, bytes lost, modem lines (null if none)."
-D_READ = (
-    "Read received bytes from a cursor or offset. Ends on match, max_bytes, idle_ms quiet, or timeout_ms."
-)
-D_WRITE = "Send bytes (utf8 text, or hex/base64); add line endings yourself."
-D_TRANSACT = "Write, then read the reply from a mark taken just before the write (never misses a fast reply). Read options as in read; naming no end, it ends on a final (AT, parser, a packet) or 500 ms quiet after the echo."
+D_READ = "Read received bytes (of a port, or a connection_id) from a cursor or offset. Ends on match, max_bytes, idle_ms quiet, or timeout_ms."
+D_WRITE = "Send bytes (utf8 text, or hex/base64); add line endings yourself. port, protocol: as in read."
+D_TRANSACT = "Ask a port in one call: transact(port, data) writes, then reads the reply from a mark taken just before the write (never misses a fast reply). Options as in write and read; naming no end, it ends on a final (AT, parser, a packet) or 500 ms quiet after the echo."
 D_FLUSH = "Discard unread input of a cursor, the OS output queue, or both."
 
-D_CAPTURE_BOOT = "Reset (DTR/RTS pulse or send) and capture only the output that follows, atomically. Read options as in read."
+D_CAPTURE_BOOT = "Reset (DTR/RTS pulse or send) and capture only the output that follows, atomically. port and read options as in read."
 D_RECONNECT = (
     "Reopen the port of a connection (after an unplug or to recover); the ring and offsets carry on."
 )
@@ -316,7 +314,7 @@ HELD_SETTINGS_DIFFER = (
 )
 HELD_ADOPT_AS_IS = "open adopts held connection {id!r} as it is, without {names}; open(port) alone, or close {id!r} first."
 OPT_HELD_IDLE_S = "seconds a connection opened by read/write/transact/capture_boot(port=...) stays open unused"
-P_PORT = "Device path or URL (/dev/ttyUSB0, COM3, socket://h:p, rfc2217://h:p, replay://f.jsonl)."
+P_PORT = "Device path or URL, or a USB serial number."
 P_RX_BUFFER = "RX ring size in bytes (default 262144)."
 P_FROM = "'cursor' (default), 'now', 'buffer_start', 'last_boot', {event: seq} or an absolute offset."
 P_CURSOR = "Cursor name (default 'default'); a new name starts its own cursor."
@@ -326,7 +324,7 @@ P_IDLE_MS = (
 )
 P_MAX_BYTES = "Most bytes to return (default 65536)."
 P_MATCH = "Stop at this: a string or {pattern, mode: literal|regex|glob, pattern_encoding, ansi: keep|ignore}."
-P_ENCODING_OUT = "utf8 (default; a few invalid bytes come back as \\xNN, encoding utf8_escaped; mostly binary data as hex), hex or base64."
+P_ENCODING_OUT = "utf8 (default; a few invalid bytes as \\xNN: utf8_escaped; mostly binary data: hex), hex or base64."
 P_ENCODING_IN = "Encoding of data: utf8 (default; file_transfer: base64), hex or base64."
 P_ENCODING_BOTH = "Encoding of data and of the reply: utf8 (default), hex or base64."
 P_READ_ENCODING = "Reply encoding if it differs from encoding."
@@ -1051,7 +1049,7 @@ ELF_BAD_NAME = "elf must be a file name or path (the firmware's .elf from its bu
 ELF_REFUSED = "elf {path!r} is outside the places firmware files may be read from: the capture directory, captures/, the allowlist's replay:// paths and the --firmware-dir directories; copy the .elf there or ask the operator to add its build directory with --firmware-dir."
 ELF_NOT_FOUND = "elf {path!r} was not found as a file in the working directory, the --firmware-dir directories, the capture directory or captures/; give the path of the .elf in the firmware's build directory."
 ELF_READ_FAILED = "elf {path!r} could not be read: {error}."
-P_UNTIL = "End on a detected event (crash, exception, reset incl. an unannounced reboot, boot, boot_loop, stage), after its lines: stop_reason 'event'."
+P_UNTIL = "End on a detected event (reset: an unannounced reboot too), after its lines: stop_reason 'event'."
 P_ELF = "Firmware .elf (DWARF): crash backtraces as function at file:line. From captures/ or --firmware-dir."
 S_EVENTS_STATUS = "; events: {boots} boot(s), {crashes} crash(es){exceptions}{loops}{last}"
 S_EVENTS_STATUS_EXCEPTIONS = ", {n} exception(s)"

@@ -30,9 +30,9 @@ from serial_mcp.core.port_url import check_text
 from serial_mcp.engine import results
 from serial_mcp.engine.access import Caller
 from serial_mcp.engine.opening import Opener
-from serial_mcp.engine.options import SERIAL_FIELDS, OnPort, OpenOptions
+from serial_mcp.engine.options import SERIAL_FIELDS, OnPort, OpenOptions, names
 from serial_mcp.engine.services import Hold, Services
-from serial_mcp.errors import InvalidArgument, SerialMcpError
+from serial_mcp.errors import ErrorCode, InvalidArgument, SerialMcpError
 from serial_mcp.serial.connection import Connection
 from serial_mcp.serial.manager import port_key
 from serial_mcp.serial.policy import resolve_port
@@ -60,7 +60,14 @@ async def port_connection(
         return conn, False
     # another caller's connection: open says port_busy, exactly as it would to this caller's open
     fields = {**settings, "protocol": protocol}
-    opened = await Opener(svc).open(port, fields, caller=caller)
+    try:
+        opened = await Opener(svc).open(port, fields, caller=caller)
+    except SerialMcpError as exc:  # a call of this caller's opened it meanwhile: that one it is
+        conn = _on_port(svc, port) if exc.code == ErrorCode.PORT_BUSY else None
+        if conn is None or conn.owner != caller.key:
+            raise
+        _same_settings(conn, settings)
+        return conn, False
     _hold(svc, opened.conn, (opened.profile, opened.action, opened.hint))
     return opened.conn, True
 
@@ -96,13 +103,15 @@ async def target(
         _same_settings(svc.manager.get(connection_id), settings)  # its own errors, as ever
         return connection_id, False
     check_text(opts.port)  # a NUL or a lone surrogate: invalid_argument before any path lookup
-    if connection_id is not None:
+    if connection_id is not None:  # both: the same connection, used as by its id
         conn = svc.manager.get(connection_id)
         if conn.port != opts.port and port_key(conn.port) != port_key(opts.port):
             raise InvalidArgument(
                 messages.PORT_AND_CONNECTION.format(id=conn.id, on=conn.port, port=opts.port[:200]),
                 connection_id=conn.id,
             )
+        _same_settings(conn, settings)
+        return connection_id, False
     if writes:  # refused before anything is opened for it, in the words a call by id hears
         svc.policy.require_writable(name)
     conn, opened = await port_connection(svc, caller, opts.port, settings, protocol=protocol)
@@ -116,7 +125,7 @@ async def adopt(svc: Services, caller: Caller, opts: OpenOptions) -> results.Ope
     hold = svc.held.get(conn.id) if conn is not None else None
     if conn is None or hold is None or hold.conn is not conn or conn.owner != caller.key:
         return None
-    given = sorted(k for k, v in vars(opts).items() if k not in _AS_OPENED and v is not None)
+    given = [k for k in names(OpenOptions) if k not in _AS_OPENED and getattr(opts, k) is not None]
     if given:
         raise InvalidArgument(
             messages.HELD_ADOPT_AS_IS.format(id=conn.id, names=", ".join(given)), connection_id=conn.id
@@ -192,7 +201,11 @@ def _on_port(svc: Services, port: str) -> Connection | None:
     for conn in svc.manager.list():
         if conn.port == port or port_key(conn.port) == key:
             return conn
-    return None
+    try:  # the name as given to open (a URL's password is not in conn.port)
+        conn = svc.manager.get(port)
+    except SerialMcpError:
+        return None
+    return conn if conn.id != port else None
 
 
 def _same_settings(conn: Connection, settings: Mapping[str, object]) -> None:

@@ -184,6 +184,7 @@ READ_WINDOW = frozenset(f.name for f in dataclasses.fields(CursorView)) - {"port
 # ``verbose`` (every field of the answer) is no option of the engine's: the tools of a read take it
 # for the answer layer (``serial_mcp.answers``; mcp/tools.py), described on ``read``.
 DESCRIBED_ON_READ = READ_WINDOW | {"verbose", "port"}
+DESCRIBED_ON_WRITE = frozenset({"data", "tx_framing", "pace", "keys"})  # and not again on transact
 
 
 @dataclass(frozen=True, kw_only=True, config=CONFIG)
@@ -203,7 +204,7 @@ class ReadOptions(CursorView):
 class WriteOptions(Forcing, OnPort):
     """``write``: bytes (decoded from ``encoding``, then framed) and/or named keys."""
 
-    described_elsewhere: ClassVar[frozenset[str]] = frozenset({"port"})  # as in read
+    described_elsewhere: ClassVar[frozenset[str]] = frozenset({"port", "protocol"})  # as in read
 
     data: t.Data = dataclasses.field(default="", kw_only=False)
     encoding: t.EncIn = None
@@ -220,7 +221,8 @@ class TransactOptions(CursorView, Forcing):
     """``transact``: write, then read the reply from a mark taken before the write; or, with
     ``steps``, a whole dialog."""
 
-    described_elsewhere: ClassVar[frozenset[str]] = DESCRIBED_ON_READ | {"tx_framing"}  # as in write
+    # as in read, and as in write (D_TRANSACT says so)
+    described_elsewhere: ClassVar[frozenset[str]] = DESCRIBED_ON_READ | DESCRIBED_ON_WRITE | {"respond"}
 
     data: t.Data = dataclasses.field(default="", kw_only=False)
     encoding: t.EncBoth = None
@@ -238,7 +240,7 @@ class TransactOptions(CursorView, Forcing):
 class CaptureBootOptions(ReadWindow, Forcing):
     """``capture_boot``: mark the RX edge, trigger the boot (reset lines and/or ``send``), read it."""
 
-    described_elsewhere: ClassVar[frozenset[str]] = DESCRIBED_ON_READ
+    described_elsewhere: ClassVar[frozenset[str]] = DESCRIBED_ON_READ | {"encoding", "respond"}  # as in read
 
     reset: t.Reset = None
     encoding: t.EncOut = None
@@ -278,7 +280,9 @@ class OpenOptions(SerialFields):
     """``open``: the port's settings, defaults for its reads and writes, and what runs beside it."""
 
     # the connection's defaults for reads and writes: described on read and write (D_OPEN says so)
-    described_elsewhere: ClassVar[frozenset[str]] = frozenset({"rx_framing", "rx_parser", "tx_framing"})
+    described_elsewhere: ClassVar[frozenset[str]] = frozenset(
+        {"rx_framing", "rx_parser", "tx_framing", "pace"}
+    )
     port: t.Port = dataclasses.field(kw_only=False)
     rx_buffer_size: t.RxBuffer = None
     protocol: t.Protocol = None

@@ -130,6 +130,8 @@ async def test_open_adopts_a_held_connection() -> None:
     async with Client(server()) as c:
         note = (await lean_call(c, "write", {"port": "sim://echo", "data": "x"}))["held"]
         cid = note.split()[0]
+        as_is = await error(c, "open", {"port": "sim://echo", "share": "write"})  # it is open already
+        assert as_is["code"] == "invalid_argument" and "share" in as_is["message"]
         opened = await call(c, "open", {"port": "sim://echo"})
         assert opened["connection_id"] == cid  # the same connection, now kept
         after = await lean_call(c, "write", {"port": "sim://echo", "data": "y"})
@@ -229,3 +231,23 @@ def test_the_instructions_teach_the_one_call_path_first() -> None:
     text = messages.SERVER_INSTRUCTIONS
     assert "transact(port=" in text
     assert text.index("transact(port=") < text.index("open(")
+
+
+@pytest.mark.anyio
+async def test_two_calls_at_once_on_a_closed_port_share_one_held_connection() -> None:
+    svc = engine()
+    me = Caller.local()
+    notes: list[str | None] = []
+
+    async def ask() -> None:
+        opts = TransactOptions("AT\r", port="sim://modem", match="OK", timeout_ms=2000)
+        notes.append((await ops.invoke(ops.TRANSACT, svc, me, None, opts)).held)
+
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(ask)
+            tg.start_soon(ask)
+        assert notes[0] is not None and notes[0] == notes[1] and len(svc.manager.list()) == 1
+    finally:
+        await svc.manager.close_all()
+    assert svc.held == {}  # closed: held no more
