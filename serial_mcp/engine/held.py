@@ -169,8 +169,10 @@ def marked(svc: Services, hold: Hold, result: T) -> T:
 
 
 async def drop(svc: Services, connection_id: str) -> None:
-    """Close a connection opened for a call that then failed: nothing is held that no result named."""
-    if release(svc, connection_id) is not None:
+    """Close a connection opened for a call that then failed: nothing is held that no result named
+    (unless another call uses it now: its result names it)."""
+    hold = svc.held.get(connection_id)
+    if hold is not None and not hold.busy and release(svc, connection_id) is not None:
         try:
             await svc.manager.close(connection_id)
         except SerialMcpError:

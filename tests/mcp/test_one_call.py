@@ -254,3 +254,11 @@ async def test_two_calls_at_once_on_a_closed_port_share_one_held_connection() ->
     finally:
         await svc.manager.close_all()
     assert svc.held == {}  # closed: held no more
+
+
+@pytest.mark.anyio
+async def test_a_call_that_fails_after_opening_its_port_leaves_nothing_held() -> None:
+    async with Client(server()) as c:
+        bad = await error(c, "transact", {"port": "sim://echo", "data": "zz", "encoding": "hex"})
+        assert bad["code"] == "invalid_argument"
+        assert (await call(c, "list_connections", {}))["connections"] == []
