@@ -338,6 +338,7 @@ def serve(cfg: config.ServerConfig) -> int:
         log_level=cfg.log_level,
         elf_scope=policy.elf_scope(),
         tool_cache=ToolCache(),  # the schemas of the last launch of this same code (issue 27)
+        held_idle_s=cfg.held_idle_s,
     )
     freeze_heap_when_loaded()  # this process only serves: its start-up heap is never garbage
     if cfg.transport == "http":

@@ -41,6 +41,13 @@ def _int_at_least(low: int) -> Callable[[str], int]:
     return parse
 
 
+def _seconds(text: str) -> float:
+    value = float(text)
+    if not 0 < value <= 86400:
+        raise ValueError("must be more than 0 and at most 86400")
+    return value
+
+
 def _bool(text: str) -> bool:
     low = text.strip().lower()
     if low in ("1", "true", "yes", "on"):
@@ -124,6 +131,7 @@ OPTIONS: tuple[Option, ...] = (
     Option("labgrid_coordinator", _host_port, None, messages.OPT_LABGRID_COORDINATOR, "HOST:PORT",
            env_name="LG_COORDINATOR"),  # labgrid's own variable (issue 25)
     Option("mirror_any_user", _bool, False, messages.OPT_MIRROR_ANY_USER, flag=False),  # issue 36.1
+    Option("held_idle_s", _seconds, 60.0, messages.OPT_HELD_IDLE_S, "S"),  # issue 39: engine/held.py
 )
 # fmt: on
 OPTION_BY_NAME = {o.name: o for o in OPTIONS}

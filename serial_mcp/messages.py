@@ -237,16 +237,15 @@ CLI_REPLAY_MISMATCHES = "{n} host write(s) differed from the recording (respond 
 
 SERVER_INSTRUCTIONS = (
     "serial-mcp talks to serial ports (USB-serial, UARTs, socket:// and rfc2217:// network ports). "
-    "Normal path: list_ports -> open(port, baud_rate) -> transact(data) for command/reply, or write + read "
-    "-> close. Received bytes are kept in a ring buffer per connection with absolute offsets; read consumes "
+    "A question to a port is one call: transact(port=P, data='AT\\r') (read, write and capture_boot take "
+    "port too; baud_rate and protocol if needed) uses your connection to P or opens one, held: it closes "
+    "after 60 s unused (--held-idle-s) unless open(P) adopts it. For a long session: open(port, baud_rate) "
+    "-> transact/write/read(connection_id) -> close; list_ports shows USB ports. "
+    "Received bytes are kept in a ring buffer per connection with absolute offsets; read consumes "
     "through a cursor ('default' unless you name your own) and reports bytes_lost if the ring overran. "
     "Use match to wait for a pattern, timeout_ms to bound waits; a plain read returns once the line is idle. "
     "Payloads are utf8 text unless you ask for hex or base64; a few non-UTF-8 bytes come back as \\xNN "
     "(encoding utf8_escaped), mostly binary data as hex, never lost. "
-    "No device at hand? sim://modem (AT), sim://echo, or replay://captures/FILE.jsonl?mode=instant|respond"
-    "&speed=N&loop=1 replays a recorded session. Dialogs: transact(steps=[{send, expect}]); "
-    "open(respond=[{on, send}]) answers a prompt (e.g. stop autoboot) however late your first read comes."
-    "Payloads are utf8 text unless you ask for hex or base64; non-UTF-8 bytes come back as hex, never lost. "
     "Dialogs: transact(steps=[{send, expect}]); "
     "open(respond=[{on, send}]) answers a prompt (e.g. stop autoboot) however late your first read comes. "
     "No device at hand? replay://captures/FILE.jsonl?mode=instant|respond&speed=N&loop=1 replays a recorded "
@@ -260,17 +259,15 @@ SERVER_INSTRUCTIONS = (
 )
 D_LIST_PORTS = "List serial ports on this machine with USB identity (vid, pid, serial). Start here."
 D_LIST_CONNECTIONS = "List open connections with state and byte counters."
-D_OPEN = "Open a port (/dev/ttyUSB0, COM3, socket://h:p, rfc2217://h:p, sim://KIND, replay://f.jsonl). 115200 8N1. rx_framing/rx_parser/tx_framing: defaults, as in read/write."
+D_OPEN = "Open a port for a long session (/dev/ttyUSB0, COM3, socket://h:p, rfc2217://h:p, sim://KIND, replay://f.jsonl), or keep one a call by port holds. 115200 8N1. rx_framing/rx_parser/tx_framing/pace: defaults, as in read/write."
 D_CLOSE = "Close a connection and release the port."
 D_GET_STATUS = "State, settings, counters, ring offsets, cursors, bytes lost, modem lines (null if none)."
-D_READ = (
-    "Read received bytes from a cursor or offset. Ends on match, max_bytes, idle_ms quiet, or timeout_ms."
-)
-D_WRITE = "Send bytes (utf8 text, or hex/base64); add line endings yourself."
-D_TRANSACT = "Write, then read the reply from a mark taken just before the write (never misses a fast reply). Read options as in read; naming no end, it ends on a final (AT, parser, a packet) or 500 ms quiet after the echo."
+D_READ = "Read received bytes (of a port, or a connection_id) from a cursor or offset. Ends on match, max_bytes, idle_ms quiet, or timeout_ms."
+D_WRITE = "Send bytes (utf8 text, or hex/base64); add line endings yourself. port, protocol: as in read."
+D_TRANSACT = "Ask a port in one call: transact(port, data) writes, then reads the reply from a mark taken just before the write (never misses a fast reply). Options as in write and read; naming no end, it ends on a final (AT, parser, a packet) or 500 ms quiet after the echo."
 D_FLUSH = "Discard unread input of a cursor, the OS output queue, or both."
 
-D_CAPTURE_BOOT = "Reset (DTR/RTS pulse or send) and capture only the output that follows, atomically. Read options as in read."
+D_CAPTURE_BOOT = "Reset (DTR/RTS pulse or send) and capture only the output that follows, atomically. port and read options as in read."
 D_RECONNECT = (
     "Reopen the port of a connection (after an unplug or to recover); the ring and offsets carry on."
 )
@@ -307,7 +304,18 @@ P_DEFAULTS = "Fields to change: baud_rate, data_bits, parity, stop_bits, flow_co
 P_TO_REVISION = "Revision to restore (see the profile's history)."
 P_PROFILE_MODE = "auto (default) or none: remember this device's settings in a profile."
 P_CONNECTION_ID = "From open (or the port name)."
-P_PORT = "Device path or URL (/dev/ttyUSB0, COM3, socket://h:p, rfc2217://h:p, replay://f.jsonl)."
+# issue 39: a question to a port is one call (engine/held.py)
+P_ON_PORT = "Instead of connection_id: a port as in open. Uses your connection to it, or opens one, held: closed after idle unless open adopts it."
+PORT_OR_CONNECTION = "{tool} needs connection_id (from open) or port (a device path or URL: its connection is used, or one is opened)."
+PORT_AND_CONNECTION = "connection_id {id!r} is on {on!r}, not port {port!r}; give one of the two."
+HELD_NOTE = "{id} held: closes after {s:g} s idle; open(port) adopts it"
+HELD_SETTINGS_DIFFER = (
+    "connection {id!r} to {port!r} has {name} {now}, not {given}; change it with reconfigure(connection_id={id!r}), "
+    "or close it first."
+)
+HELD_ADOPT_AS_IS = "open adopts held connection {id!r} as it is, without {names}; open(port) alone, or close {id!r} first."
+OPT_HELD_IDLE_S = "seconds a connection opened by read/write/transact/capture_boot(port=...) stays open unused"
+P_PORT = "Device path or URL, or a USB serial number."
 P_RX_BUFFER = "RX ring size in bytes (default 262144)."
 P_FROM = "'cursor' (default), 'now', 'buffer_start', 'last_boot', {event: seq} or an absolute offset."
 P_CURSOR = "Cursor name (default 'default'); a new name starts its own cursor."
@@ -317,7 +325,7 @@ P_IDLE_MS = (
 )
 P_MAX_BYTES = "Most bytes to return (default 65536)."
 P_MATCH = "Stop at this: a string or {pattern, mode: literal|regex|glob, pattern_encoding, ansi: keep|ignore}."
-P_ENCODING_OUT = "utf8 (default; a few invalid bytes come back as \\xNN, encoding utf8_escaped; mostly binary data as hex), hex or base64."
+P_ENCODING_OUT = "utf8 (default; a few invalid bytes as \\xNN: utf8_escaped; mostly binary data: hex), hex or base64."
 P_ENCODING_IN = "Encoding of data: utf8 (default; file_transfer: base64), hex or base64."
 P_ENCODING_BOTH = "Encoding of data and of the reply: utf8 (default), hex or base64."
 P_READ_ENCODING = "Reply encoding if it differs from encoding."
@@ -1060,7 +1068,7 @@ ELF_BAD_NAME = "elf must be a file name or path (the firmware's .elf from its bu
 ELF_REFUSED = "elf {path!r} is outside the places firmware files may be read from: the capture directory, captures/, the allowlist's replay:// paths and the --firmware-dir directories; copy the .elf there or ask the operator to add its build directory with --firmware-dir."
 ELF_NOT_FOUND = "elf {path!r} was not found as a file in the working directory, the --firmware-dir directories, the capture directory or captures/; give the path of the .elf in the firmware's build directory."
 ELF_READ_FAILED = "elf {path!r} could not be read: {error}."
-P_UNTIL = "End on a detected event (crash, exception, reset incl. an unannounced reboot, boot, boot_loop, stage), after its lines: stop_reason 'event'."
+P_UNTIL = "End on a detected event (reset: an unannounced reboot too), after its lines: stop_reason 'event'."
 P_ELF = "Firmware .elf (DWARF): crash backtraces as function at file:line. From captures/ or --firmware-dir."
 S_EVENTS_STATUS = "; events: {boots} boot(s), {crashes} crash(es){exceptions}{loops}{last}"
 S_EVENTS_STATUS_EXCEPTIONS = ", {n} exception(s)"

@@ -23,6 +23,7 @@ from serial_mcp.engine import (
     checksum_ops,
     console_ops,
     exchange,
+    held,
     identify_ops,
     io_ops,
     lend_ops,
@@ -222,10 +223,24 @@ async def invoke(
 ) -> R:
     """Run ``op`` for ``caller`` on ``target``: every front door calls its operations this way, so
     an error leaving one says which operation, and which connection, it came from."""
+    opened = False
     try:
+        if isinstance(opts, o.OnPort) and (target is None or opts.named_port()):
+            # issue 39: a port instead of connection_id: the caller's connection to it, or a held one
+            target, opened = await held.target(svc, caller, op.name, op.hints.mutates, target, opts)
+        elif op is OPEN and svc.held:  # open on a port the caller holds: that connection, now kept
+            adopted = await held.adopt(svc, caller, opts)  # type: ignore[arg-type]  # OPEN's options
+            if adopted is not None:
+                return adopted  # type: ignore[return-value]  # OPEN's result
         refuse_if_lent(svc.manager, op.name, target, opts)  # issue 23.1: port_lent
-        return await op.run(svc, caller, target, opts)
+        hold = held.find(svc, target) if svc.held else None
+        if hold is None:
+            return await op.run(svc, caller, target, opts)
+        with held.using(hold):  # a held connection's idle clock waits for the call, then restarts
+            return held.marked(svc, hold, await op.run(svc, caller, target, opts))
     except SerialMcpError as exc:
+        if opened and isinstance(target, str):  # nothing stays held that no result named
+            await held.drop(svc, target)
         exc.attach(op.name, target)
         raise
 

@@ -36,9 +36,9 @@ from __future__ import annotations
 import dataclasses
 import difflib
 from collections.abc import Callable, Mapping
-from typing import Any, ClassVar, TypeVar
+from typing import Annotated, Any, ClassVar, TypeVar
 
-from pydantic import ConfigDict, ValidationError
+from pydantic import ConfigDict, Field, ValidationError
 from pydantic.dataclasses import dataclass
 
 from serial_mcp import messages
@@ -134,11 +134,29 @@ class Forcing(NoOptions):
     force: t.Force = False
 
 
+# --- a question to a port: ``port`` instead of ``connection_id`` (issue 39) -------------------------
+OnPortName = Annotated[str | None, Field(description=messages.P_ON_PORT)]
+
+
+@dataclass(frozen=True, kw_only=True, config=CONFIG)
+class OnPort(NoOptions):
+    """``read``, ``write``, ``transact``, ``capture_boot``: ``port`` instead of ``connection_id``: the
+    caller's connection to it, or one opened as ``open`` opens it and held (``engine/held.py``);
+    ``baud_rate`` (and the operation's ``protocol``) are the open's, the rest the port's profile's."""
+
+    port: OnPortName = None
+    baud_rate: t.BaudRate = None
+
+    def named_port(self) -> bool:
+        """Does the call name a port or its settings (else its connection_id is all)?"""
+        return self.port is not None or self.baud_rate is not None
+
+
 # --- reading ---------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True, kw_only=True, config=CONFIG)
-class ReadWindow(NoOptions):
+class ReadWindow(OnPort):
     """How a read stops and what it decodes (shared by read, transact and capture_boot)."""
 
     timeout_ms: t.Timeout = None
@@ -162,10 +180,11 @@ class CursorView(ReadWindow):
     frames: t.Frames = None
 
 
-READ_WINDOW = frozenset(f.name for f in dataclasses.fields(CursorView))
+READ_WINDOW = frozenset(f.name for f in dataclasses.fields(CursorView)) - {"port", "baud_rate"}
 # ``verbose`` (every field of the answer) is no option of the engine's: the tools of a read take it
 # for the answer layer (``serial_mcp.answers``; mcp/tools.py), described on ``read``.
-DESCRIBED_ON_READ = READ_WINDOW | {"verbose"}
+DESCRIBED_ON_READ = READ_WINDOW | {"verbose", "port"}
+DESCRIBED_ON_WRITE = frozenset({"data", "tx_framing", "pace", "keys"})  # and not again on transact
 
 
 @dataclass(frozen=True, kw_only=True, config=CONFIG)
@@ -182,8 +201,10 @@ class ReadOptions(CursorView):
 
 
 @dataclass(frozen=True, kw_only=True, config=CONFIG)
-class WriteOptions(Forcing):
+class WriteOptions(Forcing, OnPort):
     """``write``: bytes (decoded from ``encoding``, then framed) and/or named keys."""
+
+    described_elsewhere: ClassVar[frozenset[str]] = frozenset({"port", "protocol"})  # as in read
 
     data: t.Data = dataclasses.field(default="", kw_only=False)
     encoding: t.EncIn = None
@@ -200,7 +221,8 @@ class TransactOptions(CursorView, Forcing):
     """``transact``: write, then read the reply from a mark taken before the write; or, with
     ``steps``, a whole dialog."""
 
-    described_elsewhere: ClassVar[frozenset[str]] = DESCRIBED_ON_READ | {"tx_framing"}  # as in write
+    # as in read, and as in write (D_TRANSACT says so)
+    described_elsewhere: ClassVar[frozenset[str]] = DESCRIBED_ON_READ | DESCRIBED_ON_WRITE | {"respond"}
 
     data: t.Data = dataclasses.field(default="", kw_only=False)
     encoding: t.EncBoth = None
@@ -218,7 +240,7 @@ class TransactOptions(CursorView, Forcing):
 class CaptureBootOptions(ReadWindow, Forcing):
     """``capture_boot``: mark the RX edge, trigger the boot (reset lines and/or ``send``), read it."""
 
-    described_elsewhere: ClassVar[frozenset[str]] = DESCRIBED_ON_READ
+    described_elsewhere: ClassVar[frozenset[str]] = DESCRIBED_ON_READ | {"encoding", "respond"}  # as in read
 
     reset: t.Reset = None
     encoding: t.EncOut = None
@@ -258,7 +280,9 @@ class OpenOptions(SerialFields):
     """``open``: the port's settings, defaults for its reads and writes, and what runs beside it."""
 
     # the connection's defaults for reads and writes: described on read and write (D_OPEN says so)
-    described_elsewhere: ClassVar[frozenset[str]] = frozenset({"rx_framing", "rx_parser", "tx_framing"})
+    described_elsewhere: ClassVar[frozenset[str]] = frozenset(
+        {"rx_framing", "rx_parser", "tx_framing", "pace"}
+    )
     port: t.Port = dataclasses.field(kw_only=False)
     rx_buffer_size: t.RxBuffer = None
     protocol: t.Protocol = None

@@ -166,6 +166,7 @@ class ReadResult(BaseModel):
     answered: list[dict[str, Any]] | None = None  # standing rules that answered in this window: {on, offset}
     bad_frames: list[BadFrame] | None = None  # framed reads: the first frames validate dropped
     hint: str | None = None  # issue 37.8: a wait that heard nothing since the port opened, and why it may be
+    held: str | None = None  # issue 39: a call by port opened this connection: its id, when it closes
 
     @model_validator(mode="after")
     def _derived(self) -> ReadResult:
@@ -189,6 +190,7 @@ class ReadResult(BaseModel):
                 for a in self.answered or []
             )
             + (f"; {self.hint}" if self.hint else "")
+            + _held(self.held)
         )
 
     def _text(self) -> str:
@@ -239,12 +241,19 @@ class WriteResult(BaseModel):
     tx_bytes: int = 0
     # timeout: the device stopped taking data; stalled: it took no byte for the stall time
     stop_reason: Literal["complete", "timeout", "stalled"] = "complete"
+    held: str | None = None  # issue 39: as ReadResult.held
 
     def summary(self) -> str:
         text = messages.S_WRITE.format(n=self.bytes_written, id=self.connection_id)
         if self.stop_reason == "stalled":
-            return text + messages.S_WRITE_STALLED
-        return text + messages.S_WRITE_TIMED_OUT if self.stop_reason == "timeout" else text
+            text += messages.S_WRITE_STALLED
+        elif self.stop_reason == "timeout":
+            text += messages.S_WRITE_TIMED_OUT
+        return text + _held(self.held)
+
+
+def _held(note: str | None) -> str:
+    return f"; {note}" if note else ""
 
 
 class StepResult(BaseModel):
@@ -274,6 +283,7 @@ class TransactResult(BaseModel):
     steps_ok: bool | None = None
     steps_given: int | None = None  # issue 37.8: a dialog's steps as given (it stops at the first miss)
     events: list[dict[str, Any]] | None = None  # issue 24: as ReadResult.events
+    held: str | None = None  # issue 39: as ReadResult.held
 
     @model_validator(mode="before")
     @classmethod
@@ -296,7 +306,7 @@ class TransactResult(BaseModel):
         return self.read
 
     def summary(self) -> str:
-        return text_lines(self.events) + self._summary()
+        return text_lines(self.events) + self._summary() + _held(self.held)
 
     def _summary(self) -> str:
         if self.steps is not None:
@@ -323,9 +333,10 @@ class CaptureBootResult(BaseModel):
     read: ReadResult
     bytes_before_mark: int = 0  # unread bytes that arrived before the mark: read(from="buffer_start")
     events: list[dict[str, Any]] | None = None  # issue 24: as ReadResult.events
+    held: str | None = None  # issue 39: as ReadResult.held
 
     def summary(self) -> str:
-        return text_lines(self.events) + self._summary()
+        return text_lines(self.events) + self._summary() + _held(self.held)
 
     def _summary(self) -> str:
         before = messages.S_BEFORE_MARK.format(n=self.bytes_before_mark) if self.bytes_before_mark else ""

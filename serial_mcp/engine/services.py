@@ -7,9 +7,13 @@ checks the caller's right to do what the operation needs.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import anyio
 
 from serial_mcp.engine.access import AccessPolicy, Caller, Need, require_access
 from serial_mcp.serial.connection import Connection
@@ -18,6 +22,9 @@ from serial_mcp.serial.manager import ConnectionManager
 from serial_mcp.serial.ports import PortInfo, list_system_ports
 from serial_mcp.store.captures import CaptureStore
 from serial_mcp.store.profiles import ProfileStore
+
+if TYPE_CHECKING:
+    import asyncio
 
 # progress(done, total or None, message): how a long operation reports; MCP maps it to notifications
 Progress = Callable[[float, float | None, str], Awaitable[None]]
@@ -37,6 +44,23 @@ async def report_progress(done: float, total: float | None, message: str) -> Non
     await progress_reporter.get()(done, total, message)
 
 
+@dataclass(eq=False)
+class Hold:
+    """A connection a call opened by port (issue 39, ``engine/held.py``): what its open answered
+    (``open`` answers it again when it adopts it), its idle deadline, how many calls use it now."""
+
+    conn: Connection
+    idle_s: float
+    opened: tuple[str | None, str, str | None]  # profile, profile action, hint (results.open_result)
+    scope: anyio.CancelScope
+    busy: int = 0
+    task: asyncio.Task[None] | None = None
+
+    def restart(self) -> None:
+        """Its idle clock starts again now (never runs out while a call uses it)."""
+        self.scope.deadline = math.inf if self.busy else anyio.current_time() + self.idle_s
+
+
 @dataclass
 class Services:
     manager: ConnectionManager
@@ -45,6 +69,9 @@ class Services:
     port_lister: Callable[[], list[PortInfo]] = list_system_ports
     policy: AccessPolicy = field(default_factory=AccessPolicy)
     elf_scope: ElfScope = field(default_factory=ElfScope)  # where open(elf=...) may read (issue 24)
+    # issue 39: a connection a call opened by port closes after this long unused (engine/held.py)
+    held_idle_s: float = 60.0
+    held: dict[str, Hold] = field(default_factory=dict)  # those connections' holds, by connection id
 
     def writing(self, caller: Caller, connection_id: str, tool: str, need: Need = "control") -> Connection:
         """The connection ``tool`` writes to or drives: refused in read-only mode, then as ``connection``."""

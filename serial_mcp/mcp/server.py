@@ -37,10 +37,12 @@ def build_server(
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] = "WARNING",
     elf_scope: ElfScope | None = None,
     tool_cache: ToolCache | None = None,
+    held_idle_s: float = 60.0,
 ) -> MCPServer:
     """An MCPServer whose tools drive ``manager``; tests pass a manager over a fake or PTY opener.
     ``tool_cache``: publish the tools' schemas kept by an earlier launch of the same code, or keep
-    this launch's (mcp/tool_cache.py; the CLI server passes one)."""
+    this launch's (mcp/tool_cache.py; the CLI server passes one). ``held_idle_s``: how long a
+    connection a call opened by port stays open unused (engine/held.py)."""
 
     captures = captures or CaptureStore(None)
     bus = CountingBus()
@@ -68,6 +70,7 @@ def build_server(
         )
     notifier.install(server)
     svc = Services(manager, captures, profiles, port_lister, AccessPolicy(read_only=read_only))
+    svc.held_idle_s = held_idle_s
     if elf_scope is not None:
         svc.elf_scope = elf_scope
     resources.register(server, svc, notifier)

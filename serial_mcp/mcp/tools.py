@@ -2,10 +2,11 @@
 the operation's options.
 
 A tool's signature (and so its input schema) is built from the options class: ``connection_id``
-first for an operation on a connection, then every option with its type, default and the one
-description ``engine/options.py`` gives it (left out where the options say it is described on
-another tool, as ``transact``'s read window is on ``read``). The call builds the options object and
-runs the operation through ``operations.invoke``, exactly as the Python API does.
+first for an operation on a connection (optional where the options take a ``port`` instead, issue
+39), then every option with its type, default and the one description ``engine/options.py`` gives
+it (left out where the options say it is described on another tool, as ``transact``'s read window
+is on ``read``). The call builds the options object and runs the operation through
+``operations.invoke``, exactly as the Python API does.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from pydantic.fields import FieldInfo
 from serial_mcp.core.unknown_keys import Keyed
 from serial_mcp.engine.operations import OPERATIONS, Operation, invoke
 from serial_mcp.engine.option_types import Verbose
-from serial_mcp.engine.options import ReadWindow, invalid, wire_name
+from serial_mcp.engine.options import OnPort, ReadWindow, invalid, wire_name
 from serial_mcp.engine.services import Progress, Services, progress_reporter
 from serial_mcp.mcp.callers import current
 from serial_mcp.mcp.toolkit import ToolRegistry
@@ -62,7 +63,7 @@ def tool_function(op: Operation[Any, Any, Any], svc: Services) -> Callable[..., 
     progress = op.name in REPORTS_PROGRESS
 
     async def tool(**kwargs: Any) -> Any:
-        target = kwargs.pop(CONNECTION_ID) if op.on_connection else None
+        target = kwargs.pop(CONNECTION_ID, None) if op.on_connection else None
         kwargs.pop(VERBOSE, None)  # the answer's (toolkit.structured_result), not the engine's
         ctx: Context | None = kwargs.pop(CONTEXT, None)
         await first_use(model, kwargs)
@@ -123,7 +124,9 @@ def signature(op: Operation[Any, Any, Any], progress: bool = False) -> inspect.S
     hidden: frozenset[str] = model.described_elsewhere
     kw = inspect.Parameter.KEYWORD_ONLY
     params = []
-    if op.on_connection:
+    if op.on_connection and issubclass(model, OnPort):  # or port (issue 39): the operation asks for one
+        params.append(inspect.Parameter(CONNECTION_ID, kw, annotation=str | None, default=None))
+    elif op.on_connection:
         params.append(inspect.Parameter(CONNECTION_ID, kw, annotation=str))
     if progress:
         params.append(inspect.Parameter(CONTEXT, kw, annotation=Context))

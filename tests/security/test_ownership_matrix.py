@@ -64,7 +64,8 @@ READING_TOOLS: dict[str, tuple[set[str], dict[str, Any]]] = {
     "read": (
         {"connection_id", "from", "cursor", "timeout_ms", "idle_ms", "max_bytes", "match", "encoding",
          "protocol", "rx_framing", "rx_parser", "max_frames", "strip_ansi", "screen", "frames", "until",
-         "summary", "to", "fields", "reply", "verbose"},  # issue 26: they shape what a read returns
+         "summary", "to", "fields", "reply", "verbose",  # issue 26: they shape what a read returns
+         "port", "baud_rate"},  # issue 39: another's port is port_busy, as open says; a baud_rate is never changed
         {"connection_id": CID, "cursor": "b-own", "timeout_ms": 0, "screen": {"cols": 40, "rows": 10}},
     ),
     "get_log": ({"connection_id", "encoding", "limit", "payloads", "since", "kinds"}, {"connection_id": CID, "limit": 5}),
