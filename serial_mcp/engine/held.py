@@ -63,6 +63,8 @@ async def port_connection(
     try:
         opened = await Opener(svc).open(port, fields, caller=caller)
     except SerialMcpError as exc:  # a call of this caller's opened it meanwhile: that one it is
+        if exc.code == ErrorCode.PORT_BUSY:
+            await svc.manager.opened(port)  # an open under way: its connection, once registered
         conn = _on_port(svc, port) if exc.code == ErrorCode.PORT_BUSY else None
         if conn is None or conn.owner != caller.key:
             raise

@@ -134,7 +134,8 @@ class ConnectionManager:
         self._given: dict[str, str] = {}  # connection id -> the port name as given (conn.port is redacted)
         self._ids = itertools.count(1)
         self._open_lock = asyncio.Lock()
-        self._opening: dict[str, int] = {}  # port key -> ring size, of opens under way (counted as open)
+        # port key -> (ring size, set when done), of opens under way (counted as open)
+        self._opening: dict[str, tuple[int, asyncio.Event]] = {}
         # Called on the loop with ("open" | "close", connection): the MCP layer's notifications hang here.
         self.observers: list[Callable[[str, Connection], None]] = []
 
@@ -171,11 +172,11 @@ class ConnectionManager:
                 )
             self._check_connection_count()
             self._check_ring_memory(size)
-            self._opening[key] = size
+            self._opening[key] = (size, asyncio.Event())
         try:
             handle = await anyio.to_thread.run_sync(open_scrubbed, self.opener, port, settings)
         finally:
-            del self._opening[key]
+            self._opening.pop(key)[1].set()  # its waiters run after the registration below
         # registered with no await before it: nothing can take the port meanwhile
         conn_id = f"c{next(self._ids)}"
         opener = self.opener
@@ -207,6 +208,12 @@ class ConnectionManager:
         self._notify("open", conn)
         log.info("opened %s as %s (%s)", conn.port, conn_id, settings)
         return conn
+
+    async def opened(self, port: str) -> None:
+        """Return once an open of ``port`` under way (if any) has finished, registered or failed."""
+        entry = self._opening.get(port_key(port))
+        if entry is not None:
+            await entry[1].wait()
 
     def get(self, connection_id: str) -> Connection:
         """By id (``c1``), or by port name when exactly one connection has that port."""
@@ -242,7 +249,7 @@ class ConnectionManager:
             )
 
     def _check_ring_memory(self, size: int) -> None:
-        used = self.ring_memory() + sum(self._opening.values())
+        used = self.ring_memory() + sum(size for size, _ in self._opening.values())
         if used + size > self.max_ring_memory:
             raise LimitReached(
                 ErrorCode.RESOURCE_LIMIT,
