@@ -692,6 +692,7 @@ CURSOR_BUSY = (
 )
 READ_ONLY_ARG = "{tool}({arg}=...) is refused: this server runs in --read-only mode ({why})."
 READ_ONLY_WHY_RESPOND = "respond writes to the device"
+READ_ONLY_WHY_PROBE = "probe writes to the devices; without it identify only listens"
 READ_ONLY_WHY_MIRROR_RW = "a read-write mirror forwards typing to the device"
 READ_ONLY_WHY_RS485 = "RS-485 mode drives the RTS line"
 P_SHARE = (

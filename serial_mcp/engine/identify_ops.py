@@ -48,6 +48,8 @@ RESETTING_VENDORS = frozenset({"2341", "2a03", "239a"})  # Arduino, Arduino.org,
 
 
 async def identify(svc: Services, caller: Caller, target: None, opts: IdentifyOptions) -> IdentifyResult:
+    if opts.probe:  # before any port is touched: read-only mode refuses the argument, as read's respond
+        svc.policy.refuse_argument("identify", "probe", messages.READ_ONLY_WHY_PROBE)
     infos = await anyio.to_thread.run_sync(svc.port_lister)
     ports = list(opts.ports) if opts.ports else [p.name for p in infos if p.transport == "usb"]
     if len(ports) > MAX_PORTS:

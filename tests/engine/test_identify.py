@@ -82,15 +82,16 @@ async def test_a_missing_or_refused_port_is_that_ports_answer() -> None:
     assert by_port["nothere"]["error"] == "port_not_found" and by_port["nothere"]["kind"] is None
 
 
-async def test_read_only_never_probes_and_says_so() -> None:
+async def test_read_only_refuses_probe_before_any_port_is_touched_and_listening_still_works() -> None:
     opener = FakeOpener()
     modem = opener.add("modem")
     modem.responder = at_modem(modem)
     async with serve(opener, read_only=True) as c:
-        r = await call(c, "identify", {"ports": ["modem"], "listen_ms": 200, "probe": True})
-        text = await call_text(c, {"ports": ["modem"], "listen_ms": 100, "probe": True})
-    assert bytes(modem.written) == b"" and "not probed" in r["ports"][0]["note"]
-    assert "not probed" in text
+        refused = await error(c, "identify", {"ports": ["modem"], "listen_ms": 200, "probe": True})
+        assert modem.opens == 0
+        listened = await call(c, "identify", {"ports": ["modem"], "listen_ms": 100})
+    assert refused["code"] == "read_only_mode" and "probe" in refused["message"]
+    assert bytes(modem.written) == b"" and listened["ports"][0]["kind"] == "silent"
 
 
 async def test_what_identify_heard_is_still_there_for_the_next_read() -> None:

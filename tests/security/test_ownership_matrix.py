@@ -77,6 +77,7 @@ READING_TOOLS: dict[str, tuple[set[str], dict[str, Any]]] = {
 ENGINE_WIDE = {
     "list_ports", "list_connections", "open", "open_profile", "list_profiles", "delete_profile",
     "rollback_profile", "list_captures", "compute_checksum",
+    "identify",  # 39: another's port is that port's port_busy answer, as open says
 }  # fmt: skip
 
 
