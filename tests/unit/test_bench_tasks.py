@@ -62,3 +62,15 @@ async def test_the_one_call_paths_answer_right_or_say_they_are_not_in_this_build
     check(rows, ONE_CALL)
     plain = await module.play(one_call=True, latency_s=2.0, scale=0.2, only={"1", "8"})
     assert all(r.verdict in ("right", module.NOT_AVAILABLE) for r in plain)
+
+
+async def test_a_wrong_answer_is_wrong_never_done(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A fact missing from what the agent read, and an agent too slow for the U-Boot countdown without
+    a standing rule (the board boots Linux), are both WRONG rows, left out of the totals."""
+    module = bench()
+    monkeypatch.setitem(module.dev.MODEM_FACTS, "imei", "000000000000000")
+    monkeypatch.setattr(module, "STOP_AUTOBOOT", [])
+    rows = await module.play(one_call=False, latency_s=5.0, scale=0.2, only={"1", "2"})
+    assert [r.verdict[:6] for r in rows] == ["WRONG:", "WRONG:"], rows
+    assert "000000000000000" in rows[0].verdict and "booted Linux" in rows[1].verdict
+    assert " 0       0" in module.table(rows, "title").splitlines()[-2]
