@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import os
 import re
 import sys
 import tempfile
@@ -88,7 +89,8 @@ class Agent:
         """A command the agent runs (one call; its stdout and stderr are the text it reads)."""
         if self.calls:
             await anyio.sleep(self.latency_s)
-        r = await anyio.run_process(argv, check=False)
+        env = {**os.environ, "PYTHONPATH": str(dev.ROOT)}  # this checkout's serial_mcp
+        r = await anyio.run_process(argv, check=False, env=env)
         text = r.stdout.decode(errors="replace") + r.stderr.decode(errors="replace")
         self.calls.append(("shell", len(text.encode())))
         self.text += text + "\n"
@@ -125,7 +127,6 @@ class Bed:
     opener: dev.BenchOpener
     scale: float
     captures: Path
-    one_call: bool
 
 
 def need(text: str, *facts: str) -> None:
@@ -357,7 +358,7 @@ TASKS: list[tuple[str, Task]] = [
 SAME_PATH = {t4_record_decode, t10_crash_loop, t11_esptool, t12_identify}  # no port-taking call shortens them
 
 
-def make_bed(scale: float, captures: Path) -> dev.BenchOpener:
+def make_bed(scale: float) -> dev.BenchOpener:
     opener = dev.BenchOpener()
     opener.fake.add("modem", responder=dev.QuectelModem())
     opener.fake.add("modem4", responder=dev.QuectelModem())
@@ -402,14 +403,14 @@ async def play(
     rows: list[Row] = []
     with tempfile.TemporaryDirectory() as tmp:
         captures = Path(tmp)
-        opener = make_bed(scale, captures)
+        opener = make_bed(scale)
         manager = ConnectionManager(opener)
         scope = ElfScope(firmware_dirs=(dev.FAULT_ELF_DIR,))
         server = build_server(manager, port_lister=list, captures=CaptureStore(captures), elf_scope=scope)
         async with Client(server) as client:
             tools = {t.name: t for t in (await client.list_tools()).tools}
             has_port = "port" in tools["transact"].input_schema.get("properties", {})
-            bed = Bed(opener, scale, captures, one_call)
+            bed = Bed(opener, scale, captures)
             for name, task in TASKS:
                 if only and name.split()[0] not in only:
                     continue

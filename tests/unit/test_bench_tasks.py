@@ -23,11 +23,13 @@ NMEA = b"$GNGGA,055234.200,4739.71890,N,12219.58362,W,1,14,0.9,76.5,M,-17.6,M,,*
 
 
 def bench() -> ModuleType:
+    """bench/bench_tasks.py (bench/ is no package); sys.path as it was afterwards."""
+    saved = list(sys.path)
     sys.path.insert(0, str(BENCH))
     try:
         return importlib.import_module("bench_tasks")
     finally:
-        sys.path.remove(str(BENCH))
+        sys.path[:] = saved
 
 
 def check(rows: list[Any], expected_calls: dict[str, int]) -> None:
