@@ -11,10 +11,8 @@ its stdout the text read.
 
 Each task has two paths: *today's* (``open`` then the question by ``connection_id``) and the
 *one-call* path (``--one-call``: ``read``/``write``/``transact``/``capture_boot`` take ``port``),
-which runs only where the server has it (``transact``'s input schema has ``port``); otherwise its
-rows say so. ``--emulate-one-call`` checks the one-call paths' arguments on a build without it: an
-uncounted ``open`` stands in for the port's own (its figures are then those the one-call build would
-give, if the port is opened as it is here).
+which runs only where the server has it (``transact``'s input schema has ``port``: an older revision
+does not); otherwise its rows say so.
 
     python bench/bench_tasks.py                 # today's paths, 2 s between calls (about 1.5 min)
     python bench/bench_tasks.py --one-call      # the one-call paths
@@ -48,7 +46,6 @@ from serial_mcp.serial.firmware_elf import ElfScope
 from serial_mcp.serial.manager import ConnectionManager
 from serial_mcp.store.captures import CaptureStore
 
-ONE_CALL_TOOLS = ("read", "write", "transact", "capture_boot")
 NOT_AVAILABLE = "one-call path not available in this build"
 GOALS = "goals (issue 39): twelve tasks <= 24 calls; 'what are these four ports' <= 2 calls, <= 1.5 KB text"
 
@@ -64,7 +61,6 @@ class Agent:
     client: Client
     latency_s: float
     one_call: bool = False
-    emulate: bool = False  # one-call path on a build without it: an uncounted open per port
     calls: list[tuple[str, int]] = field(default_factory=list)
     text: str = ""
     held: dict[str, str] = field(default_factory=dict)  # port -> connection, for the closes
@@ -72,8 +68,6 @@ class Agent:
     async def call(self, name: str, args: dict[str, Any]) -> tuple[dict[str, Any], str]:
         if self.calls:
             await anyio.sleep(self.latency_s)  # the agent reads the last answer and thinks
-        if self.emulate and name in ONE_CALL_TOOLS and "port" in args:
-            args = await self._emulated(args)
         r = await self.client.call_tool(name, args)
         text = "".join(getattr(part, "text", "") for part in r.content)
         self.calls.append((name, len(text.encode())))
@@ -97,19 +91,6 @@ class Agent:
         if r.returncode:
             raise Wrong(f"{argv[2:4]} exited {r.returncode}: {text[:300]}")
         return text
-
-    async def _emulated(self, args: dict[str, Any]) -> dict[str, Any]:
-        args = dict(args)
-        port = args.pop("port")
-        opening = {"port": port, **{k: args.pop(k) for k in ("baud_rate",) if k in args}}
-        if "protocol" in args:
-            opening["protocol"] = args["protocol"]
-        if port not in self.held:
-            r = await self.client.call_tool("open", opening)
-            if r.is_error:
-                raise Wrong(f"open failed: {r.content}")
-            self.held[port] = (r.structured_content or {})["connection_id"]
-        return {"connection_id": self.held[port], **args}
 
     async def close_all(self) -> None:  # not counted
         for cid in self.held.values():
@@ -396,7 +377,6 @@ async def play(
     one_call: bool,
     latency_s: float,
     scale: float,
-    emulate: bool = False,
     only: set[str] | None = None,
     esptool: bool = False,
 ) -> list[Row]:
@@ -417,10 +397,10 @@ async def play(
                 if task is t11_esptool and not esptool:
                     rows.append(Row(name, 0, 0, "not run (--with-esptool)"))
                     continue
-                if one_call and not has_port and not emulate and task not in SAME_PATH:
+                if one_call and not has_port and task not in SAME_PATH:
                     rows.append(Row(name, 0, 0, NOT_AVAILABLE))
                     continue
-                agent = Agent(client, latency_s * scale, one_call=one_call, emulate=emulate and not has_port)
+                agent = Agent(client, latency_s * scale, one_call=one_call)
                 try:
                     with anyio.fail_after(240):
                         await task(agent, bed)
@@ -449,7 +429,6 @@ def table(rows: list[Row], title: str) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
     parser.add_argument("--one-call", action="store_true", help="the paths with port= instead of open")
-    parser.add_argument("--emulate-one-call", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--latency", type=float, default=2.0, help="seconds the agent thinks between calls")
     parser.add_argument(
         "--scale", type=float, default=1.0, help="device clocks and waits x this (0.1: faster)"
@@ -458,13 +437,12 @@ def main() -> None:
     parser.add_argument("--only", help="task numbers, comma-separated")
     parser.add_argument("--show", action="store_true", help="print the text each task read")
     args = parser.parse_args()
-    one_call = args.one_call or args.emulate_one_call
+    one_call = args.one_call
     rows = anyio.run(
         lambda: play(
             one_call=one_call,
             latency_s=args.latency,
             scale=args.scale,
-            emulate=args.emulate_one_call,
             only=set(args.only.split(",")) if args.only else None,
             esptool=args.with_esptool,
         )
@@ -473,7 +451,7 @@ def main() -> None:
         print(f"=== {row.task}\n{row.read}")
     path = "today's paths (open, then connection_id)"
     if one_call:
-        path = "one-call paths" + (" (emulated: an uncounted open per port)" if args.emulate_one_call else "")
+        path = "one-call paths"
     print(
         table(rows, f"{path}; the agent thinks {args.latency} s between calls; device clocks x{args.scale}")
     )

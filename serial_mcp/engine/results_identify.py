@@ -65,8 +65,9 @@ class PortAnswer(BaseModel):
             bits.append(messages.S_IDENTIFY_COMPETING.format(names=", ".join(self.competing)))
         if self.usb:
             bits.append(f"usb {self.usb}")
-        if self.connection_id:
-            bits.append(self.held or messages.S_IDENTIFY_CONN.format(id=self.connection_id))
+        if self.connection_id:  # what "held" means is said once, under the lines
+            held = messages.S_IDENTIFY_HELD.format(id=self.connection_id)
+            bits.append(held if self.held else messages.S_IDENTIFY_CONN.format(id=self.connection_id))
         return "".join(f"; {b}" for b in bits)
 
 
@@ -79,6 +80,9 @@ class IdentifyResult(BaseModel):
         if self.none_found:
             return messages.S_IDENTIFY_NONE
         lines = [a.line() for a in self.ports]
+        held = next((a.held for a in self.ports if a.held), None)
+        if held is not None:
+            lines.append(held.split(" ", 1)[-1])  # "held: closes after 60 s idle; open(port) adopts it"
         if not self.probe and any(a.kind in ("silent", "unknown") for a in self.ports):
             lines.append(messages.S_IDENTIFY_PROBE_HINT)
         return "\n".join(lines)
