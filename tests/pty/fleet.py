@@ -92,6 +92,7 @@ class FleetDevice:
     kind: str  # the kind identify must say (issue 39's words)
     talks: bool  # speaks without being written to (identify with probe=false must name it)
     received: Callable[[], bytes]  # every byte the device received from the host so far
+    received_wait: Callable[[bytes, float], bool]  # wait (up to s) until received() is these bytes
 
 
 def missing(name: str) -> str | None:
@@ -136,6 +137,7 @@ class _Port:
         os.set_blocking(self.master, False)
         self.path = os.ttyname(self._slave)
         self.received = bytearray()
+        self._got = threading.Condition()  # notified as bytes from the host are kept
         self._on_host: Callable[[bytes], object] | None = None
         self._far = -1
         self._lock = threading.Lock()
@@ -160,6 +162,11 @@ class _Port:
                 except OSError:
                     return
 
+    def wait_received(self, expected: bytes, timeout: float) -> bool:
+        """Whether the host's bytes came to be ``expected`` within ``timeout`` seconds."""
+        with self._got:
+            return self._got.wait_for(lambda: bytes(self.received) == expected, timeout)
+
     def _run(self) -> None:
         while True:
             fds = [self.master, self._stop_r] + ([self._far] if self._far >= 0 else [])
@@ -169,7 +176,9 @@ class _Port:
             if self.master in ready:
                 with contextlib.suppress(BlockingIOError):
                     data = os.read(self.master, 65536)
-                    self.received += data
+                    with self._got:
+                        self.received += data
+                        self._got.notify_all()
                     if self._on_host is not None:
                         self._on_host(data)
             if self._far >= 0 and self._far in ready:
@@ -226,7 +235,9 @@ def _running(name: str, port: _Port, *stops: Callable[[], None]) -> _Running:
             with contextlib.suppress(Exception):
                 s()
 
-    dev = FleetDevice(name, port.path, KINDS[name], name in TALKS, lambda: bytes(port.received))
+    dev = FleetDevice(
+        name, port.path, KINDS[name], name in TALKS, lambda: bytes(port.received), port.wait_received
+    )
     return _Running(dev, stop)
 
 

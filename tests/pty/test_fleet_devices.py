@@ -8,7 +8,6 @@ The QEMU devices (U-Boot, Linux, the Cortex-M "Zephyr" board) and the whole flee
 from __future__ import annotations
 
 import re
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -56,16 +55,6 @@ def _answers(conn: SyncConnection, send: str, prompt: str) -> str:
     r = conn.transact(send, match=prompt, timeout_ms=REPLY_MS)
     assert r.read.matched, (send, r.read.data)
     return str(r.read.data)
-
-
-@pytest.mark.parametrize("one", ["modem"], indirect=True)
-def test_the_modem_is_silent_and_answers_at_with_ok(one: tuple[FleetDevice, SyncConnection]) -> None:
-    dev, conn = one
-    assert (dev.kind, dev.talks) == ("at_modem", False)
-    _silent(dev, conn)
-    assert _answers(conn, "AT\r", "OK") == "\r\nOK"
-    assert "+CSQ: 23,99" in _answers(conn, "AT+CSQ\r", "OK")
-    assert dev.received() == b"AT\rAT+CSQ\r"
 
 
 def _nmea_valid(line: str) -> bool:
@@ -119,20 +108,7 @@ def test_the_avr_sketch_prints_a_reading_a_second(one: tuple[FleetDevice, SyncCo
     readings = re.findall(r"t=\d+s temperature=\d+\.\dC light=\d+\r\n", heard)
     assert 2 <= len(readings) <= 5, heard
     conn.write("?\r")  # the sketch reads nothing: the byte is only recorded
-    deadline = time.monotonic() + REPLY_MS / 1000
-    while dev.received() != b"?\r" and time.monotonic() < deadline:
-        time.sleep(0.01)  # the relay thread records it: nothing to wait on but the clock
-    assert dev.received() == b"?\r"
-
-
-@pytest.mark.parametrize("one", ["micropython"], indirect=True)
-def test_micropython_waits_at_its_prompt_and_evaluates(one: tuple[FleetDevice, SyncConnection]) -> None:
-    dev, conn = one
-    assert (dev.kind, dev.talks) == ("micropython", False)
-    _silent(dev, conn)
-    assert _answers(conn, "\r", ">>> ") == "\r\n>>> "
-    assert "42" in _answers(conn, "6*7\r", ">>> ")
-    assert dev.received() == b"\r6*7\r"
+    assert dev.received_wait(b"?\r", REPLY_MS / 1000), dev.received()  # the relay thread records it
 
 
 @pytest.mark.slow
@@ -151,34 +127,39 @@ def test_the_modbus_slave_is_silent_and_answers_a_holding_register_read(
     assert dev.received() == request + crc.to_bytes(2, "little")
 
 
-@pytest.mark.parametrize("one", [pytest.param("uboot", marks=SLOW_QEMU)], indirect=True)
-def test_uboot_sits_at_its_prompt(one: tuple[FleetDevice, SyncConnection]) -> None:
+# The silent devices that answer at a prompt: (name, kind, [(send, prompt, what the reply holds)]); each
+# says nothing for QUIET_MS, then answers every line as the real thing does, and received() is exactly
+# what was sent.
+PROMPTED = [
+    ("modem", "at_modem", [("AT\r", "OK", "\r\nOK"), ("AT+CSQ\r", "OK", "+CSQ: 23,99")]),
+    ("micropython", "micropython", [("\r", ">>> ", "\r\n>>> "), ("6*7\r", ">>> ", "42")]),
+    pytest.param(
+        "uboot", "uboot", [("\r", "=> ", "\r\n=> "), ("version\r", "=> ", "U-Boot 20")], marks=SLOW_QEMU
+    ),
+    pytest.param("linux", "linux_login", [("\r", "login: ", "board login: ")], marks=SLOW_QEMU),
+    pytest.param(
+        "zephyr",
+        "zephyr",
+        [
+            ("\r", "uart:~$ ", "\r\nuart:~$ "),
+            ("kernel version\r", "uart:~$ ", "Zephyr version 3.7.0"),
+            ("nope\r", "uart:~$ ", "nope: command not found"),
+        ],
+        marks=SLOW_QEMU,
+    ),
+]
+
+
+@pytest.mark.parametrize(("one", "kind", "exchanges"), PROMPTED, indirect=["one"])
+def test_a_silent_device_answers_at_its_prompt_as_the_real_thing_does(
+    one: tuple[FleetDevice, SyncConnection], kind: str, exchanges: list[tuple[str, str, str]]
+) -> None:
     dev, conn = one
-    assert (dev.kind, dev.talks) == ("uboot", False)
+    assert (dev.kind, dev.talks) == (kind, False)
     _silent(dev, conn)
-    assert _answers(conn, "\r", "=> ") == "\r\n=> "
-    assert "U-Boot 20" in _answers(conn, "version\r", "=> ")
-    assert dev.received() == b"\rversion\r"
-
-
-@pytest.mark.parametrize("one", [pytest.param("linux", marks=SLOW_QEMU)], indirect=True)
-def test_linux_sits_at_login(one: tuple[FleetDevice, SyncConnection]) -> None:
-    dev, conn = one
-    assert (dev.kind, dev.talks) == ("linux_login", False)
-    _silent(dev, conn)
-    assert _answers(conn, "\r", "login: ").endswith("board login: ")
-    assert dev.received() == b"\r"
-
-
-@pytest.mark.parametrize("one", [pytest.param("zephyr", marks=SLOW_QEMU)], indirect=True)
-def test_the_zephyr_board_answers_at_its_shell_prompt(one: tuple[FleetDevice, SyncConnection]) -> None:
-    dev, conn = one
-    assert (dev.kind, dev.talks) == ("zephyr", False)
-    _silent(dev, conn)
-    assert _answers(conn, "\r", "uart:~$ ") == "\r\nuart:~$ "
-    assert "Zephyr version 3.7.0" in _answers(conn, "kernel version\r", "uart:~$ ")
-    assert "nope: command not found" in _answers(conn, "nope\r", "uart:~$ ")
-    assert dev.received() == b"\rkernel version\rnope\r"
+    for send, prompt, holds in exchanges:
+        assert holds in _answers(conn, send, prompt), (send, holds)
+    assert dev.received() == "".join(send for send, _, _ in exchanges).encode()
 
 
 def test_the_fleet_names_each_device_once_and_refuses_an_unknown_one() -> None:
