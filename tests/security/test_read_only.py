@@ -43,11 +43,7 @@ REFUSED_TOOLS: dict[str, dict[str, Any]] = {
 }
 # Arguments that make an otherwise reading tool write; each is refused on its own.
 REFUSED_ARGUMENTS: dict[tuple[str, str], dict[str, Any]] = {
-    ("read", "respond"): {
-        "connection_id": CID,
-        "timeout_ms": 0,
-        "respond": {"on": "login:", "send": "EVIL\r"},
-    },
+    ("read", "respond"): {"connection_id": CID, "timeout_ms": 0, "respond": {"on": "login:", "send": "EVIL\r"}},
     ("open", "mirror"): {"port": "dev2", "mirror": "rw"},
     ("open", "rs485"): {"port": "dev2", "rs485": {}},
     ("open", "respond"): {"port": "dev2", "respond": [{"on": "login:", "send": "root\r"}]},
@@ -87,9 +83,7 @@ async def _server(tmp_path: Path) -> tuple[Any, FakeDevice, ProfileStore]:
     store = ProfileStore(tmp_path / "profiles.toml")
 
     def ports() -> list[PortInfo]:  # a well-identified USB device: a bare open would make a profile
-        return [
-            PortInfo("dev", "FT232R", None, "0403", "6001", "A10K3Z", "FTDI", "FT232R", None, "1-1", "usb")
-        ]
+        return [PortInfo("dev", "FT232R", None, "0403", "6001", "A10K3Z", "FTDI", "FT232R", None, "1-1", "usb")]
 
     server = build_server(ConnectionManager(opener), read_only=True, profiles=store, port_lister=ports)
     return server, dev, store
@@ -105,51 +99,13 @@ async def test_every_tool_and_argument_is_classified(tmp_path: Path) -> None:
         assert arg in tools[tool]
     # the reading tools' other arguments were reviewed and do not write; a new one must be added here
     reviewed = {
-        "open": {
-            "port",
-            "baud_rate",
-            "data_bits",
-            "parity",
-            "stop_bits",
-            "flow_control",
-            "rx_buffer_size",
-            "protocol",
-            "rx_framing",
-            "tx_framing",
-            "rx_parser",
-            "reconnect",
-            "pace",
-            "record",
-            "profile_mode",
-            "low_latency",
-            "share",
-            "elf",
-        },
-        "read": {
-            "connection_id",
-            "from",
-            "cursor",
-            "timeout_ms",
-            "idle_ms",
-            "max_bytes",
-            "match",
-            "encoding",
-            "protocol",
-            "rx_framing",
-            "rx_parser",
-            "max_frames",
-            "strip_ansi",
-            "screen",
-            "frames",
-            "until",
-            "summary",
-            "to",
-            "fields",
-            "reply",
-            "verbose",  # 26: they shape what a read returns
-            "port",
-            "baud_rate",
-        },  # 39: a port opens as open opens it; a baud_rate is open's, never changed
+        "open": {"port", "baud_rate", "data_bits", "parity", "stop_bits", "flow_control", "rx_buffer_size",
+                 "protocol", "rx_framing", "tx_framing", "rx_parser", "reconnect", "pace", "record",
+                 "profile_mode", "low_latency", "share", "elf"},
+        "read": {"connection_id", "from", "cursor", "timeout_ms", "idle_ms", "max_bytes", "match", "encoding",
+                 "protocol", "rx_framing", "rx_parser", "max_frames", "strip_ansi", "screen", "frames",
+                 "until", "summary", "to", "fields", "reply", "verbose",  # 26: they shape what a read returns
+                 "port", "baud_rate"},  # 39: a port opens as open opens it; a baud_rate is open's, never changed
         "lend": {"connection_id", "timeout_ms"},  # timeout_ms without action="release" is refused
         "identify": {"ports", "listen_ms"},  # 39: ports open as open opens them; listening writes nothing
     }
