@@ -15,7 +15,8 @@ every field (nulls and defaults too, which ``structuredContent`` leaves out; an 
 
 Exit codes: 0 done; 1 ``--expect`` did not match in time (``read`` without ``--expect``: nothing
 arrived); 2 a usage error (a bad flag, escape, pattern or protocol); 3 the port (not found, busy,
-not allowed, failed; ``send`` in read-only mode, refused before the port is opened).
+not allowed, failed; ``send`` in read-only mode, refused before the port is opened; ``identify``:
+any port it could not open, every port still answered on its line).
 
 Every one runs under the settings the server runs under (``commands/doors.py``): ``--read-only``,
 ``--allowlist``, ``--enable-url-scheme`` and ``--capture-dir``, from flags, environment or config file.
@@ -69,7 +70,8 @@ def run_identify(
             result = await eng.identify(ports=ports or None, listen_ms=listen_ms, probe=probe)
         for answer in result.ports:  # the engine closes them as the command ends: none is kept
             answer.connection_id = answer.held = None
-        return result, EXIT_OK
+        failed = any(answer.error is not None for answer in result.ports)  # each still has its line
+        return result, EXIT_PORT if failed else EXIT_OK
 
     return _run(go, as_json, out)
 

@@ -140,12 +140,16 @@ OPENS_A_PORT: dict[str, Run] = {
         ["replay", str(CAPTURES / "uboot-mt7622.jsonl"), "--mode", "instant"], pol
     ),
     "demo": lambda dev, pol, tmp: run_command(["demo", "--port", dev.path], pol),
+    "identify": lambda dev, pol, tmp: run_command(["identify", dev.path, "--listen-ms", "200"], pol),
 }
 WRITES: dict[str, Run | str] = {
     "serve": lambda dev, pol, tmp: serve_open(dev, pol, tmp, write=True),
     "send": OPENS_A_PORT["send"],
     "mirror": lambda dev, pol, tmp: _mirror(dev, pol, tmp, "--rw"),
     "demo": OPENS_A_PORT["demo"],
+    "identify": lambda dev, pol, tmp: run_command(
+        ["identify", dev.path, "--listen-ms", "200", "--probe"], pol
+    ),
     "read": "reads only",
     "record": "reads only",
     "replay": "plays a capture file; no device is written",
@@ -292,13 +296,22 @@ SECRET = "hunter2"
     [
         ("socket://admin:hunter2@10.0.0.5:4000", "socket://***@10.0.0.5:4000"),
         ("rfc2217://user:hunter2@bench:2217?timeout=3", "rfc2217://***@bench:2217?timeout=3"),
-        ("socket://10.0.0.5:4000?password=hunter2&logging=debug", "socket://10.0.0.5:4000?password=***&logging=debug"),
-        ("vendor://bench-7/ttyS0?token=hunter2&mode=x#hunter2", "vendor://bench-7/ttyS0?token=***&mode=***#***"),
+        (
+            "socket://10.0.0.5:4000?password=hunter2&logging=debug",
+            "socket://10.0.0.5:4000?password=***&logging=debug",
+        ),
+        (
+            "vendor://bench-7/ttyS0?token=hunter2&mode=x#hunter2",
+            "vendor://bench-7/ttyS0?token=***&mode=***#***",
+        ),
         ("spy://socket://admin:hunter2@h:1?file=/tmp/hunter2", "spy://socket://***@h:1?file=***"),
         ("socket://a:b/hunter2@h:1", "socket://***@h:1"),  # however odd the user part, all of it goes
         # nothing to hide: the names stay exactly as given (status, list_connections, busy checks)
         ("/dev/ttyUSB0", "/dev/ttyUSB0"),
-        ("replay://boot.jsonl?mode=respond&speed=2&loop=true", "replay://boot.jsonl?mode=respond&speed=2&loop=true"),
+        (
+            "replay://boot.jsonl?mode=respond&speed=2&loop=true",
+            "replay://boot.jsonl?mode=respond&speed=2&loop=true",
+        ),
         ("replay:///home/me@lab/boot.jsonl", "replay:///home/me@lab/boot.jsonl"),  # a path, no user part
         ("sim://reboot-board?bootdelay=1", "sim://reboot-board?bootdelay=1"),
         ("socket://10.0.0.5:4000?logging=debug", "socket://10.0.0.5:4000?logging=debug"),
