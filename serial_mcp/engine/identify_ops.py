@@ -23,6 +23,7 @@ import anyio
 
 from serial_mcp import messages
 from serial_mcp.core.baud import COMMON_RATES, MIN_SCORE, rank, score_text
+from serial_mcp.core.outside_text import quoted
 from serial_mcp.core.port_info import PortInfo
 from serial_mcp.core.port_kinds import Poke, Verdict, escaped, judge_heard, judge_reply, pokes_for
 from serial_mcp.engine import held, writing
@@ -256,5 +257,8 @@ def _competing(port: str) -> list[str] | None:
     """Other programs holding the port open (ModemManager, a terminal …), by name and pid."""
     if "://" in port:
         return None
-    names = [f"{program_of(pid) or '?'} ({pid})" for pid in sorted(holders_of(port))]
+    names = [  # a name any process chooses: quoted as outside text (core/outside_text)
+        messages.S_IDENTIFY_HOLDER.format(program=quoted(program_of(pid) or "?"), pid=pid)
+        for pid in sorted(holders_of(port))
+    ]
     return names or None
