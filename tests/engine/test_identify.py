@@ -158,9 +158,10 @@ async def test_each_port_is_one_short_line() -> None:
     async with serve(opener) as c:
         names = [f"/dev/pts/{i + 90}-a-very-long-name-to-push-the-line" * 2 for i in range(4)]
         text = await call_text(c, {"ports": names, "listen_ms": 200})
-    lines = text.splitlines()
+    *lines, footer = text.splitlines()  # a line a port, then what "held" means, once
     assert len(lines) == 4 and all(len(line.encode()) <= 300 for line in lines)
-    assert all(": uboot (high)" in line for line in lines)
+    assert all(": uboot (high)" in line and "; held c" in line for line in lines)
+    assert footer == "held: closes after 60 s idle; open(port) adopts it"
 
 
 async def test_no_usb_port_and_none_named_says_what_to_name() -> None:
