@@ -8,7 +8,7 @@ from typing import Any
 import anyio
 
 from serial_mcp.core.identity import plan_bare_open
-from serial_mcp.engine import event_reports, lab_ports, port_status, responding, results
+from serial_mcp.engine import event_reports, held, lab_ports, port_status, responding, results
 from serial_mcp.engine.access import NOBODY, Caller
 from serial_mcp.engine.opening import Opener
 from serial_mcp.engine.options import NoOptions, OpenOptions
@@ -55,7 +55,10 @@ async def list_connections_op(
 
 
 def list_connections(svc: Services) -> results.ListConnectionsResult:
-    return results.ListConnectionsResult(connections=[port_status.summary(c) for c in svc.manager.list()])
+    listed = [port_status.summary(c) for c in svc.manager.list()]
+    for c, summary in zip(svc.manager.list(), listed, strict=True):
+        summary.held = held.held_note(svc, c)
+    return results.ListConnectionsResult(connections=listed)
 
 
 async def open_port(svc: Services, caller: Caller, target: None, opts: OpenOptions) -> results.OpenResult:
@@ -108,6 +111,7 @@ def get_status(svc: Services, caller: Caller, connection_id: str) -> results.Sta
         status.replay = replay.status()
     status.events = conn.events.status()
     status.exclusive = conn.exclusive
+    status.held = held.held_note(svc, conn)
     status.intruders = [dict(i) for i in conn.intruders] or None
     return status
 

@@ -63,13 +63,16 @@ class ConnectionSummary(BaseModel):
     baud_rate: int
     rx_bytes: int
     tx_bytes: int
+    held: str | None = None  # issue 39: opened by a call on its port; closes when idle unless adopted
 
 
 class ListConnectionsResult(BaseModel):
     connections: list[ConnectionSummary]
 
     def summary(self) -> str:
-        items = ", ".join(f"{c.connection_id} {c.port} {c.state}" for c in self.connections)
+        items = ", ".join(
+            f"{c.connection_id} {c.port} {c.state}" + (" (held)" if c.held else "") for c in self.connections
+        )
         return messages.S_CONNECTIONS.format(n=len(self.connections), items=items or "-")
 
 
@@ -173,6 +176,7 @@ class StatusResult(BaseModel):
     # issue 36.8: TIOCEXCL held (other programs get "busy"); who opened the node anyway (root):
     # pid, program (quoted safely), at, opens
     exclusive: bool | None = None
+    held: str | None = None  # issue 39: as ConnectionSummary.held
     intruders: list[dict[str, Any]] | None = None
 
     def summary(self) -> str:
@@ -197,6 +201,7 @@ class StatusResult(BaseModel):
             + extra
             + events_status(self.events)
             + _cursor_lost(self)
+            + (f"; {self.held}" if self.held else "")
         )
 
 

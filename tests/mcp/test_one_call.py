@@ -133,12 +133,17 @@ async def test_open_adopts_a_held_connection() -> None:
     async with Client(server()) as c:
         note = (await lean_call(c, "write", {"port": "sim://echo", "data": "x"}))["held"]
         cid = note.split()[0]
+        listed = (await lean_call(c, "list_connections", {}))["connections"]
+        assert [x.get("held") for x in listed] == [note]  # marked wherever the connection is shown
+        assert (await lean_call(c, "get_status", {"connection_id": cid}))["held"] == note
+        assert "(held)" in await text_of(c, "list_connections", {})
         as_is = await error(c, "open", {"port": "sim://echo", "share": "write"})  # it is open already
         assert as_is["code"] == "invalid_argument" and "share" in as_is["message"]
         opened = await call(c, "open", {"port": "sim://echo"})
         assert opened["connection_id"] == cid  # the same connection, now kept
         after = await lean_call(c, "write", {"port": "sim://echo", "data": "y"})
         assert "held" not in after and after["connection_id"] == cid
+        assert "held" not in (await lean_call(c, "get_status", {"connection_id": cid}))
         again = await error(c, "open", {"port": "sim://echo"})  # kept: a second open is "busy" as before
         assert again["code"] == "port_busy"
 
