@@ -14,6 +14,7 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
+from serial_mcp.core import checksums
 from serial_mcp.core.settings import SerialSettings
 from serial_mcp.serial.fake import FakeDevice, FakeOpener, FakePortHandle
 from serial_mcp.serial.sim import SimOpener
@@ -168,12 +169,8 @@ FRAMING = {
 
 
 def crc16_modbus(data: bytes) -> bytes:
-    crc = 0xFFFF
-    for byte in data:
-        crc ^= byte
-        for _ in range(8):
-            crc = (crc >> 1) ^ 0xA001 if crc & 1 else crc >> 1
-    return crc.to_bytes(2, "little")
+    """CRC-16/MODBUS of ``data``, little-endian, as it ends an RTU frame (the project's catalogue)."""
+    return checksums.compute("crc16_modbus", data).to_bytes(2, "little")
 
 
 def binary_frames() -> bytes:
