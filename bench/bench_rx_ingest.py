@@ -3,7 +3,7 @@
 A far end floods a PTY master with N MiB as fast as the kernel takes them; each contender reads the
 slave until it holds N bytes. Ours counts as done when ``conn.snapshot().end_offset == N``, woken by
 ``wait_change`` (the same wake-up a ``read`` tool call uses). Each contender runs ``--repeat`` times,
-interleaved, on a fresh PTY; the median is reported. Goal (issue): ours ≥ 0.8 × pyserial.
+interleaved, on a fresh PTY; the median is reported. Goal (issue 40): ours ≥ 0.9 × pyserial, events on.
 
 Wall-clock throughput on a shared machine swings by 2× between runs, so the reader's CPU cost per
 MiB (this process's user + system time, the flood writer being a child process) is reported too: it
@@ -48,7 +48,7 @@ from serial_mcp.core.events import prefilter
 from serial_mcp.serial.manager import ConnectionManager
 from serial_mcp.serial.system_open import SystemOpener
 
-GOAL = 0.8
+GOAL = 0.9
 EVENTS_CPU_GOAL = 0.10  # issue 24: the detector costs at most 10 % of RX ingest, read as CPU: the watch
 # thread's own clock ÷ ingest's CPU with it off (the flood's wall-clock ratio cannot resolve 10 % here)
 RUN_TIMEOUT_S = 30.0
@@ -299,13 +299,16 @@ def main() -> int:
         pump_ms = median([p for _, p in THREAD_CPU]) * 1000 / mib
         share = median([w / p for w, p in THREAD_CPU if p > 0])
         pump_off_ms = median(PUMP_CPU_OFF) * 1000 / mib
-        cost = watch_ms / cpu_ms[off]
+        # a flood is scanned on the pump (event_watch.room_for/wake): the detector's cost is the watch
+        # thread's own CPU plus what the pump spends beyond its CPU with the detector off
+        detector_ms = watch_ms + max(0.0, pump_ms - pump_off_ms)
+        cost = detector_ms / cpu_ms[off]
         verdict = "met" if cost <= EVENTS_CPU_GOAL else "NOT met"
         print(
-            f"event watch thread (its own CPU clock, same runs): {watch_ms:.2f} ms/MiB = {cost * 100:.1f} % "
-            f"of ingest's CPU per MiB with the detector off ({cpu_ms[off]:.1f}; goal ≤ "
-            f"{EVENTS_CPU_GOAL * 100:.0f} %: {verdict}), {share * 100:.1f} % of the pump thread's "
-            f"{pump_ms:.2f}"
+            f"the detector (the watch thread's CPU clock {watch_ms:.2f} ms/MiB + the pump's over its own with the "
+            f"detector off {max(0.0, pump_ms - pump_off_ms):.2f}): {detector_ms:.2f} ms/MiB = {cost * 100:.1f} % of "
+            f"ingest's CPU per MiB with the detector off ({cpu_ms[off]:.1f}; goal ≤ {EVENTS_CPU_GOAL * 100:.0f} %: "
+            f"{verdict}); the watch thread is {share * 100:.1f} % of the pump thread's {pump_ms:.2f}"
         )
         print(f"the pump thread's own CPU: {pump_ms:.2f} ms/MiB with the detector on, {pump_off_ms:.2f} off")
         if THREAD_CPU_RE2:

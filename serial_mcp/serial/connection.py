@@ -213,6 +213,7 @@ class Connection(PortLifecycle):
     # --- pump thread side ---------------------------------------------------------------------
 
     def _on_data(self, data: bytes, t: float) -> None:
+        self.events.room_for(self.ring.end_offset, len(data))  # the pump is the ring's only writer
         with self._lock:
             offset = self.ring.end_offset
             self.ring.append(data, t)
@@ -228,11 +229,11 @@ class Connection(PortLifecycle):
             schedule = self._served and not self._wake_pending
             if schedule:
                 self._wake_pending = True
-        self.events.wake(end)
         if responders:  # outside the lock: matching scans the chunk
             self._respond(responders, data, offset)
         if schedule:
             self._call_on_loop(self._wake)
+        self.events.wake(end)  # last: in a flood the pump scans here, after a waiting read was woken
 
     def record_event(self, item: SeenEvent) -> None:
         """A detected event into the log (``event``) and to the listeners, under the lock as rx is (from the

@@ -7,6 +7,8 @@ is in one place; see docs/events.md, "Results".
 
 from __future__ import annotations
 
+import threading
+from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Protocol
@@ -14,8 +16,6 @@ from typing import TYPE_CHECKING, Any, Final, Protocol
 from serial_mcp import messages
 
 if TYPE_CHECKING:
-    import threading
-
     from serial_mcp.core.eventlog import LogEvent
     from serial_mcp.core.events import Event
     from serial_mcp.core.ring import RingRead, RxRing
@@ -159,3 +159,60 @@ def text_lines(events: Iterable[dict[str, Any]] | None) -> str:
     if more > 0:
         lines.append(messages.EVENT_LINES_MORE.format(n=more))
     return "".join(line + "\n" for line in lines)
+
+
+def listed(new: list[SeenEvent], most: int) -> list[dict[str, Any]]:
+    """Events as a result lists them, compact, each with its text ``line``: past ``most``, the most important
+    (boot loops and crashes before boots; the newest of a rank), the first saying how many were left out."""
+    if len(new) > most:
+        by_rank = sorted(new, key=lambda e: (rank(e.event.kind, e.event.severity), -e.seq))
+        picked = {e.seq for e in by_rank[:most]}
+        new_listed = [e for e in new if e.seq in picked]
+    else:
+        new_listed = new
+    out = [{**e.compact(), "line": e.text_line()} for e in new_listed]
+    if len(new) > most:
+        out[0]["earlier"] = len(new) - most  # not listed here: get_log has them
+    return out
+
+
+class NotScanned:
+    """The bytes the watch could not scan: counted, and the latest ``kept`` ranges kept to be named to each
+    caller once (``take``). Thread-safe: the pump or the watch thread adds, callers take."""
+
+    def __init__(self, kept: int) -> None:
+        self._lock = threading.Lock()
+        self.bytes = 0
+        self.skips = 0
+        self._ranges: deque[tuple[int, int, int]] = deque(maxlen=kept)  # (skip number, first, end)
+        self._told: dict[str, int] = {}  # the last skip number each caller was told of
+
+    def add(self, lo: int, hi: int) -> None:
+        with self._lock:
+            self.bytes += hi - lo
+            self.skips += 1
+            last = self._ranges[-1] if self._ranges else None
+            if last is not None and last[2] == lo:  # right after the last one: one range
+                self._ranges[-1] = (self.skips, last[1], hi)
+            else:
+                self._ranges.append((self.skips, lo, hi))
+
+    def last(self) -> tuple[int, int] | None:
+        with self._lock:
+            return self._ranges[-1][1:] if self._ranges else None
+
+    def take(self, key: str, upto: int) -> list[dict[str, Any]]:
+        """The ranges before ``upto`` caller ``key`` was not told of, as result items; told from now on."""
+        with self._lock:
+            new = [r for r in self._ranges if r[0] > self._told.get(key, 0) and r[1] < upto]
+            if new:
+                self._told[key] = new[-1][0]
+        line = messages.EVENTS_NOT_SCANNED_RANGE
+        return [
+            {"kind": "not_scanned", "offset": lo, "end": hi, "line": line.format(lo=lo, hi=hi, n=hi - lo)}
+            for _, lo, hi in new
+        ]
+
+    def forget(self, key: str) -> None:
+        with self._lock:
+            self._told.pop(key, None)

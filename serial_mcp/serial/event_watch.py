@@ -1,24 +1,23 @@
-"""EventWatch: the crash/boot/reset detector of one connection, run on a thread of its own.
+"""EventWatch: the crash/boot/reset detector of one connection: a thread of its own, and the pump in a flood.
 
-The pump never waits for it: ``wake()`` (called by the pump after each chunk) only sets a flag. The
-watch thread looks ``BATCH_S`` after new bytes came (at once when ``BATCH_BYTES`` wait, a result or an
-``until`` read waits for it, or the port ended), so a trickle costs one scan per ``BATCH_S``, not one per
-chunk, and a flood is scanned as it comes. It reads
-the ring by offset, in pieces of at most ``PIECE`` bytes under the connection's lock (a copy, no
-parsing), and feeds them to :class:`~serial_mcp.core.events.EventDetector` outside it, with each
-chunk's arrival time. If it falls ``MAX_LAG`` bytes behind the live edge (a flood that matches
-every line costs the detector ~170 ms a MiB) or the ring overran it, it skips ahead to the newest
-``RESUME_BACK`` bytes (the ring's oldest, if it holds less) and counts the bytes it did not scan
-(``bytes_not_scanned``): received data is never dropped or delayed for it, and what was not looked at
-is said. When the port is lost (:meth:`end_of_stream`) what is open is completed at once: a board that
-panicked and went away (QEMU with ``-no-reboot``, a USB CDC port that drops on reset) still gets its
-crash, without waiting for a reset that cannot come on this stream.
+A trickle: ``wake()`` (the pump, after each chunk) sets a flag; the watch thread scans ``BATCH_S`` later (on
+to ``TRICKLE_BATCH_S`` while under ``TRICKLE_BYTES`` wait; at once when a result or an ``until`` read waits
+for it, or the port ended). A flood (a quarter of the ring unscanned, at most ``BATCH_BYTES``): the pump
+scans it itself between two reads, and before a chunk would push out of the ring bytes not yet scanned
+(``room_for``) — handing it to the thread made the two take turns on the GIL after every read (events on
+cost a third of ingest) and let a 256 KiB ring drop half of a flood unscanned. One scanner at a time
+(``_scan_turn``). A scan reads the ring by offset in pieces of at most ``PIECE`` bytes under the
+connection's lock and feeds them to :class:`~serial_mcp.core.events.EventDetector` outside it, with each
+chunk's arrival time. Bytes it could not scan (``MAX_LAG`` behind: a flood that matches every line costs
+~170 ms a MiB; a ring smaller than a chunk) are skipped to the newest ``RESUME_BACK`` and counted
+(``bytes_not_scanned``): received data is never dropped for it, and what was not looked at is said. When
+the port is lost (:meth:`end_of_stream`) what is open is completed at once (a board that panicked and went
+away still gets its crash).
 
-Each event found is numbered (``seq``), kept (the last ``MAX_KEPT``), decoded against the
-connection's firmware ELF when one is set (addresses → ``function at file:line``), appended to the
-connection's event log as an ``event`` entry (so recordings, ``export_log``, the log resource and its
-notifications carry it), and counted for ``get_status``. Readers waiting on the connection are woken
-so ``read(until=[...])`` ends on it. What each caller has already been shown is remembered per cursor
+Each event found is numbered (``seq``), kept (the last ``MAX_KEPT``), decoded against the connection's
+firmware ELF when one is set (addresses → ``function at file:line``), appended to the connection's event
+log (recordings, ``export_log`` and the log resource carry it), counted for ``get_status``, and wakes the
+connection's readers (``read(until=[...])``). What each caller was shown is kept per cursor
 (:meth:`take_unseen`).
 """
 
@@ -33,8 +32,7 @@ import weakref
 from collections import deque
 from typing import TYPE_CHECKING, Any, Final
 
-from serial_mcp import messages
-from serial_mcp.serial.event_text import Frames, SeenEvent, Watched, line_change_cause, rank
+from serial_mcp.serial.event_text import Frames, NotScanned, SeenEvent, Watched, line_change_cause, listed
 
 if TYPE_CHECKING:
     from serial_mcp.core.events import Event, EventDetector
@@ -49,16 +47,16 @@ STOP_DRAIN: Final = 4 << 20  # bytes still scanned when the connection closes
 MAX_KEPT: Final = 1000  # events kept per connection (older ones are counted as evicted)
 MAX_SHOWN: Final = 20  # events listed in one result (the rest are counted)
 MAX_SKIPS_KEPT: Final = 16  # ranges not scanned that are kept to be named (all are counted)
-# Chunks are fed to the detector together (one time for all: the first's) while each came within
-# GROUP_GAP_S of the one before and the group spans less than GROUP_SPAN_S: a silence of GROUP_GAP_S or
-# more always starts a feed of its own (the detector sees quiet), and an event's time is at most
-# GROUP_SPAN_S early. A feed costs ~40 us besides its bytes: a streaming port costs a feed per scan.
+# Chunks are fed together (at the first's time) while each came within GROUP_GAP_S of the last and the group
+# spans < GROUP_SPAN_S: a silence always starts a feed (the detector sees quiet); a feed costs ~40 us.
 GROUP_GAP_S: Final = 0.3
 GROUP_SPAN_S: Final = 0.5
 BATCH_S: Final = 0.05  # after new bytes, the watch waits this long before it scans (unless asked now)
 TRICKLE_BYTES: Final = 16 * 1024  # ... and while fewer than this wait, on to TRICKLE_BATCH_S
 TRICKLE_BATCH_S: Final = 0.5
-BATCH_BYTES: Final = 512 * 1024  # ... or until this many bytes wait to be scanned
+BATCH_BYTES: Final = 512 * 1024  # unscanned bytes that make a flood (or a quarter of a smaller ring)
+PIECE_MIN: Final = 4096
+TURN_WAIT_S: Final = 0.5  # longest the pump waits for the watch thread's turn before it reads on
 SETTLE_S: Final = 0.2  # longest a result waits for the watch to reach its end offset
 SETTLE_LAG: Final = 512 * 1024  # a watch further behind than this is not waited for (a scan is due)
 MAX_RESTARTS: Final = 20  # a watch that failed is restarted (past what it was scanning) this many times
@@ -82,6 +80,11 @@ class EventWatch:
         self._stopping = False
         self._flush_pending = False
         self._thread: threading.Thread | None = None
+        # one scanner at a time: the watch thread, or the pump itself in a flood (``wake``)
+        self._scan_turn = threading.Lock()
+        self._flooded_at = 0.0  # when the pump last scanned a flood itself (its tail is no trickle)
+        self._capacity = capacity = conn.ring.capacity
+        self._flood_bytes = min(BATCH_BYTES, max(PIECE_MIN, capacity // 4))
         self._lock = threading.Lock()  # the fields below
         self._pos = 0  # next ring offset to scan
         self._events: deque[SeenEvent] = deque(maxlen=MAX_KEPT)
@@ -89,17 +92,12 @@ class EventWatch:
         # cursor key -> (every seq up to this one was shown to it, and these after it)
         self._seen: dict[str, tuple[int, set[int]]] = {}
         self._counts = dict.fromkeys(("boot", "stage", "reset", "crash", "exception", "boot_loop"), 0)
-        # for the detector (issue 38), appended from any thread, handed over on the watch thread: the
-        # host's last writes (offset, t) and the resets a user caused (cause, offset, t, window)
+        # for the detector (issue 38), from any thread: the host's writes, the resets a user caused
         self._writes: deque[tuple[int, float]] = deque(maxlen=8)
         self._resets: deque[tuple[str, int, float, float]] = deque(maxlen=16)
         conn.add_listener(self._on_log)
         self._last: SeenEvent | None = None
-        self.bytes_not_scanned = 0
-        self.skips = 0
-        # (skip number, first, end) of the latest ranges not scanned, and the last number each caller was told
-        self._skipped: deque[tuple[int, int, int]] = deque(maxlen=MAX_SKIPS_KEPT)
-        self._skips_told: dict[str, int] = {}
+        self.not_scanned = NotScanned(MAX_SKIPS_KEPT)
         self.restarts = 0  # times the watch failed and was restarted (get_status says so)
         self.not_decoded = 0  # events whose addresses could not be looked up in the ELF
         self._failure: str | None = None  # what the last failure was
@@ -118,13 +116,39 @@ class EventWatch:
             self._thread.start()
 
     def wake(self, end: int) -> None:
-        """New bytes are in the ring up to offset ``end`` (the pump calls this; it costs a flag and a
-        compare): a trickle is looked at ``BATCH_S`` later, but ``BATCH_BYTES`` unscanned bytes at once, so
-        a fast stream is scanned as it comes instead of piling up past ``MAX_LAG`` and being skipped."""
+        """New bytes are in the ring up to offset ``end`` (the pump calls this; a trickle costs a flag and
+        a compare): a trickle is looked at ``BATCH_S`` later; a flood (a quarter of the ring unscanned) the
+        pump scans itself, here."""
         if not self._wake.is_set():
             self._wake.set()
-        if end - self._pos >= BATCH_BYTES and not self._now.is_set():
+        if end - self._pos >= self._flood_bytes:
+            self._scan_here(urgent=False)
+
+    def room_for(self, end: int, size: int) -> None:
+        """The pump is about to append ``size`` bytes to a ring that ends at ``end``: what the ring would
+        drop before the detector saw it is scanned first, waiting for the watch thread's turn if it has it
+        (it is scanning, and with the pump here no more bytes come: it ends within a ring's worth)."""
+        if end + size - self._pos > self._capacity:
+            self._scan_here(urgent=True)
+
+    def _scan_here(self, urgent: bool) -> None:
+        """The pump scans, if it gets the turn (see the module docstring); else the watch thread is asked
+        to. A failure here is left to the watch thread, which scans the same bytes again and restarts."""
+        conn = self._conn()
+        timeout = TURN_WAIT_S if urgent else -1
+        if conn is None or self._failure or self._stopping or not self._scan_turn.acquire(urgent, timeout):
             self._now.set()
+            return
+        self._flooded_at = time.monotonic()
+        try:
+            self._scan(conn, None)
+            if found := self.detector.poll(time.time()):
+                self._publish(conn, found)
+        except Exception as exc:  # the watch thread's restart logic owns failures
+            self._failure = f"{type(exc).__name__}: {exc}"[:200]
+            self._now.set()
+        finally:
+            self._scan_turn.release()
 
     def expect_reset(self, cause: str, window: float | None = None, offset: int | None = None) -> None:
         """A reset the user caused or expected (any thread): the first boot after it (within ``window``
@@ -185,6 +209,10 @@ class EventWatch:
     # --- what callers ask -----------------------------------------------------------------------------
 
     @property
+    def bytes_not_scanned(self) -> int:
+        return self.not_scanned.bytes
+
+    @property
     def scanned_to(self) -> int:
         return self._pos
 
@@ -226,34 +254,15 @@ class EventWatch:
                     extra.discard(hw + 1)
                     hw += 1
                 self._seen[key] = (hw, extra)
-            told = self._skips_told.get(key, 0)
-            skipped = [s for s in self._skipped if s[0] > told and s[1] < upto]
-            if skipped:
-                self._skips_told[key] = skipped[-1][0]
+        skipped = self.not_scanned.take(key, upto) if self.not_scanned.skips else []
         if not new and not skipped:
             return None
-        if len(new) > MAX_SHOWN:
-            by_rank = sorted(new, key=lambda e: (rank(e.event.kind, e.event.severity), -e.seq))
-            picked = {e.seq for e in by_rank[:MAX_SHOWN]}
-            listed = [e for e in new if e.seq in picked]
-        else:
-            listed = new
-        out = []
-        for e in listed:
-            item = e.compact()
-            item["line"] = e.text_line()
-            out.append(item)
-        if len(new) > MAX_SHOWN:
-            out[0]["earlier"] = len(new) - MAX_SHOWN  # not listed here: get_log has them
-        for _, lo, hi in skipped:
-            line = messages.EVENTS_NOT_SCANNED_RANGE.format(lo=lo, hi=hi, n=hi - lo)
-            out.append({"kind": "not_scanned", "offset": lo, "end": hi, "line": line})
-        return out
+        return listed(new, MAX_SHOWN) + skipped
 
     def forget(self, key: str) -> None:
         with self._lock:
             self._seen.pop(key, None)
-            self._skips_told.pop(key, None)
+        self.not_scanned.forget(key)
 
     def status(self) -> dict[str, Any]:
         """The counters ``get_status`` shows."""
@@ -267,10 +276,9 @@ class EventWatch:
                 "boot_loops": c["boot_loop"],
                 "bytes_scanned": self.detector.counters()["bytes_scanned"],
             }
-            if self.bytes_not_scanned:
-                out["bytes_not_scanned"] = self.bytes_not_scanned
-                _, lo, hi = self._skipped[-1]
-                out["last_not_scanned"] = [lo, hi]
+            if (last := self.not_scanned.last()) is not None:
+                out["bytes_not_scanned"] = self.not_scanned.bytes
+                out["last_not_scanned"] = list(last)
             if self._last is not None:
                 out["last"] = self._last.compact()
             if self.elf is not None:
@@ -341,7 +349,7 @@ class EventWatch:
                 log.error("event watch %s failed %d times: stopped", self._name, self.restarts)
                 return False
         if self._piece_end > self._pos:
-            self._skip(self._pos, self._piece_end)
+            self.not_scanned.add(self._pos, self._piece_end)
             self._pos = self._piece_end
         return True
 
@@ -356,7 +364,12 @@ class EventWatch:
                     # never races this thread for them); a trickle (under TRICKLE_BYTES by then) waits on
                     # to TRICKLE_BATCH_S: a streaming port costs a scan per TRICKLE_BATCH_S, a flood none more
                     conn = self._conn()
-                    if conn is not None and conn.ring.end_offset - self._pos < TRICKLE_BYTES:
+                    flood_tail = time.monotonic() - self._flooded_at < TRICKLE_BATCH_S  # scanned BATCH_S on
+                    if (
+                        conn is not None
+                        and conn.ring.end_offset - self._pos < TRICKLE_BYTES
+                        and not flood_tail
+                    ):
                         self._now.wait(TRICKLE_BATCH_S - BATCH_S)
                     del conn
                 self._wake.clear()
@@ -365,13 +378,14 @@ class EventWatch:
                 if conn is None:
                     return True
                 stopping, ending = self._stopping, self._flush_pending
-                self._scan(conn, STOP_DRAIN if stopping else None)
-                ended = stopping or ending
-                found = self.detector.flush() if ended else self.detector.poll(time.time())
+                with self._scan_turn:  # published in the turn too: events keep the order of their bytes
+                    self._scan(conn, STOP_DRAIN if stopping else None)
+                    ended = stopping or ending
+                    found = self.detector.flush() if ended else self.detector.poll(time.time())
+                    if found:
+                        self._publish(conn, found)
                 if ending:
                     self._flush_pending = False
-                if found:
-                    self._publish(conn, found)
                 if ending:
                     self._resolve_settles()
                 del conn
@@ -397,7 +411,7 @@ class EventWatch:
                 else:
                     skip_to = max(pos, ring.start_offset)
                 if skip_to > pos:
-                    self._skip(pos, skip_to)
+                    self.not_scanned.add(pos, skip_to)
                     pos = skip_to
                 rr = ring.read(pos, PIECE)
                 stamps = ring.stamps(rr.from_offset, rr.next_offset) if rr.data else []
@@ -435,17 +449,6 @@ class EventWatch:
             if found:
                 self._publish(conn, found)
             self._resolve_settles()
-
-    def _skip(self, lo: int, hi: int) -> None:
-        """Bytes ``lo``..``hi`` will not be scanned: counted, and kept as a range results can name."""
-        self.bytes_not_scanned += hi - lo
-        with self._lock:
-            self.skips += 1
-            last = self._skipped[-1] if self._skipped else None
-            if last is not None and last[2] == lo:  # right after the last one: one range
-                self._skipped[-1] = (self.skips, last[1], hi)
-            else:
-                self._skipped.append((self.skips, lo, hi))
 
     def _publish(self, conn: Watched, found: list[Event]) -> None:
         elf = self.elf  # decoded here, outside the lock: a first lookup may read a whole compile unit

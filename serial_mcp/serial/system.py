@@ -31,7 +31,9 @@ from serial_mcp.serial.readiness import wait_ready
 from serial_mcp.serial.tx import BITS_PER_CHAR, WriteStopped
 
 _READ_SIZE = 65536
-_DRAIN_LIMIT = 256 * 1024
+# at most half the default ring a chunk: the event detector scans before a chunk could push out bytes it
+# has not seen (serial/event_watch.room_for), which a chunk the size of the ring would do on arrival
+_DRAIN_LIMIT = 128 * 1024
 _DRAIN_FROM = 1024  # a first read shorter than this took all there was: no second read (EAGAIN)
 _UART_BUFFER = 4096  # bytes a UART driver queues; a tty is writable again only once it nearly drained
 _DIRECT_WRITE_MODULES = ("serial.serialposix", "serial.urlhandler.protocol_socket")
@@ -162,7 +164,7 @@ class SystemPortHandle:
         total = len(first)
         while total < _DRAIN_LIMIT:
             try:
-                more = os.read(fd, _READ_SIZE)
+                more = os.read(fd, min(_READ_SIZE, _DRAIN_LIMIT - total))
             except (BlockingIOError, InterruptedError):
                 break
             except OSError:
