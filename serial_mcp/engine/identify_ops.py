@@ -42,6 +42,9 @@ SWEEP_WINDOW_S = 0.25  # listening per candidate rate
 SWEEP_ENOUGH = 256  # bytes at one rate that say enough
 QUIET_S = 0.3  # a line quiet this long has finished a burst (a prompt, a boot)
 REPLY_GAP_S = 0.08  # after a reply's first byte, the quiet that ends it
+REPLY_MAX = 64 * 1024  # bytes of a reply judged (a prompt or a frame is in its first few)
+SWEEP_SAMPLE = 4096  # bytes judged per candidate rate
+JUDGE_GAP_S = 0.1  # while bytes come, what was heard is judged at most this often
 GARBLED_KINDS = frozenset({"unknown", "binary_stream", "text_stream"})  # what a wrong rate can look like
 # USB bridges whose DTR/RTS drive a board's reset (auto-reset circuits): opening resets the board
 RESETS_ON_OPEN = frozenset({"10c4:ea60", "1a86:7523", "1a86:55d4", "0403:6001", "0403:6015", "303a:1001"})
@@ -134,18 +137,30 @@ async def _listen(p: _Port, window_s: float, *, uart: bool) -> tuple[Verdict, in
     real UART whose bytes read as nothing, sweep the common rates on the open descriptor."""
     conn = p.conn
     deadline = time.monotonic() + window_s
-    verdict = judge_heard(p.heard(), p.quiet_s() * 1000)
+    verdict = await _judged(p)
     while (left := deadline - time.monotonic()) > 0:
         if verdict.settled and not verdict.hold_off and p.quiet_s() >= QUIET_S:
             break
         await conn.wait_change(min(left, QUIET_S), conn.rx.end())
-        verdict = judge_heard(p.heard(), p.quiet_s() * 1000)
+        await anyio.sleep(min(JUDGE_GAP_S, max(0.0, deadline - time.monotonic())))  # a burst lands first
+        verdict = await _judged(p)
     baud = conn.settings.baud_rate
-    if uart and verdict.kind in GARBLED_KINDS and (heard := p.heard()) and score_text(heard) < MIN_SCORE:
+    if uart and verdict.kind in GARBLED_KINDS and await anyio.to_thread.run_sync(_garbled, p.heard()):
         swept = await _sweep(p)
         if swept is not None:
             verdict, baud = swept
     return verdict, baud
+
+
+async def _judged(p: _Port) -> Verdict:
+    """What was heard so far, judged on a worker thread: a flood's frames and patterns (the judge reads up
+    to 64 KiB) never hold the event loop, and a burst is judged once per ``JUDGE_GAP_S``, not per chunk."""
+    heard, quiet_ms = p.heard(), p.quiet_s() * 1000
+    return await anyio.to_thread.run_sync(judge_heard, heard, quiet_ms)
+
+
+def _garbled(heard: bytes) -> bool:
+    return bool(heard) and score_text(heard) < MIN_SCORE
 
 
 async def _sweep(p: _Port) -> tuple[Verdict, int] | None:
@@ -163,14 +178,14 @@ async def _sweep(p: _Port) -> tuple[Verdict, int] | None:
             with anyio.move_on_after(SWEEP_WINDOW_S):
                 while conn.rx.end() - mark < SWEEP_ENOUGH:
                     await conn.wait_change(SWEEP_WINDOW_S, conn.rx.end())
-            heard[rate] = conn.rx.read(mark, None).data
+            heard[rate] = conn.rx.read(mark, SWEEP_SAMPLE).data
     finally:
         with anyio.CancelScope(shield=True):
             await apply_settings(conn, original)
-    best = rank(heard).best
+    best = (await anyio.to_thread.run_sync(rank, heard)).best
     if best is None or best == original.baud_rate:
         return None
-    return judge_heard(heard[best], QUIET_S * 1000), best
+    return await anyio.to_thread.run_sync(judge_heard, heard[best], QUIET_S * 1000), best
 
 
 async def _probe(
@@ -198,7 +213,8 @@ async def _probe(
             if uart and poke.settings:
                 await apply_settings(conn, original.updated(**_settings(poke.settings)))
             before = verdict
-            verdict = judge_reply(poke, await _poke(p, poke, uart), verdict)
+            reply = await _poke(p, poke, uart)
+            verdict = await anyio.to_thread.run_sync(judge_reply, poke, reply, verdict)
             if verdict is not before and isinstance(rate := poke.settings.get("baud_rate"), int) and uart:
                 answered = rate
             if verdict.settled or verdict.hold_off:
@@ -228,7 +244,7 @@ async def _poke(p: _Port, poke: Poke, uart: bool) -> bytes:
         await conn.wait_change(min(left, REPLY_GAP_S) if end > mark else left, end)
         if end > mark and conn.rx.end() == end:  # a reply, then a quiet gap: it is over
             break
-    return conn.rx.read(mark, None).data
+    return conn.rx.read(mark, REPLY_MAX).data
 
 
 def _at(poke: Poke) -> str:

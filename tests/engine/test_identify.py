@@ -180,3 +180,25 @@ async def test_the_python_api_identifies_as_the_tool_does() -> None:
         (answer,) = result.ports
         assert answer.kind == "uboot" and answer.prompt == "=> " and answer.sent == []
         assert eng.connections().connections[0].connection_id == answer.connection_id
+
+
+async def test_what_is_heard_is_judged_off_the_event_loop(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The judge reads up to 64 KiB of frames and patterns: a flooding device must not hold the loop."""
+    from serial_mcp.engine import identify_ops
+
+    loop_thread = threading.get_ident()
+    threads: list[int] = []
+    real = identify_ops.judge_heard
+
+    def judging(heard: bytes, quiet_ms: float) -> object:
+        threads.append(threading.get_ident())
+        return real(heard, quiet_ms)
+
+    monkeypatch.setattr(identify_ops, "judge_heard", judging)
+    opener = FakeOpener()
+    flood = opener.add("flood")
+    flood.feed(b"$GPGGA,123519,4807.038,N,01131.000,E,1,08,0.9,545.4,M,46.9,M,,*47\r\n" * 4000)
+    async with serve(opener) as c:
+        r = await call(c, "identify", {"ports": ["flood"], "listen_ms": 300})
+    assert r["ports"][0]["kind"] == "nmea_gps"
+    assert threads and loop_thread not in threads
