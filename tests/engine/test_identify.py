@@ -184,15 +184,14 @@ async def test_the_python_api_identifies_as_the_tool_does() -> None:
 
 async def test_what_is_heard_is_judged_off_the_event_loop(monkeypatch: pytest.MonkeyPatch) -> None:
     """The judge reads up to 64 KiB of frames and patterns: a flooding device must not hold the loop."""
+    from serial_mcp.core.port_kinds import judge_heard
     from serial_mcp.engine import identify_ops
 
     loop_thread = threading.get_ident()
     threads: list[int] = []
-    real = identify_ops.judge_heard
-
     def judging(heard: bytes, quiet_ms: float) -> object:
         threads.append(threading.get_ident())
-        return real(heard, quiet_ms)
+        return judge_heard(heard, quiet_ms)
 
     monkeypatch.setattr(identify_ops, "judge_heard", judging)
     opener = FakeOpener()
