@@ -14,6 +14,7 @@ identify reads it reads without a cursor: the agent's next ``read`` still gets e
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from collections.abc import Mapping
@@ -112,6 +113,13 @@ async def _identify_port(
     if opts.probe and not verdict.settled:
         verdict, note, rate = await _probe(svc, caller, p, verdict, uart=uart)
         baud = rate or baud
+    if (
+        opened and uart
+    ):  # the connection identify holds talks as the answer says: the next call by port fits it
+        wanted = _settings({"baud_rate": baud, **verdict.open})
+        if any(getattr(conn.settings, k) != v for k, v in wanted.items()):
+            with contextlib.suppress(SerialMcpError):  # a driver that refuses keeps the settings it had
+                await apply_settings(conn, conn.settings.updated(**wanted))
     held.touch(svc, conn)
     return PortAnswer(
         port=port,

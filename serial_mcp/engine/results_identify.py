@@ -46,9 +46,11 @@ class PortAnswer(BaseModel):
             evidence=json.dumps(self.evidence, ensure_ascii=False),
         )
         parts = [head]
-        if self.open is not None:
-            args = ", ".join(f"{k}={json.dumps(v)}" for k, v in self.open.items())
-            parts.append(messages.S_IDENTIFY_OPEN.format(args=args))
+        if self.open is not None and self.held:  # already open, at these settings: ask it by port
+            asked = {k: v for k, v in self.open.items() if k in ("port", "protocol")}
+            parts.append(messages.S_IDENTIFY_ASK.format(args=_args(asked)))
+        elif self.open is not None:
+            parts.append(messages.S_IDENTIFY_OPEN.format(args=_args(self.open)))
         if self.prompt:
             parts.append(messages.S_IDENTIFY_PROMPT.format(prompt=json.dumps(self.prompt)))
         return _capped("; ".join(parts) + self._extras())
@@ -94,6 +96,10 @@ def usb_identity(info: PortInfo | None) -> str | None:
         return None
     words = " ".join(w for w in (info.manufacturer, info.product) if w)
     return clean(f"{info.vid}:{info.pid or '?'} {words}".strip(), 48)
+
+
+def _args(given: dict[str, object]) -> str:
+    return ", ".join(f"{k}={json.dumps(v)}" for k, v in given.items())
 
 
 def _capped(text: str) -> str:
